@@ -1,0 +1,11 @@
+module github.com/tern-mq/nats-server
+
+go 1.26.0
+
+require (
+	github.com/nats-io/nkeys v0.4.17
+	github.com/nats-io/nuid v1.0.1
+	golang.org/x/crypto v0.59.0
+)
+
+require golang.org/x/sys v0.50.0 // indirect

@@ -1,0 +1,72 @@
+package sublist
+
+// Match cache tuning.
+const (
+	// maxCache bounds the number of cached subjects.
+	maxCache = 1024
+	// sweepTo is the size the cache is cut down to once it is full, so
+	// eviction cost is amortised over many misses.
+	sweepTo = maxCache * 3 / 4
+	// maxPatch is the largest Result patched in place of being dropped on
+	// Insert/Remove; patching copies the Result, so repeatedly patching a
+	// huge one would make bulk subscription quadratic.
+	maxPatch = 256
+)
+
+// cacheStore caches r for subject and returns the cached Result, which is
+// an existing one if another goroutine stored it first. Caller holds mu
+// for writing.
+func (s *Sublist[T]) cacheStore(subject string, r *Result[T]) *Result[T] {
+	if old, ok := s.cache[subject]; ok {
+		return old
+	}
+	if len(s.cache) >= maxCache {
+		s.evict()
+	}
+	s.cache[subject] = r
+	return r
+}
+
+// evict drops entries until only sweepTo remain. Go map iteration starts at
+// a random position, which gives cheap random eviction.
+func (s *Sublist[T]) evict() {
+	for k := range s.cache {
+		if len(s.cache) <= sweepTo {
+			return
+		}
+		delete(s.cache, k)
+	}
+}
+
+// patchCache brings every cached Result that pattern matches up to date
+// after (pattern, queue, v) was inserted (add) or removed. Caller holds mu
+// for writing. A literal pattern can only affect its own cache entry;
+// a wildcard pattern requires a scan of the (bounded) cache.
+func (s *Sublist[T]) patchCache(pattern, queue string, v T, add bool) {
+	if !SubjectHasWildcard(pattern) {
+		if r, ok := s.cache[pattern]; ok {
+			s.patchOne(pattern, r, queue, v, add)
+		}
+		return
+	}
+	for subject, r := range s.cache {
+		if MatchLiteral(subject, pattern) {
+			s.patchOne(subject, r, queue, v, add)
+		}
+	}
+}
+
+func (s *Sublist[T]) patchOne(subject string, r *Result[T], queue string, v T, add bool) {
+	switch {
+	case r.Len() >= maxPatch:
+		delete(s.cache, subject) // rebuilt in one go by the next Match
+	case add:
+		s.cache[subject] = r.cloneWith(queue, v)
+	default:
+		if nr := r.cloneWithout(queue, v); nr.Empty() {
+			s.cache[subject] = s.empty
+		} else {
+			s.cache[subject] = nr
+		}
+	}
+}

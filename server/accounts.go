@@ -1,0 +1,100 @@
+package server
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+)
+
+// msgHandler receives messages for internal subscriptions (system services,
+// imports, JetStream API). c is the publishing client (nil when internal).
+type msgHandler func(sub *subscription, c *client, acc *Account, subject, reply string, hdr, msg []byte)
+
+// subscription is one SUB of a client, or an internal one with a handler.
+type subscription struct {
+	client  *client
+	icb     msgHandler
+	subject string
+	queue   string
+	sid     string
+	max     atomic.Int64 // auto-unsubscribe after max deliveries; 0 = none
+	nm      atomic.Int64 // messages delivered
+	closed  atomic.Bool
+}
+
+// Account is an isolated subject space with its own users.
+type Account struct {
+	Name string
+
+	mu         sync.RWMutex
+	sl         *sublist.Sublist[*subscription]
+	jetstream  bool
+	imports    []*streamImport
+	svcImp     []*serviceImport
+	exports    map[string]*export // export subject → export
+	nclients   atomic.Int32
+	srv        *Server
+	cfgImports []importSpec
+}
+
+// NewAccount returns an account with an empty subject space.
+func NewAccount(name string) *Account {
+	return &Account{Name: name, sl: sublist.New[*subscription](), exports: map[string]*export{}}
+}
+
+// GetName returns the account name.
+func (a *Account) GetName() string { return a.Name }
+
+// NumConnections returns the number of clients bound to the account.
+func (a *Account) NumConnections() int { return int(a.nclients.Load()) }
+
+// subscribeInternal registers an internal subscription on subject.
+func (a *Account) subscribeInternal(subject, queue string, cb msgHandler) (*subscription, error) {
+	sub := &subscription{icb: cb, subject: subject, queue: queue, sid: "internal"}
+	if err := a.sl.Insert(subject, queue, sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+func (a *Account) unsubscribe(sub *subscription) {
+	if sub.closed.Swap(true) {
+		return
+	}
+	_ = a.sl.Remove(sub.subject, sub.queue, sub)
+}
+
+// registry of accounts on a server.
+type accounts struct {
+	mu     sync.RWMutex
+	byName map[string]*Account
+}
+
+func (r *accounts) lookup(name string) *Account {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.byName[name]
+}
+
+// register adds acc unless an account of that name exists; it returns the
+// account that is registered under the name.
+func (r *accounts) register(acc *Account) *Account {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.byName[acc.Name]; ok {
+		return old
+	}
+	r.byName[acc.Name] = acc
+	return acc
+}
+
+func (r *accounts) all() []*Account {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]*Account, 0, len(r.byName))
+	for _, a := range r.byName {
+		out = append(out, a)
+	}
+	return out
+}

@@ -1,0 +1,40 @@
+package server
+
+import "fmt"
+
+// importSpec is an import as the config file writes it, wired at start.
+type importSpec struct {
+	service bool
+	account string // exporting account
+	subject string // subject in the exporting account
+	to      string // service: local subject; stream: prefix
+}
+
+// configureAccounts registers the configured accounts and wires their imports.
+func (s *Server) configureAccounts(o *Options) error {
+	s.gacc.srv = s
+	for _, acc := range o.Accounts {
+		acc.srv = s
+		if reg := s.accs.register(acc); reg != acc {
+			return fmt.Errorf("duplicate account name %q", acc.Name)
+		}
+	}
+	for _, acc := range o.Accounts {
+		for _, im := range acc.cfgImports {
+			from := s.accs.lookup(im.account)
+			if from == nil {
+				return fmt.Errorf("account %q: import from unknown account %q", acc.Name, im.account)
+			}
+			var err error
+			if im.service {
+				err = acc.AddServiceImport(from, im.to, im.subject)
+			} else {
+				err = acc.AddStreamImport(from, im.subject, im.to)
+			}
+			if err != nil {
+				return fmt.Errorf("account %q: import %q from %q: %v", acc.Name, im.subject, im.account, err)
+			}
+		}
+	}
+	return nil
+}

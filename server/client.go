@@ -1,0 +1,241 @@
+package server
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/proto"
+)
+
+// connectOpts is the client's CONNECT JSON.
+type connectOpts struct {
+	Verbose      bool   `json:"verbose"`
+	Pedantic     bool   `json:"pedantic"`
+	TLSRequired  bool   `json:"tls_required"`
+	Nkey         string `json:"nkey,omitempty"`
+	JWT          string `json:"jwt,omitempty"`
+	Sig          string `json:"sig,omitempty"`
+	Token        string `json:"auth_token,omitempty"`
+	Username     string `json:"user,omitempty"`
+	Password     string `json:"pass,omitempty"`
+	Name         string `json:"name"`
+	Lang         string `json:"lang"`
+	Version      string `json:"version"`
+	Protocol     int    `json:"protocol"`
+	Echo         bool   `json:"echo"`
+	Headers      bool   `json:"headers"`
+	NoResponders bool   `json:"no_responders"`
+	Account      string `json:"account,omitempty"`
+	NewAccount   bool   `json:"new_account,omitempty"`
+}
+
+// client is one client connection. Its read loop owns the parser and pcd;
+// everything else is guarded by mu.
+type client struct {
+	mu     sync.Mutex
+	cid    uint64
+	srv    *Server
+	nc     net.Conn
+	parser *proto.Parser
+	start  time.Time
+	host   string
+	port   int
+	nonce  string
+
+	// guarded by mu
+	acc       *Account
+	opts      connectOpts
+	connected bool // CONNECT accepted (or not required)
+	user      string
+	perms     *clientPerms
+	subs      map[string]*subscription
+	out       outbound
+	closing   bool
+	reason    ClosedState
+	pingOut   int
+	pingTimer *time.Timer
+	authTimer *time.Timer
+	lastAct   time.Time
+	rtt       time.Duration
+	rttStart  time.Time
+
+	// owned by the read loop
+	pcd map[*client]struct{} // clients with output to flush after this read
+	rng *rand.Rand
+
+	stats clientStats
+}
+
+type clientStats struct {
+	inMsgs, inBytes, outMsgs, outBytes atomic.Int64
+}
+
+func newClient(s *Server, nc net.Conn, cid uint64) *client {
+	c := &client{srv: s, nc: nc, cid: cid, start: time.Now(), subs: map[string]*subscription{}}
+	c.lastAct = c.start
+	if addr, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
+		c.host, c.port = addr.IP.String(), addr.Port
+	}
+	c.pcd = map[*client]struct{}{}
+	c.rng = rand.New(rand.NewPCG(cid, uint64(c.start.UnixNano())))
+	c.out.init()
+	return c
+}
+
+// readLoop parses what the client sends until the connection ends.
+func (c *client) readLoop() {
+	defer c.srv.wg.Done()
+	defer c.teardown()
+	buf := make([]byte, 32*1024)
+	for {
+		n, err := c.nc.Read(buf)
+		if n > 0 {
+			c.stats.inBytes.Add(0) // bytes are counted per message
+			perr := c.parser.Parse(buf[:n])
+			c.flushPending()
+			if perr != nil {
+				c.protocolError(perr)
+				return
+			}
+			if n == len(buf) && len(buf) < 256*1024 {
+				buf = make([]byte, len(buf)*2)
+			}
+		}
+		if err != nil {
+			c.closeConnection(ClientClosed)
+			return
+		}
+	}
+}
+
+// protocolError sends the -ERR a parse error calls for and closes.
+func (c *client) protocolError(err error) {
+	if pe, ok := err.(*proto.Error); ok {
+		if pe == proto.ErrAuthorization {
+			c.srv.Errorf("%s - Authorization Violation", c)
+			c.sendErrAndClose(pe.Text, AuthenticationViolation)
+			return
+		}
+		c.srv.Debugf("%s - Parser error: %s", c, pe.Text)
+		c.sendErrAndClose(pe.Text, reasonFor(pe))
+		return
+	}
+	if err == errClosed {
+		return
+	}
+	c.srv.Debugf("%s - %v", c, err)
+	c.closeConnection(ProtocolViolation)
+}
+
+func reasonFor(pe *proto.Error) ClosedState {
+	switch pe {
+	case proto.ErrMaxPayload:
+		return MaxPayloadExceeded
+	case proto.ErrMaxControlLine:
+		return MaxControlLineExceeded
+	}
+	return ProtocolViolation
+}
+
+// flushPending kicks the write loops of every client this read fed.
+func (c *client) flushPending() {
+	for cl := range c.pcd {
+		cl.out.signal()
+		delete(c.pcd, cl)
+	}
+}
+
+func (c *client) String() string {
+	return c.host + ":" + itoa(c.port) + " - cid:" + itoa(int(c.cid))
+}
+
+// ProcessConnect handles CONNECT.
+func (c *client) ProcessConnect(arg []byte) error {
+	var co connectOpts
+	co.Echo = true
+	if err := json.Unmarshal(arg, &co); err != nil {
+		return &proto.Error{Text: "Parser Error", Close: true}
+	}
+	if co.Protocol < 0 || co.Protocol > PROTO {
+		c.sendErrAndClose("invalid client protocol", BadClientProtocolVersion)
+		return errClosed
+	}
+	if co.NoResponders && !co.Headers {
+		c.sendErrAndClose("no responders requires headers support", ProtocolViolation)
+		return errClosed
+	}
+	if co.Account != "" || co.NewAccount {
+		c.sendErrAndClose("Authorization Violation", AuthenticationViolation)
+		return errClosed
+	}
+	if !c.srv.authenticate(c, &co) {
+		c.srv.Errorf("%s - authentication error", c)
+		c.sendErrAndClose("Authorization Violation", AuthenticationViolation)
+		return errClosed
+	}
+	c.mu.Lock()
+	c.opts = co
+	c.connected = true
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+		c.authTimer = nil
+	}
+	c.mu.Unlock()
+	c.parser.RequireConnect = false
+	c.parser.Headers = co.Headers && !c.srv.getOpts().NoHeaderSupport
+	if co.Verbose {
+		c.sendOK()
+	}
+	return nil
+}
+
+// ProcessPing answers PING with PONG.
+func (c *client) ProcessPing() error {
+	c.mu.Lock()
+	c.out.appendString("PONG\r\n")
+	c.mu.Unlock()
+	c.pcd[c] = struct{}{}
+	return nil
+}
+
+// ProcessPong resets the outstanding-ping count.
+func (c *client) ProcessPong() error {
+	c.mu.Lock()
+	c.pingOut = 0
+	if !c.rttStart.IsZero() {
+		c.rtt = time.Since(c.rttStart)
+		c.rttStart = time.Time{}
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *client) sendOK() {
+	c.mu.Lock()
+	c.out.appendString("+OK\r\n")
+	c.mu.Unlock()
+	c.pcd[c] = struct{}{}
+}
+
+// sendErr queues -ERR '<text>' and keeps the connection.
+func (c *client) sendErr(text string) {
+	c.mu.Lock()
+	c.out.appendString("-ERR '" + text + "'\r\n")
+	c.mu.Unlock()
+	c.out.signal()
+}
+
+func (c *client) sendErrAndClose(text string, reason ClosedState) {
+	c.sendErr(text)
+	c.closeConnection(reason)
+}
+
+func (c *client) verbose() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.opts.Verbose
+}

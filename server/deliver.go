@@ -1,0 +1,184 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+)
+
+// ProcessPub handles PUB and HPUB from the client.
+func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
+	c.stats.inMsgs.Add(1)
+	c.stats.inBytes.Add(int64(len(msg)))
+	c.srv.stats.inMsgs.Add(1)
+	c.srv.stats.inBytes.Add(int64(len(msg)))
+	if c.opts.Verbose {
+		c.sendOK()
+	}
+	subj := bytesToString(subject)
+	if !sublist.ValidLiteralSubject(subj) {
+		if c.opts.Pedantic {
+			c.sendErr("Invalid Publish Subject")
+		}
+		return nil
+	}
+	if c.perms != nil && !c.pubAllowed(subj) {
+		c.pubPermissionViolation(subj)
+		return nil
+	}
+	var h []byte
+	if hdr > 0 {
+		h, msg = msg[:hdr], msg[hdr:]
+	}
+	acc := c.acc
+	delivered := c.srv.deliver(c, acc, subj, bytesToString(reply), h, msg)
+	if delivered == 0 && len(reply) > 0 && c.opts.NoResponders {
+		c.sendNoResponders(acc, subj, bytesToString(reply))
+	}
+	return nil
+}
+
+// deliver routes one message within acc and returns how many subscriptions
+// received it. c is the publishing client, or nil for internal publishes.
+func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
+	r := acc.sl.Match(subject)
+	n := 0
+	for _, sub := range r.Plain {
+		if c != nil && sub.client == c && !c.opts.Echo {
+			continue
+		}
+		if s.deliverTo(c, acc, sub, subject, reply, hdr, msg) {
+			n++
+		}
+	}
+	for i := range r.Queues {
+		if sub := pickQueueMember(c, r.Queues[i].Members); sub != nil {
+			if s.deliverTo(c, acc, sub, subject, reply, hdr, msg) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// pickQueueMember chooses one member at random, skipping the publisher's
+// own subscriptions when it has echo off.
+func pickQueueMember(c *client, members []*subscription) *subscription {
+	if len(members) == 0 {
+		return nil
+	}
+	start := 0
+	if c != nil {
+		start = c.rng.IntN(len(members))
+	} else {
+		start = int(fastrand() % uint32(len(members)))
+	}
+	for i := range members {
+		sub := members[(start+i)%len(members)]
+		if c != nil && sub.client == c && !c.opts.Echo {
+			continue
+		}
+		return sub
+	}
+	return nil
+}
+
+// deliverTo hands the message to one subscription.
+func (s *Server) deliverTo(c *client, acc *Account, sub *subscription, subject, reply string, hdr, msg []byte) bool {
+	if sub.icb != nil {
+		sub.icb(sub, c, acc, subject, reply, hdr, msg)
+		return true
+	}
+	dst := sub.client
+	if dst == nil || sub.closed.Load() {
+		return false
+	}
+	if max := sub.max.Load(); max > 0 {
+		nm := sub.nm.Add(1)
+		if nm > max {
+			return false
+		}
+		if nm == max {
+			defer dst.autoUnsubscribe(sub)
+		}
+	}
+	if sub.max.Load() == 0 {
+		sub.nm.Add(1)
+	}
+	dst.mu.Lock()
+	if dst.closing {
+		dst.mu.Unlock()
+		return false
+	}
+	if !dst.opts.Headers {
+		hdr = nil
+	}
+	if dst.perms != nil && len(dst.perms.subDeny) > 0 && matchesAny(subject, dst.perms.subDeny) {
+		dst.mu.Unlock()
+		return false
+	}
+	dst.appendMsgLocked(subject, sub.sid, reply, hdr, msg)
+	if reply != "" && dst.perms != nil && dst.perms.resp != nil {
+		dst.perms.allowReplyLocked(reply)
+	}
+	ok := dst.checkPendingLocked()
+	dst.mu.Unlock()
+	if !ok {
+		return false
+	}
+	dst.stats.outMsgs.Add(1)
+	dst.stats.outBytes.Add(int64(len(hdr) + len(msg)))
+	s.stats.outMsgs.Add(1)
+	s.stats.outBytes.Add(int64(len(hdr) + len(msg)))
+	if c != nil {
+		c.pcd[dst] = struct{}{}
+	} else {
+		dst.out.signal()
+	}
+	return true
+}
+
+// appendMsgLocked queues MSG or HMSG.
+func (c *client) appendMsgLocked(subject, sid, reply string, hdr, msg []byte) {
+	b := c.out.buf
+	if len(hdr) > 0 {
+		b = append(b, "HMSG "...)
+	} else {
+		b = append(b, "MSG "...)
+	}
+	b = append(b, subject...)
+	b = append(b, ' ')
+	b = append(b, sid...)
+	b = append(b, ' ')
+	if reply != "" {
+		b = append(b, reply...)
+		b = append(b, ' ')
+	}
+	if len(hdr) > 0 {
+		b = strconv.AppendInt(b, int64(len(hdr)), 10)
+		b = append(b, ' ')
+	}
+	b = strconv.AppendInt(b, int64(len(hdr)+len(msg)), 10)
+	b = append(b, "\r\n"...)
+	b = append(b, hdr...)
+	b = append(b, msg...)
+	b = append(b, "\r\n"...)
+	c.out.buf = b
+}
+
+// sendNoResponders answers a request nobody received with a 503 status on
+// the requester's own subscription to the reply subject.
+func (c *client) sendNoResponders(acc *Account, subject, reply string) {
+	r := acc.sl.Match(reply)
+	for _, sub := range r.Plain {
+		if sub.client != c {
+			continue
+		}
+		hdr := []byte("NATS/1.0 503\r\nNats-Subject: " + subject + "\r\n\r\n")
+		c.mu.Lock()
+		c.appendMsgLocked(reply, sub.sid, "", hdr, nil)
+		c.mu.Unlock()
+		c.pcd[c] = struct{}{}
+		return
+	}
+}

@@ -1,0 +1,198 @@
+package server
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// Connz is /connz.
+type Connz struct {
+	ID       string      `json:"server_id"`
+	Now      time.Time   `json:"now"`
+	NumConns int         `json:"num_connections"`
+	Total    int         `json:"total"`
+	Offset   int         `json:"offset"`
+	Limit    int         `json:"limit"`
+	Conns    []*ConnInfo `json:"connections"`
+}
+
+// ConnInfo describes one connection.
+type ConnInfo struct {
+	Cid            uint64     `json:"cid"`
+	Kind           string     `json:"kind,omitempty"`
+	Type           string     `json:"type,omitempty"`
+	IP             string     `json:"ip"`
+	Port           int        `json:"port"`
+	Start          time.Time  `json:"start"`
+	LastActivity   time.Time  `json:"last_activity"`
+	Stop           *time.Time `json:"stop,omitempty"`
+	Reason         string     `json:"reason,omitempty"`
+	RTT            string     `json:"rtt,omitempty"`
+	Uptime         string     `json:"uptime"`
+	Idle           string     `json:"idle"`
+	Pending        int        `json:"pending_bytes"`
+	InMsgs         int64      `json:"in_msgs"`
+	OutMsgs        int64      `json:"out_msgs"`
+	InBytes        int64      `json:"in_bytes"`
+	OutBytes       int64      `json:"out_bytes"`
+	NumSubs        uint32     `json:"subscriptions"`
+	Name           string     `json:"name,omitempty"`
+	Lang           string     `json:"lang,omitempty"`
+	Version        string     `json:"version,omitempty"`
+	AuthorizedUser string     `json:"authorized_user,omitempty"`
+	Account        string     `json:"account,omitempty"`
+	Subs           []string   `json:"subscriptions_list,omitempty"`
+}
+
+// ConnzOptions are /connz's query options.
+type ConnzOptions struct {
+	Sort          string `json:"sort"`
+	Username      bool   `json:"auth"`
+	Subscriptions bool   `json:"subscriptions"`
+	Offset        int    `json:"offset"`
+	Limit         int    `json:"limit"`
+	CID           uint64 `json:"cid"`
+	State         string `json:"state"`
+	User          string `json:"user"`
+	Account       string `json:"acc"`
+}
+
+const defaultConnzLimit = 1024
+
+func (c *client) connInfo(now time.Time, closed bool) *ConnInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ci := &ConnInfo{
+		Cid: c.cid, Kind: "Client", Type: "nats", IP: c.host, Port: c.port, Start: c.start,
+		LastActivity: c.lastAct, Uptime: myUptime(now.Sub(c.start)), Idle: myUptime(now.Sub(c.lastAct)),
+		Pending: len(c.out.buf), InMsgs: c.stats.inMsgs.Load(), OutMsgs: c.stats.outMsgs.Load(),
+		InBytes: c.stats.inBytes.Load(), OutBytes: c.stats.outBytes.Load(), NumSubs: uint32(len(c.subs)),
+		Name: c.opts.Name, Lang: c.opts.Lang, Version: c.opts.Version, AuthorizedUser: c.user,
+	}
+	if c.rtt > 0 {
+		ci.RTT = c.rtt.String()
+	}
+	if c.acc != nil {
+		ci.Account = c.acc.Name
+	}
+	if closed {
+		t := now
+		ci.Stop, ci.Reason = &t, c.reason.String()
+	}
+	return ci
+}
+
+func (c *client) subjects() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.subs))
+	for _, s := range c.subs {
+		out = append(out, s.subject)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *Server) connz(o *ConnzOptions) *Connz {
+	now := time.Now().UTC()
+	var list []*ConnInfo
+	if o.State != "closed" {
+		s.mu.Lock()
+		clients := make([]*client, 0, len(s.clients))
+		for _, c := range s.clients {
+			clients = append(clients, c)
+		}
+		s.mu.Unlock()
+		for _, c := range clients {
+			ci := c.connInfo(now, false)
+			if o.Subscriptions {
+				ci.Subs = c.subjects()
+			}
+			list = append(list, ci)
+		}
+	}
+	if o.State == "closed" || o.State == "all" {
+		list = append(list, s.closed.list()...)
+	}
+	list = filterConns(list, o)
+	sortConns(list, o.Sort)
+	cz := &Connz{ID: s.id, Now: now, Total: len(list), Offset: o.Offset, Limit: o.Limit}
+	if cz.Limit <= 0 {
+		cz.Limit = defaultConnzLimit
+	}
+	if o.Offset < len(list) {
+		list = list[o.Offset:]
+	} else {
+		list = nil
+	}
+	if len(list) > cz.Limit {
+		list = list[:cz.Limit]
+	}
+	cz.Conns, cz.NumConns = list, len(list)
+	if cz.Conns == nil {
+		cz.Conns = []*ConnInfo{}
+	}
+	if !o.Username {
+		for _, ci := range cz.Conns {
+			ci.AuthorizedUser = ""
+		}
+	}
+	return cz
+}
+
+func filterConns(list []*ConnInfo, o *ConnzOptions) []*ConnInfo {
+	out := list[:0]
+	for _, ci := range list {
+		if (o.CID != 0 && ci.Cid != o.CID) || (o.User != "" && ci.AuthorizedUser != o.User) ||
+			(o.Account != "" && ci.Account != o.Account) {
+			continue
+		}
+		out = append(out, ci)
+	}
+	return out
+}
+
+var connSorts = map[string]func(a, b *ConnInfo) bool{
+	"cid":        func(a, b *ConnInfo) bool { return a.Cid < b.Cid },
+	"start":      func(a, b *ConnInfo) bool { return a.Start.Before(b.Start) },
+	"subs":       func(a, b *ConnInfo) bool { return a.NumSubs > b.NumSubs },
+	"pending":    func(a, b *ConnInfo) bool { return a.Pending > b.Pending },
+	"msgs_to":    func(a, b *ConnInfo) bool { return a.OutMsgs > b.OutMsgs },
+	"msgs_from":  func(a, b *ConnInfo) bool { return a.InMsgs > b.InMsgs },
+	"bytes_to":   func(a, b *ConnInfo) bool { return a.OutBytes > b.OutBytes },
+	"bytes_from": func(a, b *ConnInfo) bool { return a.InBytes > b.InBytes },
+	"last":       func(a, b *ConnInfo) bool { return a.LastActivity.After(b.LastActivity) },
+	"idle":       func(a, b *ConnInfo) bool { return a.LastActivity.Before(b.LastActivity) },
+	"uptime":     func(a, b *ConnInfo) bool { return a.Start.Before(b.Start) },
+	"stop": func(a, b *ConnInfo) bool {
+		return a.Stop != nil && b.Stop != nil && a.Stop.After(*b.Stop)
+	},
+	"reason": func(a, b *ConnInfo) bool { return a.Reason < b.Reason },
+}
+
+func sortConns(list []*ConnInfo, by string) {
+	less, ok := connSorts[by]
+	if !ok {
+		less = connSorts["cid"]
+	}
+	sort.SliceStable(list, func(i, j int) bool { return less(list[i], list[j]) })
+}
+
+func (s *Server) handleConnz(r *http.Request) (any, int) {
+	q := r.URL.Query()
+	o := &ConnzOptions{Sort: q.Get("sort"), State: q.Get("state"), User: q.Get("user"), Account: q.Get("acc")}
+	o.Username = q.Get("auth") == "true" || q.Get("auth") == "1"
+	o.Subscriptions = q.Get("subs") == "true" || q.Get("subs") == "1" || q.Get("subs") == "detail"
+	o.Offset, _ = strconv.Atoi(q.Get("offset"))
+	o.Limit, _ = strconv.Atoi(q.Get("limit"))
+	cid, _ := strconv.ParseUint(q.Get("cid"), 10, 64)
+	o.CID = cid
+	if o.Sort != "" {
+		if _, ok := connSorts[o.Sort]; !ok {
+			return map[string]string{"error": "invalid sorting option: " + o.Sort}, http.StatusBadRequest
+		}
+	}
+	return s.connz(o), http.StatusOK
+}

@@ -1,0 +1,187 @@
+package server
+
+import (
+	"net/url"
+	"time"
+)
+
+// Options configure a Server. Field names follow nats-server's Options for
+// everything Tern supports, so embedders can switch packages.
+type Options struct {
+	ConfigFile          string        `json:"-"`
+	ServerName          string        `json:"server_name"`
+	Host                string        `json:"addr"`
+	Port                int           `json:"port"`
+	ClientAdvertise     string        `json:"-"`
+	Trace               bool          `json:"-"`
+	Debug               bool          `json:"-"`
+	TraceVerbose        bool          `json:"-"`
+	NoLog               bool          `json:"-"`
+	NoSigs              bool          `json:"-"`
+	Logtime             bool          `json:"-"`
+	LogtimeUTC          bool          `json:"-"`
+	MaxConn             int           `json:"max_connections"`
+	MaxSubs             int           `json:"max_subscriptions,omitempty"`
+	Nkeys               []*NkeyUser   `json:"-"`
+	Users               []*User       `json:"-"`
+	Accounts            []*Account    `json:"-"`
+	NoAuthUser          string        `json:"-"`
+	SystemAccount       string        `json:"-"`
+	NoSystemAccount     bool          `json:"-"`
+	Username            string        `json:"-"`
+	Password            string        `json:"-"`
+	Authorization       string        `json:"-"`
+	PingInterval        time.Duration `json:"ping_interval"`
+	MaxPingsOut         int           `json:"ping_max"`
+	HTTPHost            string        `json:"http_host"`
+	HTTPPort            int           `json:"http_port"`
+	HTTPBasePath        string        `json:"http_base_path"`
+	HTTPSPort           int           `json:"https_port"`
+	AuthTimeout         float64       `json:"auth_timeout"`
+	MaxControlLine      int32         `json:"max_control_line"`
+	MaxPayload          int32         `json:"max_payload"`
+	MaxPending          int64         `json:"max_pending"`
+	WriteDeadline       time.Duration `json:"-"`
+	MaxClosedClients    int           `json:"-"`
+	LameDuckDuration    time.Duration `json:"-"`
+	LameDuckGracePeriod time.Duration `json:"-"`
+	NoHeaderSupport     bool          `json:"-"`
+
+	Cluster   ClusterOpts `json:"cluster,omitempty"`
+	Routes    []*url.URL  `json:"-"`
+	RoutesStr string      `json:"-"`
+
+	JetStream          bool          `json:"jetstream"`
+	JetStreamMaxMemory int64         `json:"-"`
+	JetStreamMaxStore  int64         `json:"-"`
+	JetStreamDomain    string        `json:"-"`
+	StoreDir           string        `json:"-"`
+	SyncInterval       time.Duration `json:"-"`
+	SyncAlways         bool          `json:"-"`
+
+	PidFile      string   `json:"-"`
+	PortsFileDir string   `json:"-"`
+	LogFile      string   `json:"-"`
+	LogSizeLimit int64    `json:"-"`
+	LogMaxFiles  int64    `json:"-"`
+	Syslog       bool     `json:"-"`
+	RemoteSyslog string   `json:"-"`
+	Tags         []string `json:"-"`
+
+	// CheckConfig makes the server only validate its configuration.
+	CheckConfig bool `json:"-"`
+
+	configWarnings []string
+	// fields the command line set explicitly; they win over the config file.
+	inFlags map[string]bool
+}
+
+// ClusterOpts configure the cluster (route) listener.
+type ClusterOpts struct {
+	Name           string `json:"name,omitempty"`
+	Host           string `json:"addr,omitempty"`
+	Port           int    `json:"cluster_port,omitempty"`
+	Advertise      string `json:"-"`
+	NoAdvertise    bool   `json:"-"`
+	ConnectRetries int    `json:"-"`
+	PoolSize       int    `json:"-"`
+	ListenStr      string `json:"-"`
+}
+
+// User is a user/password user.
+type User struct {
+	Username    string       `json:"user"`
+	Password    string       `json:"password"`
+	Permissions *Permissions `json:"permissions,omitempty"`
+	Account     *Account     `json:"account,omitempty"`
+}
+
+// NkeyUser is a user authenticated by an nkey signature of the nonce.
+type NkeyUser struct {
+	Nkey        string       `json:"user"`
+	Permissions *Permissions `json:"permissions,omitempty"`
+	Account     *Account     `json:"account,omitempty"`
+}
+
+// SubjectPermission is an allow and a deny list of subjects.
+type SubjectPermission struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+}
+
+// ResponsePermission lets a user publish to reply subjects it received.
+type ResponsePermission struct {
+	MaxMsgs int           `json:"max"`
+	Expires time.Duration `json:"ttl"`
+}
+
+// Permissions of a user.
+type Permissions struct {
+	Publish   *SubjectPermission  `json:"publish"`
+	Subscribe *SubjectPermission  `json:"subscribe"`
+	Response  *ResponsePermission `json:"responses,omitempty"`
+}
+
+// setBaselineOptions fills in nats-server's defaults for every unset field.
+func setBaselineOptions(o *Options) {
+	if o.Host == "" {
+		o.Host = DEFAULT_HOST
+	}
+	if o.Port == 0 {
+		o.Port = DEFAULT_PORT
+	} else if o.Port == RANDOM_PORT {
+		o.Port = 0
+	}
+	if o.HTTPHost == "" {
+		o.HTTPHost = o.Host
+	}
+	if o.MaxConn == 0 {
+		o.MaxConn = DEFAULT_MAX_CONNECTIONS
+	}
+	if o.PingInterval == 0 {
+		o.PingInterval = DEFAULT_PING_INTERVAL
+	}
+	if o.MaxPingsOut == 0 {
+		o.MaxPingsOut = DEFAULT_PING_MAX_OUT
+	}
+	if o.AuthTimeout == 0 {
+		o.AuthTimeout = AUTH_TIMEOUT.Seconds()
+	}
+	if o.MaxControlLine == 0 {
+		o.MaxControlLine = MAX_CONTROL_LINE_SIZE
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = MAX_PAYLOAD_SIZE
+	}
+	if o.MaxPending == 0 {
+		o.MaxPending = MAX_PENDING_SIZE
+	}
+	if o.WriteDeadline == 0 {
+		o.WriteDeadline = DEFAULT_FLUSH_DEADLINE
+	}
+	if o.MaxClosedClients == 0 {
+		o.MaxClosedClients = DEFAULT_MAX_CLOSED_CLIENTS
+	}
+	if o.LameDuckDuration == 0 {
+		o.LameDuckDuration = DEFAULT_LAME_DUCK_DURATION
+	}
+	if o.LameDuckGracePeriod == 0 {
+		o.LameDuckGracePeriod = DEFAULT_LAME_DUCK_GRACE_PERIOD
+	}
+	if o.SyncInterval == 0 {
+		o.SyncInterval = 2 * time.Minute
+	}
+	if o.Cluster.Port == RANDOM_PORT {
+		o.Cluster.Port = 0
+	}
+}
+
+// Clone returns a deep enough copy of o for reloads.
+func (o *Options) Clone() *Options {
+	c := *o
+	c.Users = append([]*User(nil), o.Users...)
+	c.Nkeys = append([]*NkeyUser(nil), o.Nkeys...)
+	c.Accounts = append([]*Account(nil), o.Accounts...)
+	c.Routes = append([]*url.URL(nil), o.Routes...)
+	return &c
+}

@@ -1,0 +1,293 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/conf"
+)
+
+// configErrors collects problems while mapping a config file onto Options.
+type configErrors struct {
+	errs     []string
+	warnings []string
+}
+
+func (ce *configErrors) errf(t any, format string, v ...any) {
+	ce.errs = append(ce.errs, position(t)+fmt.Sprintf(format, v...))
+}
+
+func (ce *configErrors) warnf(t any, format string, v ...any) {
+	ce.warnings = append(ce.warnings, position(t)+fmt.Sprintf(format, v...))
+}
+
+func position(t any) string {
+	if tk, ok := t.(*conf.Token); ok {
+		return tk.Position() + ": "
+	}
+	return ""
+}
+
+// ProcessConfigFile parses a NATS config file into new Options.
+func ProcessConfigFile(configFile string) (*Options, error) {
+	opts := &Options{Logtime: true}
+	if err := opts.ProcessConfigFile(configFile); err != nil {
+		return nil, err
+	}
+	return opts, nil
+}
+
+// ProcessConfigFile applies a NATS config file to o. Unknown keys are
+// reported as warnings (logged at start), not errors.
+func (o *Options) ProcessConfigFile(configFile string) error {
+	o.ConfigFile = configFile
+	if configFile == "" {
+		return nil
+	}
+	m, err := conf.ParseFileWithChecks(configFile)
+	if err != nil {
+		return err
+	}
+	ce := &configErrors{}
+	for k, v := range m {
+		o.processConfigKey(ce, k, v)
+	}
+	o.configWarnings = ce.warnings
+	if len(ce.errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(ce.errs, "\n"))
+	}
+	return nil
+}
+
+// ConfigWarnings returns the warnings of the last config file processed.
+func (o *Options) ConfigWarnings() []string { return o.configWarnings }
+
+func (o *Options) processConfigKey(ce *configErrors, k string, tk any) {
+	v := conf.Unwrap(tk)
+	switch strings.ToLower(k) {
+	case "listen":
+		host, port, err := parseListen(v)
+		if err != nil {
+			ce.errf(tk, "%v", err)
+			return
+		}
+		o.Host, o.Port = host, port
+	case "host", "net":
+		o.Host = asString(ce, tk)
+	case "port":
+		o.Port = asInt(ce, tk)
+	case "server_name":
+		o.ServerName = asString(ce, tk)
+	case "client_advertise":
+		o.ClientAdvertise = asString(ce, tk)
+	case "server_tags":
+		o.Tags = asStrings(ce, tk)
+	case "debug":
+		o.Debug = asBool(ce, tk)
+	case "trace":
+		o.Trace = asBool(ce, tk)
+	case "trace_verbose":
+		o.TraceVerbose = asBool(ce, tk)
+		o.Trace = o.Trace || o.TraceVerbose
+	case "logtime":
+		o.Logtime = asBool(ce, tk)
+	case "logtime_utc":
+		o.LogtimeUTC = asBool(ce, tk)
+	case "log_file", "logfile":
+		o.LogFile = asString(ce, tk)
+	case "log_size_limit", "logfile_size_limit":
+		o.LogSizeLimit = int64(asInt(ce, tk))
+	case "log_max_num", "logfile_max_num":
+		o.LogMaxFiles = int64(asInt(ce, tk))
+	case "syslog":
+		o.Syslog = asBool(ce, tk)
+	case "remote_syslog":
+		o.RemoteSyslog = asString(ce, tk)
+	case "pid_file", "pidfile":
+		o.PidFile = asString(ce, tk)
+	case "ports_file_dir":
+		o.PortsFileDir = asString(ce, tk)
+	case "http", "monitor", "http_listen":
+		host, port, err := parseListen(v)
+		if err != nil {
+			ce.errf(tk, "%v", err)
+			return
+		}
+		o.HTTPHost, o.HTTPPort = host, port
+	case "http_port", "monitor_port":
+		o.HTTPPort = asInt(ce, tk)
+	case "https_port":
+		o.HTTPSPort = asInt(ce, tk)
+	case "http_base_path":
+		o.HTTPBasePath = asString(ce, tk)
+	default:
+		o.processLimitsKey(ce, k, tk)
+	}
+}
+
+func (o *Options) processLimitsKey(ce *configErrors, k string, tk any) {
+	switch strings.ToLower(k) {
+	case "max_control_line":
+		o.MaxControlLine = int32(asInt(ce, tk))
+	case "max_payload":
+		o.MaxPayload = int32(asInt(ce, tk))
+	case "max_pending":
+		o.MaxPending = int64(asInt(ce, tk))
+	case "max_connections", "max_conn":
+		o.MaxConn = asInt(ce, tk)
+	case "max_subscriptions", "max_subs":
+		o.MaxSubs = asInt(ce, tk)
+	case "ping_interval":
+		o.PingInterval = asDuration(ce, tk)
+	case "ping_max":
+		o.MaxPingsOut = asInt(ce, tk)
+	case "write_deadline":
+		o.WriteDeadline = asDuration(ce, tk)
+	case "lame_duck_duration":
+		o.LameDuckDuration = asDuration(ce, tk)
+	case "lame_duck_grace_period":
+		o.LameDuckGracePeriod = asDuration(ce, tk)
+	case "max_closed_clients":
+		o.MaxClosedClients = asInt(ce, tk)
+	case "no_header_support":
+		o.NoHeaderSupport = asBool(ce, tk)
+	default:
+		o.processBlockKey(ce, k, tk)
+	}
+}
+
+func (o *Options) processBlockKey(ce *configErrors, k string, tk any) {
+	switch strings.ToLower(k) {
+	case "authorization":
+		o.parseAuthorization(ce, tk)
+	case "accounts":
+		o.parseAccounts(ce, tk)
+	case "system_account", "system":
+		o.SystemAccount = asString(ce, tk)
+	case "no_system_account":
+		o.NoSystemAccount = asBool(ce, tk)
+	case "no_auth_user":
+		o.NoAuthUser = asString(ce, tk)
+	case "jetstream":
+		o.parseJetStream(ce, tk)
+	case "store_dir":
+		o.StoreDir = asString(ce, tk)
+	case "cluster":
+		o.parseCluster(ce, tk)
+	default:
+		if t, ok := tk.(*conf.Token); ok && t.UsedVariable {
+			return // a variable definition, not an option
+		}
+		ce.warnf(tk, "unknown field %q", k)
+	}
+}
+
+// parseListen accepts "host:port", ":port", a bare port or a host.
+func parseListen(v any) (string, int, error) {
+	switch x := v.(type) {
+	case int64:
+		return "", int(x), nil
+	case string:
+		if !strings.Contains(x, ":") {
+			return x, 0, nil
+		}
+		host, port, err := net.SplitHostPort(x)
+		if err != nil {
+			return "", 0, fmt.Errorf("could not parse address string %q", x)
+		}
+		p, err := strconv.Atoi(port)
+		if err != nil {
+			return "", 0, fmt.Errorf("could not parse port %q", port)
+		}
+		return host, p, nil
+	}
+	return "", 0, fmt.Errorf("expected listen address, got %T", v)
+}
+
+func asString(ce *configErrors, tk any) string {
+	switch x := conf.Unwrap(tk).(type) {
+	case string:
+		return x
+	case int64:
+		return strconv.FormatInt(x, 10)
+	}
+	ce.errf(tk, "expected a string, got %T", conf.Unwrap(tk))
+	return ""
+}
+
+func asInt(ce *configErrors, tk any) int {
+	switch x := conf.Unwrap(tk).(type) {
+	case int64:
+		return int(x)
+	case float64:
+		return int(x)
+	}
+	ce.errf(tk, "expected a number, got %T", conf.Unwrap(tk))
+	return 0
+}
+
+func asBool(ce *configErrors, tk any) bool {
+	if b, ok := conf.Unwrap(tk).(bool); ok {
+		return b
+	}
+	ce.errf(tk, "expected a boolean, got %T", conf.Unwrap(tk))
+	return false
+}
+
+// asDuration takes "2m"-style strings, or integers as seconds.
+func asDuration(ce *configErrors, tk any) time.Duration {
+	switch x := conf.Unwrap(tk).(type) {
+	case string:
+		d, err := time.ParseDuration(x)
+		if err != nil {
+			ce.errf(tk, "error parsing duration %q: %v", x, err)
+		}
+		return d
+	case int64:
+		return time.Duration(x) * time.Second
+	case float64:
+		return time.Duration(x * float64(time.Second))
+	}
+	ce.errf(tk, "expected a duration, got %T", conf.Unwrap(tk))
+	return 0
+}
+
+func asStrings(ce *configErrors, tk any) []string {
+	switch x := conf.Unwrap(tk).(type) {
+	case string:
+		return []string{x}
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			out = append(out, asString(ce, e))
+		}
+		return out
+	}
+	ce.errf(tk, "expected a string or an array of strings, got %T", conf.Unwrap(tk))
+	return nil
+}
+
+func asMap(ce *configErrors, tk any) map[string]any {
+	if m, ok := conf.Unwrap(tk).(map[string]any); ok {
+		return m
+	}
+	ce.errf(tk, "expected a map, got %T", conf.Unwrap(tk))
+	return nil
+}
+
+func parseURLs(ce *configErrors, tk any) []*url.URL {
+	var out []*url.URL
+	for _, s := range asStrings(ce, tk) {
+		u, err := url.Parse(strings.TrimSpace(s))
+		if err != nil {
+			ce.errf(tk, "error parsing url %q: %v", s, err)
+			continue
+		}
+		out = append(out, u)
+	}
+	return out
+}

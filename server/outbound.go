@@ -1,0 +1,190 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"time"
+)
+
+var errClosed = errors.New("connection closed")
+
+// outbound is a client's pending output. Producers append under the
+// client's mu; the write loop swaps the buffer out and writes it with one
+// system call, so everything queued between two wakeups goes out together.
+type outbound struct {
+	buf   []byte
+	spare []byte
+	sig   chan struct{}
+	done  chan struct{}
+}
+
+func (o *outbound) init() {
+	o.sig = make(chan struct{}, 1)
+	o.done = make(chan struct{})
+}
+
+func (o *outbound) signal() {
+	select {
+	case o.sig <- struct{}{}:
+	default:
+	}
+}
+
+func (o *outbound) appendString(s string) { o.buf = append(o.buf, s...) }
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// writeLoop flushes queued output until the connection closes.
+func (c *client) writeLoop() {
+	defer c.srv.wg.Done()
+	defer close(c.out.done)
+	for range c.out.sig {
+		c.mu.Lock()
+		buf, closing := c.out.buf, c.closing
+		c.out.buf = c.out.spare[:0]
+		c.out.spare = nil
+		wd := c.srv.getOpts().WriteDeadline
+		c.mu.Unlock()
+		if len(buf) > 0 && !c.write(buf, wd) {
+			return
+		}
+		c.mu.Lock()
+		if cap(buf) <= 1<<20 {
+			c.out.spare = buf[:0]
+		}
+		pendingClose := c.closing && len(c.out.buf) == 0
+		c.mu.Unlock()
+		if closing || pendingClose {
+			c.nc.Close()
+			return
+		}
+	}
+}
+
+// write sends buf; on failure it closes the connection and reports false.
+func (c *client) write(buf []byte, wd time.Duration) bool {
+	_ = c.nc.SetWriteDeadline(time.Now().Add(wd))
+	n, err := c.nc.Write(buf)
+	c.stats.outBytes.Add(0)
+	if err == nil {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.srv.Noticef("%s - Slow Consumer Detected: WriteDeadline of %v exceeded with %d of %d bytes written", c, wd, n, len(buf))
+		c.srv.stats.slowConsumers.Add(1)
+		c.markClosed(SlowConsumerWriteDeadline)
+	} else {
+		c.markClosed(WriteError)
+	}
+	c.nc.Close()
+	return false
+}
+
+// markClosed records the first close reason; it reports whether this call
+// was the first.
+func (c *client) markClosed(reason ClosedState) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.closing = true
+	c.reason = reason
+	c.stopTimersLocked()
+	return true
+}
+
+func (c *client) stopTimersLocked() {
+	if c.pingTimer != nil {
+		c.pingTimer.Stop()
+	}
+	if c.authTimer != nil {
+		c.authTimer.Stop()
+	}
+}
+
+// closeConnection flushes what is queued (bounded by the write deadline)
+// and closes the socket.
+func (c *client) closeConnection(reason ClosedState) {
+	if c.markClosed(reason) {
+		c.out.signal()
+	}
+}
+
+// closeNow closes without flushing (slow consumers: the peer is not reading).
+func (c *client) closeNow(reason ClosedState) {
+	c.markClosed(reason)
+	c.nc.Close()
+	c.out.signal()
+}
+
+// queueLocked checks the pending limit after data was appended under mu.
+// It returns false when the client became a slow consumer.
+func (c *client) checkPendingLocked() bool {
+	if int64(len(c.out.buf)) <= c.srv.maxPending.Load() || c.closing {
+		return true
+	}
+	c.srv.Noticef("%s - Slow Consumer Detected: MaxPending of %d Exceeded", c, c.srv.maxPending.Load())
+	c.srv.stats.slowConsumers.Add(1)
+	c.closing = true
+	c.reason = SlowConsumerPendingBytes
+	c.stopTimersLocked()
+	c.out.buf = nil
+	go c.nc.Close()
+	c.out.signal()
+	return false
+}
+
+// teardown runs once when the read loop ends: it drops subscriptions and
+// deregisters the client.
+func (c *client) teardown() {
+	c.closeConnection(ClientClosed)
+	<-c.out.done
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = nil
+	acc := c.acc
+	c.mu.Unlock()
+	if acc != nil {
+		for _, sub := range subs {
+			acc.unsubscribe(sub)
+		}
+		acc.nclients.Add(-1)
+	}
+	c.srv.removeClient(c)
+}
+
+// pingLoop arms the next server PING.
+func (c *client) setPingTimer() {
+	d := c.srv.getOpts().PingInterval
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return
+	}
+	c.pingTimer = time.AfterFunc(d, c.processPingTimer)
+}
+
+func (c *client) processPingTimer() {
+	max := c.srv.getOpts().MaxPingsOut
+	c.mu.Lock()
+	if c.closing {
+		c.mu.Unlock()
+		return
+	}
+	if c.pingOut+1 > max {
+		c.mu.Unlock()
+		c.srv.Debugf("%s - Stale Client Connection - Closing", c)
+		c.srv.stats.staleConnections.Add(1)
+		c.sendErrAndClose("Stale Connection", StaleConnection)
+		return
+	}
+	c.pingOut++
+	c.rttStart = time.Now()
+	c.out.appendString("PING\r\n")
+	c.mu.Unlock()
+	c.out.signal()
+	c.setPingTimer()
+}

@@ -1,0 +1,322 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nkeys"
+	"github.com/nats-io/nuid"
+	"github.com/tern-mq/nats-server/internal/proto"
+)
+
+// Server is a Tern server.
+type Server struct {
+	mu         sync.Mutex
+	id         string
+	name       string
+	opts       atomic.Pointer[Options]
+	auth       atomic.Pointer[authConfig]
+	accs       accounts
+	gacc       *Account
+	sysAcc     atomic.Pointer[Account]
+	clients    map[uint64]*client
+	closed     *closedRing
+	listener   net.Listener
+	http       *httpServer
+	running    atomic.Bool
+	shutdown   atomic.Bool
+	ldm        atomic.Bool
+	start      time.Time
+	cidGen     atomic.Uint64
+	wg         sync.WaitGroup
+	ready      chan struct{}
+	done       chan struct{}
+	stats      serverStats
+	maxPending atomic.Int64
+	configTime atomic.Int64 // unix nanos of the last config load
+	logging    logging
+	sysSubs    []*subscription
+}
+
+type serverStats struct {
+	inMsgs, inBytes, outMsgs, outBytes          atomic.Int64
+	totalConns, slowConsumers, staleConnections atomic.Int64
+}
+
+// NewServer validates opts and creates a server (not yet listening).
+func NewServer(opts *Options) (*Server, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	o := opts.Clone()
+	setBaselineOptions(o)
+	if err := validateOptions(o); err != nil {
+		return nil, err
+	}
+	kp, err := nkeys.CreateServer()
+	if err != nil {
+		return nil, err
+	}
+	id, _ := kp.PublicKey()
+	s := &Server{id: id, name: o.ServerName, clients: map[uint64]*client{},
+		ready: make(chan struct{}), done: make(chan struct{})}
+	if s.name == "" {
+		s.name = id
+	}
+	s.accs.byName = map[string]*Account{}
+	s.configTime.Store(time.Now().UnixNano())
+	s.closed = newClosedRing(o.MaxClosedClients)
+	s.opts.Store(o)
+	s.maxPending.Store(o.MaxPending)
+	s.auth.Store(buildAuth(o))
+	s.gacc = s.accs.register(NewAccount(globalAccountName))
+	if err := s.configureAccounts(o); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func validateOptions(o *Options) error {
+	if o.MaxPayload > 64*1024*1024 {
+		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
+	}
+	if int64(o.MaxPayload) > o.MaxPending {
+		return fmt.Errorf("max_payload (%d) cannot be higher than max_pending (%d)", o.MaxPayload, o.MaxPending)
+	}
+	if o.NoAuthUser != "" {
+		found := false
+		for _, u := range o.Users {
+			found = found || u.Username == o.NoAuthUser
+		}
+		if !found {
+			return fmt.Errorf("no_auth_user: %q not present as user or nkey in authorization block or account configuration", o.NoAuthUser)
+		}
+	}
+	return nil
+}
+
+func (s *Server) getOpts() *Options       { return s.opts.Load() }
+func (s *Server) getAuth() *authConfig    { return s.auth.Load() }
+func (s *Server) globalAccount() *Account { return s.gacc }
+
+// ID returns the server's public id.
+func (s *Server) ID() string { return s.id }
+
+// Name returns the server name.
+func (s *Server) Name() string { return s.name }
+
+// ClusterName returns the configured cluster name.
+func (s *Server) ClusterName() string { return s.getOpts().Cluster.Name }
+
+// Running reports whether the server accepts connections.
+func (s *Server) Running() bool { return s.running.Load() }
+
+// JetStreamEnabled reports whether JetStream is on.
+func (s *Server) JetStreamEnabled() bool { return s.getOpts().JetStream }
+
+// NumClients returns the number of connected clients.
+func (s *Server) NumClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// Start opens the listeners and starts accepting clients. Like nats-server's
+// it does not return an error: failures are logged as fatal.
+func (s *Server) Start() {
+	o := s.getOpts()
+	s.start = time.Now()
+	s.Noticef("Starting nats-server")
+	s.Noticef("  Version:  %s (tern %s)", VERSION, TernVersion)
+	s.Noticef("  Name:     %s", s.name)
+	s.Noticef("  ID:       %s", s.id)
+	if o.ConfigFile != "" {
+		s.Noticef("Using configuration file: %s", o.ConfigFile)
+	}
+	if err := s.startSystemAccount(); err != nil {
+		s.Fatalf("Error starting system account: %v", err)
+		return
+	}
+	if o.HTTPPort != 0 {
+		if err := s.startMonitoring(); err != nil {
+			s.Fatalf("Error starting monitoring: %v", err)
+			return
+		}
+	}
+	if err := s.startClientListener(); err != nil {
+		s.Fatalf("Error listening on port: %s:%d, %q", o.Host, o.Port, err)
+		return
+	}
+	s.writePidFile()
+	s.writePortsFile()
+	s.running.Store(true)
+	close(s.ready)
+	s.Noticef("Server is ready")
+}
+
+func (s *Server) startClientListener() error {
+	o := s.getOpts()
+	addr := net.JoinHostPort(o.Host, strconv.Itoa(o.Port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.listener = l
+	s.mu.Unlock()
+	s.Noticef("Listening for client connections on %s", l.Addr())
+	s.wg.Add(1)
+	go s.acceptLoop(l)
+	return nil
+}
+
+func (s *Server) acceptLoop(l net.Listener) {
+	defer s.wg.Done()
+	delay := 10 * time.Millisecond
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.shutdown.Load() || s.ldm.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			s.Errorf("Temporary accept error: %v", err)
+			time.Sleep(delay)
+			delay = min(delay*2, time.Second)
+			continue
+		}
+		delay = 10 * time.Millisecond
+		s.createClient(nc)
+	}
+}
+
+// createClient registers a connection, sends INFO and starts its loops.
+func (s *Server) createClient(nc net.Conn) {
+	o := s.getOpts()
+	c := newClient(s, nc, s.cidGen.Add(1))
+	a := s.getAuth()
+	if a.needsNonce() {
+		c.nonce = nuid.Next()
+	}
+	c.parser = proto.New(c, proto.Limits{MaxControlLine: int(o.MaxControlLine), MaxPayload: int(o.MaxPayload)})
+	c.parser.RequireConnect = a.required && a.noAuth == ""
+	s.mu.Lock()
+	if s.shutdown.Load() {
+		s.mu.Unlock()
+		nc.Close()
+		return
+	}
+	tooMany := len(s.clients) >= o.MaxConn
+	if !tooMany {
+		s.clients[c.cid] = c
+	}
+	s.mu.Unlock()
+	s.stats.totalConns.Add(1)
+	c.mu.Lock()
+	c.out.buf = append(c.out.buf, s.infoFor(c)...)
+	c.mu.Unlock()
+	s.wg.Add(2)
+	go c.writeLoop()
+	if tooMany {
+		s.Errorf("%s - maximum connections exceeded", c)
+		c.sendErrAndClose("maximum connections exceeded", MaxConnectionsExceeded)
+		go func() { defer s.wg.Done(); <-c.out.done; s.recordClosed(c) }()
+		return
+	}
+	if !a.required {
+		s.bindClient(c, s.globalAccount(), "", nil)
+	} else {
+		c.startAuthTimer(time.Duration(o.AuthTimeout * float64(time.Second)))
+	}
+	c.setPingTimer()
+	c.out.signal()
+	s.Debugf("%s - Client connection created", c)
+	go c.readLoop()
+}
+
+func (s *Server) removeClient(c *client) {
+	s.mu.Lock()
+	delete(s.clients, c.cid)
+	s.mu.Unlock()
+	s.recordClosed(c)
+	s.Debugf("%s - Client connection closed: %s", c, c.reason)
+}
+
+// ReadyForConnections waits until the server listens or d passes.
+func (s *Server) ReadyForConnections(d time.Duration) bool {
+	select {
+	case <-s.ready:
+		return s.Addr() != nil
+	case <-time.After(d):
+		return false
+	}
+}
+
+// Addr returns the client listener address, nil before Start.
+func (s *Server) Addr() net.Addr {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.listener == nil {
+		return nil
+	}
+	return s.listener.Addr()
+}
+
+func (s *Server) clientPort() int {
+	if a, ok := s.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return s.getOpts().Port
+}
+
+// ClientURL returns the URL clients connect to.
+func (s *Server) ClientURL() string {
+	o := s.getOpts()
+	host := o.Host
+	if host == "0.0.0.0" || host == "::" || host == "" {
+		host = "127.0.0.1"
+	}
+	return "nats://" + net.JoinHostPort(host, strconv.Itoa(s.clientPort()))
+}
+
+func (s *Server) connectURLs() []string {
+	o := s.getOpts()
+	if o.ClientAdvertise != "" {
+		return []string{o.ClientAdvertise}
+	}
+	return nil
+}
+
+// Shutdown closes listeners and connections and waits for every goroutine.
+func (s *Server) Shutdown() {
+	if s.shutdown.Swap(true) {
+		<-s.done
+		return
+	}
+	s.Noticef("Initiating Shutdown...")
+	s.running.Store(false)
+	s.mu.Lock()
+	if s.listener != nil {
+		s.listener.Close()
+	}
+	clients := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
+	s.mu.Unlock()
+	s.stopMonitoring()
+	for _, c := range clients {
+		c.closeConnection(ServerShutdown)
+	}
+	s.wg.Wait()
+	s.removePidFile()
+	s.Noticef("Server Exiting..")
+	close(s.done)
+}
+
+// WaitForShutdown blocks until Shutdown has completed.
+func (s *Server) WaitForShutdown() { <-s.done }
