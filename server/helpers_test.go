@@ -1,0 +1,235 @@
+package server
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// testOptions are options for an in-process server on a random port.
+func testOptions() *Options {
+	return &Options{Host: "127.0.0.1", Port: RANDOM_PORT, NoSigs: true, NoLog: true}
+}
+
+// runServer starts an in-process server and shuts it down with the test.
+func runServer(t testing.TB, o *Options) *Server {
+	t.Helper()
+	if o == nil {
+		o = testOptions()
+	}
+	s, err := NewServer(o)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	if os.Getenv("TERN_TEST_LOG") != "" {
+		s.ConfigureLogger()
+	}
+	s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatalf("server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+// rawConn is a raw protocol connection for byte-exact assertions.
+type rawConn struct {
+	t  testing.TB
+	nc net.Conn
+	br *bufio.Reader
+}
+
+func dialRaw(t testing.TB, s *Server) *rawConn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", s.Addr().String(), 5*time.Second)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	return &rawConn{t: t, nc: nc, br: bufio.NewReader(nc)}
+}
+
+func (r *rawConn) send(s string) {
+	r.t.Helper()
+	if _, err := r.nc.Write([]byte(s)); err != nil {
+		r.t.Fatalf("write: %v", err)
+	}
+}
+
+// line reads one CRLF-terminated line (CRLF included).
+func (r *rawConn) line() string {
+	r.t.Helper()
+	_ = r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	l, err := r.br.ReadString('\n')
+	if err != nil {
+		r.t.Fatalf("read line: %v (got %q)", err, l)
+	}
+	return l
+}
+
+// expect reads exactly len(want) bytes and compares them.
+func (r *rawConn) expect(want string) {
+	r.t.Helper()
+	_ = r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, len(want))
+	n, err := ioReadFull(r.br, buf)
+	if err != nil || string(buf[:n]) != want {
+		r.t.Fatalf("expected %q, got %q (err %v)", want, buf[:n], err)
+	}
+}
+
+// expectClosed waits for the server to close the connection.
+func (r *rawConn) expectClosed() {
+	r.t.Helper()
+	_ = r.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	b, err := r.br.ReadByte()
+	if err == nil {
+		r.t.Fatalf("expected close, got byte %q", b)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		r.t.Fatalf("connection not closed")
+	}
+}
+
+func ioReadFull(br *bufio.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := br.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// connect reads INFO and sends CONNECT with the given JSON.
+func (r *rawConn) connect(connectJSON string) {
+	r.t.Helper()
+	if l := r.line(); !strings.HasPrefix(l, "INFO ") {
+		r.t.Fatalf("expected INFO, got %q", l)
+	}
+	r.send("CONNECT " + connectJSON + "\r\n")
+}
+
+// waitFor polls cond until it is true or the deadline passes.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// serverBinary builds the root package once per test run.
+func serverBinary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "tern-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "nats-server")
+		out, err := exec.Command("go", "build", "-o", binPath, "..").CombinedOutput()
+		if err != nil {
+			binErr = err
+			binPath = string(out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("building nats-server: %v\n%s", binErr, binPath)
+	}
+	return binPath
+}
+
+// freePort returns a port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// serverProcess is the nats-server binary run as a separate process.
+type serverProcess struct {
+	cmd  *exec.Cmd
+	port int
+	log  *strings.Builder
+	mu   sync.Mutex
+}
+
+// startProcess runs the binary with args and waits until the client port
+// accepts connections.
+func startProcess(t testing.TB, port int, args ...string) *serverProcess {
+	t.Helper()
+	cmd := exec.Command(serverBinary(t), args...)
+	p := &serverProcess{cmd: cmd, port: port, log: &strings.Builder{}}
+	cmd.Stdout = (*lockedWriter)(p)
+	cmd.Stderr = (*lockedWriter)(p)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.stop() })
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		nc, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", itoa(port)), time.Second)
+		if err == nil {
+			nc.Close()
+			return p
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server process did not listen on %d: %s", port, p.output())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+type lockedWriter serverProcess
+
+func (w *lockedWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.log.Write(b)
+}
+
+func (p *serverProcess) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.log.String()
+}
+
+func (p *serverProcess) url() string { return "nats://127.0.0.1:" + itoa(p.port) }
+
+func (p *serverProcess) stop() {
+	if p.cmd.ProcessState != nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
