@@ -8,4 +8,8 @@ require (
 	golang.org/x/crypto v0.59.0
 )
 
-require golang.org/x/sys v0.50.0 // indirect
+require (
+	github.com/klauspost/compress v1.20.0 // indirect
+	github.com/nats-io/nats.go v1.55.0 // indirect
+	golang.org/x/sys v0.50.0 // indirect
+)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"strconv"
+	"unsafe"
 
 	"github.com/tern-mq/nats-server/internal/sublist"
 )
@@ -41,7 +42,7 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 // deliver routes one message within acc and returns how many subscriptions
 // received it. c is the publishing client, or nil for internal publishes.
 func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
-	r := acc.sl.Match(subject)
+	r := matchSubject(acc, subject)
 	n := 0
 	for _, sub := range r.Plain {
 		if c != nil && sub.client == c && !c.opts.Echo {
@@ -59,6 +60,12 @@ func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, ms
 		}
 	}
 	return n
+}
+
+// matchSubject looks subject up without letting the routing table keep
+// it: subjects on the publish path are views of the read buffer.
+func matchSubject(acc *Account, subject string) *sublist.Result[*subscription] {
+	return acc.sl.MatchBytes(unsafe.Slice(unsafe.StringData(subject), len(subject)))
 }
 
 // pickQueueMember chooses one member at random, skipping the publisher's
@@ -169,7 +176,7 @@ func (c *client) appendMsgLocked(subject, sid, reply string, hdr, msg []byte) {
 // sendNoResponders answers a request nobody received with a 503 status on
 // the requester's own subscription to the reply subject.
 func (c *client) sendNoResponders(acc *Account, subject, reply string) {
-	r := acc.sl.Match(reply)
+	r := matchSubject(acc, reply)
 	for _, sub := range r.Plain {
 		if sub.client != c {
 			continue

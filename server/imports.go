@@ -149,7 +149,7 @@ func (si *serviceImport) forward(a *Account, c *client, subject, reply string, h
 		if len(si.replies) >= maxPendingServiceReplies {
 			clear(si.replies)
 		}
-		si.replies[mapped] = reply
+		si.replies[mapped] = strings.Clone(reply)
 		si.mu.Unlock()
 	}
 	n := a.srv.deliver(c, si.to, remote, mapped, hdr, msg)

@@ -35,7 +35,7 @@ func (s *Server) baseInfo() Info {
 	return Info{
 		ID: s.id, Name: s.name, Version: VERSION, Proto: PROTO, GoVersion: runtime.Version(),
 		Host: host, Port: port, Headers: !o.NoHeaderSupport, MaxPayload: o.MaxPayload,
-		JetStream: o.JetStream, AuthRequired: s.getAuth().required, Cluster: o.Cluster.Name,
+		JetStream: s.jetStreamReady(), AuthRequired: s.getAuth().required, Cluster: o.Cluster.Name,
 		Domain: o.JetStreamDomain, ClientConnectURLs: s.connectURLs(),
 	}
 }

@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"time"
 )
 
@@ -170,6 +172,9 @@ func setBaselineOptions(o *Options) {
 	}
 	if o.SyncInterval == 0 {
 		o.SyncInterval = 2 * time.Minute
+	}
+	if o.JetStream && o.StoreDir == "" {
+		o.StoreDir = filepath.Join(os.TempDir(), "nats", "jetstream")
 	}
 	if o.Cluster.Port == RANDOM_PORT {
 		o.Cluster.Port = 0

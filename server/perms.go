@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/sublist"
@@ -79,7 +80,7 @@ func (c *client) pubAllowed(subject string) bool {
 		if len(p.pubCache) >= maxPermCache {
 			clear(p.pubCache)
 		}
-		p.pubCache[subject] = true
+		p.pubCache[strings.Clone(subject)] = true
 		return true
 	}
 	return p.useReplyLocked(subject)
@@ -112,7 +113,7 @@ func (p *clientPerms) allowReplyLocked(reply string) {
 	if p.resp.Expires > 0 {
 		g.expires = time.Now().Add(p.resp.Expires)
 	}
-	p.replies[reply] = g
+	p.replies[strings.Clone(reply)] = g
 }
 
 // canSubscribe checks a subscription: a wildcard subscription is allowed

@@ -116,8 +116,11 @@ func (s *Server) ClusterName() string { return s.getOpts().Cluster.Name }
 // Running reports whether the server accepts connections.
 func (s *Server) Running() bool { return s.running.Load() }
 
-// JetStreamEnabled reports whether JetStream is on.
-func (s *Server) JetStreamEnabled() bool { return s.getOpts().JetStream }
+// JetStreamEnabled reports whether JetStream is serving. It is false until
+// the JetStream subsystem exists, whatever the options ask for.
+func (s *Server) JetStreamEnabled() bool { return s.jetStreamReady() }
+
+func (s *Server) jetStreamReady() bool { return false }
 
 // NumClients returns the number of connected clients.
 func (s *Server) NumClients() int {
@@ -137,6 +140,9 @@ func (s *Server) Start() {
 	s.Noticef("  ID:       %s", s.id)
 	if o.ConfigFile != "" {
 		s.Noticef("Using configuration file: %s", o.ConfigFile)
+	}
+	if o.JetStream {
+		s.Warnf("JetStream was requested (store dir %s) but is not implemented in this Tern build yet; serving core NATS only", o.StoreDir)
 	}
 	if err := s.startSystemAccount(); err != nil {
 		s.Fatalf("Error starting system account: %v", err)

@@ -122,7 +122,7 @@ func (s *Server) sysRespond(acc *Account, subject string, h func([]byte) any, is
 func (s *Server) serverInfo() *ServerInfo {
 	o := s.getOpts()
 	return &ServerInfo{Name: s.name, Host: o.Host, ID: s.id, Cluster: o.Cluster.Name, Domain: o.JetStreamDomain,
-		Version: VERSION, Tags: o.Tags, JetStream: o.JetStream, Seq: s.cidGen.Load(), Time: time.Now().UTC()}
+		Version: VERSION, Tags: o.Tags, JetStream: s.jetStreamReady(), Seq: s.cidGen.Load(), Time: time.Now().UTC()}
 }
 
 func (s *Server) statsz() *ServerStats {
