@@ -33,6 +33,10 @@ type connectOpts struct {
 	NewAccount   bool   `json:"new_account,omitempty"`
 }
 
+// defaultConnectOpts are nats-server's defaults for fields a CONNECT omits
+// (and for clients that never send one): verbose, pedantic and echo.
+var defaultConnectOpts = connectOpts{Verbose: true, Pedantic: true, Echo: true}
+
 // client is one client connection. Its read loop owns the parser and pcd;
 // everything else is guarded by mu.
 type client struct {
@@ -77,6 +81,7 @@ type clientStats struct {
 func newClient(s *Server, nc net.Conn, cid uint64) *client {
 	c := &client{srv: s, nc: nc, cid: cid, start: time.Now(), subs: map[string]*subscription{}}
 	c.lastAct = c.start
+	c.opts = defaultConnectOpts // a client that never sends CONNECT (telnet)
 	if addr, ok := nc.RemoteAddr().(*net.TCPAddr); ok {
 		c.host, c.port = addr.IP.String(), addr.Port
 	}
@@ -155,8 +160,7 @@ func (c *client) String() string {
 
 // ProcessConnect handles CONNECT.
 func (c *client) ProcessConnect(arg []byte) error {
-	var co connectOpts
-	co.Echo = true
+	co := defaultConnectOpts // CONNECT JSON is merged into the defaults
 	if err := json.Unmarshal(arg, &co); err != nil {
 		return &proto.Error{Text: "Parser Error", Close: true}
 	}
@@ -196,7 +200,7 @@ func (c *client) ProcessConnect(arg []byte) error {
 // ProcessPing answers PING with PONG.
 func (c *client) ProcessPing() error {
 	c.mu.Lock()
-	c.out.appendString("PONG\r\n")
+	c.out.writeString("PONG\r\n")
 	c.mu.Unlock()
 	c.pcd[c] = struct{}{}
 	return nil
@@ -216,7 +220,7 @@ func (c *client) ProcessPong() error {
 
 func (c *client) sendOK() {
 	c.mu.Lock()
-	c.out.appendString("+OK\r\n")
+	c.out.writeString("+OK\r\n")
 	c.mu.Unlock()
 	c.pcd[c] = struct{}{}
 }
@@ -224,7 +228,7 @@ func (c *client) sendOK() {
 // sendErr queues -ERR '<text>' and keeps the connection.
 func (c *client) sendErr(text string) {
 	c.mu.Lock()
-	c.out.appendString("-ERR '" + text + "'\r\n")
+	c.out.writeString("-ERR '" + text + "'\r\n")
 	c.mu.Unlock()
 	c.out.signal()
 }

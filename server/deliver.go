@@ -147,7 +147,7 @@ func (s *Server) deliverTo(c *client, acc *Account, sub *subscription, subject, 
 
 // appendMsgLocked queues MSG or HMSG.
 func (c *client) appendMsgLocked(subject, sid, reply string, hdr, msg []byte) {
-	b := c.out.buf
+	b := c.out.hdr[:0]
 	if len(hdr) > 0 {
 		b = append(b, "HMSG "...)
 	} else {
@@ -167,10 +167,11 @@ func (c *client) appendMsgLocked(subject, sid, reply string, hdr, msg []byte) {
 	}
 	b = strconv.AppendInt(b, int64(len(hdr)+len(msg)), 10)
 	b = append(b, "\r\n"...)
-	b = append(b, hdr...)
-	b = append(b, msg...)
-	b = append(b, "\r\n"...)
-	c.out.buf = b
+	c.out.hdr = b
+	c.out.write(b)
+	c.out.write(hdr)
+	c.out.write(msg)
+	c.out.writeString("\r\n")
 }
 
 // sendNoResponders answers a request nobody received with a 503 status on

@@ -59,7 +59,7 @@ func (c *client) sendAsyncInfo() {
 		c.mu.Unlock()
 		return
 	}
-	c.out.buf = append(c.out.buf, c.srv.infoFor(c)...)
+	c.out.write(c.srv.infoFor(c))
 	c.mu.Unlock()
 	c.out.signal()
 }

@@ -67,7 +67,7 @@ func (c *client) connInfo(now time.Time, closed bool) *ConnInfo {
 	ci := &ConnInfo{
 		Cid: c.cid, Kind: "Client", Type: "nats", IP: c.host, Port: c.port, Start: c.start,
 		LastActivity: c.lastAct, Uptime: myUptime(now.Sub(c.start)), Idle: myUptime(now.Sub(c.lastAct)),
-		Pending: len(c.out.buf), InMsgs: c.stats.inMsgs.Load(), OutMsgs: c.stats.outMsgs.Load(),
+		Pending: c.out.pending, InMsgs: c.stats.inMsgs.Load(), OutMsgs: c.stats.outMsgs.Load(),
 		InBytes: c.stats.inBytes.Load(), OutBytes: c.stats.outBytes.Load(), NumSubs: uint32(len(c.subs)),
 		Name: c.opts.Name, Lang: c.opts.Lang, Version: c.opts.Version, AuthorizedUser: c.user,
 	}

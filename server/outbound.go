@@ -9,30 +9,6 @@ import (
 
 var errClosed = errors.New("connection closed")
 
-// outbound is a client's pending output. Producers append under the
-// client's mu; the write loop swaps the buffer out and writes it with one
-// system call, so everything queued between two wakeups goes out together.
-type outbound struct {
-	buf   []byte
-	spare []byte
-	sig   chan struct{}
-	done  chan struct{}
-}
-
-func (o *outbound) init() {
-	o.sig = make(chan struct{}, 1)
-	o.done = make(chan struct{})
-}
-
-func (o *outbound) signal() {
-	select {
-	case o.sig <- struct{}{}:
-	default:
-	}
-}
-
-func (o *outbound) appendString(s string) { o.buf = append(o.buf, s...) }
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // writeLoop flushes queued output until the connection closes.
@@ -41,19 +17,16 @@ func (c *client) writeLoop() {
 	defer close(c.out.done)
 	for range c.out.sig {
 		c.mu.Lock()
-		buf, closing := c.out.buf, c.closing
-		c.out.buf = c.out.spare[:0]
-		c.out.spare = nil
+		chunks, n := c.out.take()
+		closing := c.closing
 		wd := c.srv.getOpts().WriteDeadline
 		c.mu.Unlock()
-		if len(buf) > 0 && !c.write(buf, wd) {
+		if n > 0 && !c.write(chunks, n, wd) {
 			return
 		}
 		c.mu.Lock()
-		if cap(buf) <= 1<<20 {
-			c.out.spare = buf[:0]
-		}
-		pendingClose := c.closing && len(c.out.buf) == 0
+		c.out.recycle(chunks)
+		pendingClose := c.closing && c.out.pending == 0
 		c.mu.Unlock()
 		if closing || pendingClose {
 			c.nc.Close()
@@ -62,17 +35,18 @@ func (c *client) writeLoop() {
 	}
 }
 
-// write sends buf; on failure it closes the connection and reports false.
-func (c *client) write(buf []byte, wd time.Duration) bool {
+// write sends the chunks with one writev; on failure it closes the
+// connection and reports false. Only the write loop calls it.
+func (c *client) write(chunks [][]byte, size int, wd time.Duration) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(wd))
-	n, err := c.nc.Write(buf)
-	c.stats.outBytes.Add(0)
+	c.out.wbufs = append(c.out.wbufs[:0], chunks...)
+	n, err := c.out.wbufs.WriteTo(c.nc)
 	if err == nil {
 		return true
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		c.srv.Noticef("%s - Slow Consumer Detected: WriteDeadline of %v exceeded with %d of %d bytes written", c, wd, n, len(buf))
+		c.srv.Noticef("%s - Slow Consumer Detected: WriteDeadline of %v exceeded with %d of %d bytes written", c, wd, n, size)
 		c.srv.stats.slowConsumers.Add(1)
 		c.markClosed(SlowConsumerWriteDeadline)
 	} else {
@@ -123,7 +97,7 @@ func (c *client) closeNow(reason ClosedState) {
 // queueLocked checks the pending limit after data was appended under mu.
 // It returns false when the client became a slow consumer.
 func (c *client) checkPendingLocked() bool {
-	if int64(len(c.out.buf)) <= c.srv.maxPending.Load() || c.closing {
+	if int64(c.out.pending) <= c.srv.maxPending.Load() || c.closing {
 		return true
 	}
 	c.srv.Noticef("%s - Slow Consumer Detected: MaxPending of %d Exceeded", c, c.srv.maxPending.Load())
@@ -131,7 +105,7 @@ func (c *client) checkPendingLocked() bool {
 	c.closing = true
 	c.reason = SlowConsumerPendingBytes
 	c.stopTimersLocked()
-	c.out.buf = nil
+	c.out.drop()
 	go c.nc.Close()
 	c.out.signal()
 	return false
@@ -183,7 +157,7 @@ func (c *client) processPingTimer() {
 	}
 	c.pingOut++
 	c.rttStart = time.Now()
-	c.out.appendString("PING\r\n")
+	c.out.writeString("PING\r\n")
 	c.mu.Unlock()
 	c.out.signal()
 	c.setPingTimer()

@@ -223,7 +223,7 @@ func (s *Server) createClient(nc net.Conn) {
 	s.mu.Unlock()
 	s.stats.totalConns.Add(1)
 	c.mu.Lock()
-	c.out.buf = append(c.out.buf, s.infoFor(c)...)
+	c.out.write(s.infoFor(c))
 	c.mu.Unlock()
 	s.wg.Add(2)
 	go c.writeLoop()

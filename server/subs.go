@@ -16,6 +16,9 @@ func bytesToString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// unsafeBytes views s as bytes; the caller must not modify them.
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 func fastrand() uint32 { return rand.Uint32() }
 
 // ProcessSub handles SUB.

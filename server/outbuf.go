@@ -1,0 +1,85 @@
+package server
+
+import (
+	"net"
+	"sync"
+)
+
+// outChunkSize is the size of pooled outbound chunks. Output is a list of
+// chunks written with one writev, so queuing never copies what is already
+// queued and a busy connection recycles a few chunks instead of growing one
+// large buffer.
+const outChunkSize = 32 * 1024
+
+var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, outChunkSize); return &b }}
+
+// outbound is a client's pending output, guarded by the client's mu.
+type outbound struct {
+	chunks  [][]byte
+	pending int // bytes queued
+	spare   [][]byte
+	wbufs   net.Buffers // the write loop's scratch iovec list
+	hdr     []byte      // scratch for MSG/HMSG control lines
+	sig     chan struct{}
+	done    chan struct{}
+}
+
+func (o *outbound) init() {
+	o.sig = make(chan struct{}, 1)
+	o.done = make(chan struct{})
+}
+
+func (o *outbound) signal() {
+	select {
+	case o.sig <- struct{}{}:
+	default:
+	}
+}
+
+// write queues p.
+func (o *outbound) write(p []byte) {
+	o.pending += len(p)
+	for len(p) > 0 {
+		n := len(o.chunks)
+		if n == 0 || len(o.chunks[n-1]) == cap(o.chunks[n-1]) {
+			o.chunks = append(o.chunks, (*chunkPool.Get().(*[]byte))[:0])
+			n++
+		}
+		last := o.chunks[n-1]
+		m := copy(last[len(last):cap(last)], p)
+		o.chunks[n-1] = last[:len(last)+m]
+		p = p[m:]
+	}
+}
+
+func (o *outbound) writeString(s string) {
+	o.write(unsafeBytes(s))
+}
+
+// take hands the queued chunks to the write loop.
+func (o *outbound) take() ([][]byte, int) {
+	chunks, n := o.chunks, o.pending
+	o.chunks, o.spare = o.spare[:0], nil
+	o.pending = 0
+	return chunks, n
+}
+
+// recycle returns written chunks to the pool and keeps the slice for reuse.
+func (o *outbound) recycle(chunks [][]byte) {
+	for i, c := range chunks {
+		if cap(c) == outChunkSize {
+			c = c[:0]
+			chunkPool.Put(&c)
+		}
+		chunks[i] = nil
+	}
+	if o.spare == nil && cap(chunks) <= 1024 {
+		o.spare = chunks[:0]
+	}
+}
+
+// drop discards everything queued (slow consumer close).
+func (o *outbound) drop() {
+	chunks, _ := o.take()
+	o.recycle(chunks)
+}
