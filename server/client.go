@@ -160,6 +160,9 @@ func (c *client) String() string {
 
 // ProcessConnect handles CONNECT.
 func (c *client) ProcessConnect(arg []byte) error {
+	if c.tracing() {
+		c.traceIn("CONNECT", redactConnect(arg))
+	}
 	co := defaultConnectOpts // CONNECT JSON is merged into the defaults
 	if err := json.Unmarshal(arg, &co); err != nil {
 		return &proto.Error{Text: "Parser Error", Close: true}
@@ -199,6 +202,10 @@ func (c *client) ProcessConnect(arg []byte) error {
 
 // ProcessPing answers PING with PONG.
 func (c *client) ProcessPing() error {
+	if c.tracing() {
+		c.traceIn("PING")
+		c.traceOut("PONG")
+	}
 	c.mu.Lock()
 	c.out.writeString("PONG\r\n")
 	c.mu.Unlock()
@@ -208,6 +215,9 @@ func (c *client) ProcessPing() error {
 
 // ProcessPong resets the outstanding-ping count.
 func (c *client) ProcessPong() error {
+	if c.tracing() {
+		c.traceIn("PONG")
+	}
 	c.mu.Lock()
 	c.pingOut = 0
 	if !c.rttStart.IsZero() {
@@ -227,6 +237,9 @@ func (c *client) sendOK() {
 
 // sendErr queues -ERR '<text>' and keeps the connection.
 func (c *client) sendErr(text string) {
+	if c.tracing() {
+		c.traceOut("-ERR '" + text + "'")
+	}
 	c.mu.Lock()
 	c.out.writeString("-ERR '" + text + "'\r\n")
 	c.mu.Unlock()

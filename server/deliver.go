@@ -9,6 +9,9 @@ import (
 
 // ProcessPub handles PUB and HPUB from the client.
 func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
+	if c.tracing() {
+		c.tracePub(subject, reply, hdr, msg)
+	}
 	c.stats.inMsgs.Add(1)
 	c.stats.inBytes.Add(int64(len(msg)))
 	c.srv.stats.inMsgs.Add(1)

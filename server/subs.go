@@ -23,6 +23,9 @@ func fastrand() uint32 { return rand.Uint32() }
 
 // ProcessSub handles SUB.
 func (c *client) ProcessSub(subject, queue, sid []byte) error {
+	if c.tracing() {
+		c.traceIn("SUB", subject, queue, sid)
+	}
 	subj, q, id := string(subject), string(queue), string(sid)
 	if !sublist.ValidSubject(subj) || (q != "" && !sublist.ValidQueueName(q)) {
 		c.sendErr("Invalid Subject")
@@ -73,6 +76,9 @@ func (c *client) okIfVerbose() {
 
 // ProcessUnsub handles UNSUB [max].
 func (c *client) ProcessUnsub(sid []byte, max int64) error {
+	if c.tracing() {
+		c.traceIn("UNSUB", sid)
+	}
 	c.mu.Lock()
 	sub := c.subs[string(sid)]
 	if sub == nil {
