@@ -20,11 +20,12 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 		c.sendOK()
 	}
 	subj := bytesToString(subject)
-	if !sublist.ValidLiteralSubject(subj) {
-		if c.opts.Pedantic {
-			c.sendErr("Invalid Publish Subject")
-		}
+	if c.opts.Pedantic && !sublist.ValidLiteralSubject(subj) {
+		c.sendErr("Invalid Publish Subject")
 		return nil
+	}
+	if !sublist.ValidPublishSubject(subj) {
+		return nil // nothing can match it
 	}
 	if c.perms != nil && !c.pubAllowed(subj) {
 		c.pubPermissionViolation(subj)

@@ -29,9 +29,10 @@ func naiveValid(s string) (valid, literal bool) {
 }
 
 // naiveMatch reports whether the valid pattern matches subject, by splitting
-// both on '.' and comparing token by token.
+// both on '.' and comparing token by token. Wildcard tokens in the subject
+// are literal tokens (nats-server routes such publishes).
 func naiveMatch(pattern, subject string) bool {
-	if _, lit := naiveValid(subject); !lit {
+	if subject == "" || strings.ContainsAny(subject, " \t\r\n") || slices.Contains(strings.Split(subject, "."), "") {
 		return false
 	}
 	p, s := strings.Split(pattern, "."), strings.Split(subject, ".")

@@ -40,7 +40,7 @@ func (s *Sublist[T]) MatchBytes(subject []byte) *Result[T] {
 // trie changed between computing and storing (see the package comment).
 func (s *Sublist[T]) matchMiss(subject string) *Result[T] {
 	s.misses.Add(1)
-	if !ValidLiteralSubject(subject) {
+	if !ValidPublishSubject(subject) {
 		return s.empty
 	}
 	s.mu.RLock()
@@ -181,7 +181,7 @@ func (s *Sublist[T]) HasInterest(subject string) bool {
 	if r, ok := s.cache[subject]; ok {
 		return !r.Empty()
 	}
-	if !ValidLiteralSubject(subject) {
+	if !ValidPublishSubject(subject) {
 		return false
 	}
 	return hasInterest(s.root, subject)

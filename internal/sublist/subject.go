@@ -68,6 +68,30 @@ func ValidLiteralSubject(s string) bool {
 	return ok && !wild
 }
 
+// ValidPublishSubject reports whether s can be routed: non-empty tokens and
+// no whitespace. Unlike ValidLiteralSubject it accepts "*" and ">" tokens
+// anywhere and treats them as literal tokens, as nats-server routes such
+// publishes (the object store publishes to DIRECT.GET.<stream>.$O.b.M.>).
+func ValidPublishSubject(s string) bool {
+	if s == "" {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i < len(s) && s[i] != '.' {
+			if isSpace(s[i]) {
+				return false
+			}
+			continue
+		}
+		if i == start {
+			return false
+		}
+		start = i + 1
+	}
+	return true
+}
+
 // ValidQueueName reports whether s can be used as a queue group name:
 // non-empty and free of whitespace.
 func ValidQueueName(s string) bool {

@@ -83,7 +83,7 @@ func TestMatchTable(t *testing.T) {
 		{"embedded wildcard no glob", []sub{{"foo*", "", 1}}, "foox", nil},
 		{"queue grouping", []sub{{"foo.bar", "q1", 1}, {"foo.*", "q1", 2}, {"foo.bar", "q2", 3}, {"foo.bar", "", 4}, {"foo.>", "q1", 5}}, "foo.bar", []string{"4", "q1:1", "q1:2", "q1:5", "q2:3"}},
 		{"same value many patterns", []sub{{"foo.bar", "", 1}, {"foo.*", "", 1}, {">", "", 1}, {"foo.bar", "q", 1}}, "foo.bar", []string{"1", "1", "1", "q:1"}},
-		{"wildcard subject matches nothing", []sub{{"foo.*", "", 1}, {">", "", 2}}, "foo.*", nil},
+		{"wildcard tokens in a published subject are literal", []sub{{"foo.*", "", 1}, {">", "", 2}, {"foo.bar", "", 3}}, "foo.*", []string{"1", "2"}},
 		{"invalid subject matches nothing", []sub{{">", "", 1}}, "foo..bar", nil},
 		{"empty subject matches nothing", []sub{{">", "", 1}}, "", nil},
 	}
@@ -486,5 +486,29 @@ func TestManyQueueGroups(t *testing.T) {
 	}
 	if !s.root.isEmpty() {
 		t.Fatal("trie not empty")
+	}
+}
+
+func TestMatchWildcardTokensAsLiterals(t *testing.T) {
+	s := New[int]()
+	for i, p := range []string{"a.>", "a.*.c", "a.>.c", "a.b", "x.*"} {
+		_ = s.Insert(p, "", i)
+	}
+	cases := map[string][]int{
+		"a.>":   {0},    // literal ">" token: matched by a.> only
+		"a.*.c": {0, 1}, // literal "*" token matched by a.> and a.*.c
+		"x.>":   {4},
+		"a..b":  nil,
+		"a. b":  nil,
+	}
+	for subj, want := range cases {
+		got := append([]int(nil), s.Match(subj).Plain...)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%q: got %v want %v", subj, got, want)
+		}
+	}
+	if !ValidPublishSubject("a.>.b") || ValidPublishSubject("a..b") || ValidPublishSubject("") || ValidPublishSubject("a b") {
+		t.Fatal("ValidPublishSubject")
 	}
 }
