@@ -135,8 +135,14 @@ func (s *Server) connz(o *ConnzOptions) *Connz {
 		cz.Conns = []*ConnInfo{}
 	}
 	if !o.Username {
-		for _, ci := range cz.Conns {
-			ci.AuthorizedUser = ""
+		// Closed entries are shared with the closed ring: hide the user
+		// on a copy, never on the stored record.
+		for i, ci := range cz.Conns {
+			if ci.AuthorizedUser != "" {
+				cp := *ci
+				cp.AuthorizedUser = ""
+				cz.Conns[i] = &cp
+			}
 		}
 	}
 	return cz

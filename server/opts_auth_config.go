@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"strings"
 	"time"
 
@@ -278,9 +279,9 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 		case "store_dir", "storedir", "store":
 			o.StoreDir = asString(ce, v)
 		case "max_memory_store", "max_mem_store", "max_mem":
-			o.JetStreamMaxMemory = int64(asInt(ce, v))
+			o.JetStreamMaxMemory = asStorageSize(ce, v)
 		case "max_file_store", "max_file":
-			o.JetStreamMaxStore = int64(asInt(ce, v))
+			o.JetStreamMaxStore = asStorageSize(ce, v)
 		case "domain":
 			o.JetStreamDomain = asString(ce, v)
 		case "sync_interval", "sync":
@@ -293,6 +294,25 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 			ce.warnf(v, "unknown field %q in jetstream", k)
 		}
 	}
+}
+
+// asStorageSize takes a number, or a string such as "512M" whose K/M/G/T
+// suffix is a power of 1024, as nats-server's getStorageSize does.
+func asStorageSize(ce *configErrors, tk any) int64 {
+	str, ok := conf.Unwrap(tk).(string)
+	if !ok {
+		return int64(asInt(ce, tk))
+	}
+	if str == "" {
+		return 0
+	}
+	shift := map[byte]uint{'K': 10, 'M': 20, 'G': 30, 'T': 40}[str[len(str)-1]]
+	n, err := strconv.ParseInt(str[:len(str)-1], 10, 64)
+	if shift == 0 || err != nil {
+		ce.errf(tk, "invalid storage size %q: sizes defined as strings must end in K, M, G, T", str)
+		return 0
+	}
+	return n << shift
 }
 
 func (o *Options) parseCluster(ce *configErrors, tk any) {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"net/url"
 	"strconv"
@@ -132,9 +133,9 @@ func (o *Options) processConfigKey(ce *configErrors, k string, tk any) {
 func (o *Options) processLimitsKey(ce *configErrors, k string, tk any) {
 	switch strings.ToLower(k) {
 	case "max_control_line":
-		o.MaxControlLine = int32(asInt(ce, tk))
+		o.MaxControlLine = asInt32(ce, k, tk)
 	case "max_payload":
-		o.MaxPayload = int32(asInt(ce, tk))
+		o.MaxPayload = asInt32(ce, k, tk)
 	case "max_pending":
 		o.MaxPending = int64(asInt(ce, tk))
 	case "max_connections", "max_conn":
@@ -228,6 +229,17 @@ func asInt(ce *configErrors, tk any) int {
 	}
 	ce.errf(tk, "expected a number, got %T", conf.Unwrap(tk))
 	return 0
+}
+
+// asInt32 is asInt for int32 options; values that do not fit are errors
+// rather than wrapping around (4GB would become 0, 3GB negative).
+func asInt32(ce *configErrors, k string, tk any) int32 {
+	n := asInt(ce, tk)
+	if n > math.MaxInt32 || n < math.MinInt32 {
+		ce.errf(tk, "%s value is too big", k)
+		return 0
+	}
+	return int32(n)
 }
 
 func asBool(ce *configErrors, tk any) bool {

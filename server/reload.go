@@ -28,6 +28,9 @@ func (s *Server) Reload() error {
 func (s *Server) ReloadOptions(newOpts *Options) error {
 	cur := s.getOpts()
 	nw := newOpts.Clone()
+	// NoLog and NoSigs are not config file options: keep the running
+	// server's, or a reload would turn logging back on.
+	nw.NoLog, nw.NoSigs = cur.NoLog, cur.NoSigs
 	setBaselineOptions(nw)
 	if err := validateOptions(nw); err != nil {
 		return err
@@ -58,6 +61,26 @@ func checkReloadable(cur, nw *Options) error {
 		return errors.New("config reload not supported for jetstream")
 	case cur.Cluster != nw.Cluster:
 		return errors.New("config reload not supported for cluster")
+	case !sameAccountNames(cur.Accounts, nw.Accounts):
+		// Accounts are registered at start only; users of an added account
+		// would otherwise be bound to the global account.
+		return errors.New("config reload not supported for adding or removing accounts")
 	}
 	return nil
+}
+
+func sameAccountNames(a, b []*Account) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	names := make(map[string]bool, len(a))
+	for _, acc := range a {
+		names[acc.Name] = true
+	}
+	for _, acc := range b {
+		if !names[acc.Name] {
+			return false
+		}
+	}
+	return true
 }
