@@ -1,0 +1,430 @@
+package server
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+)
+
+// storedMsgSize is the accounted size of a message, the same in every store.
+func storedMsgSize(subj string, hdr, msg []byte) uint64 {
+	return uint64(30 + len(subj) + len(hdr) + len(msg))
+}
+
+type memMsg struct {
+	subj string
+	hdr  []byte
+	msg  []byte
+	ts   int64
+}
+
+// memStore is the in-memory StreamStore.
+type memStore struct {
+	mu     sync.RWMutex
+	msgs   map[uint64]*memMsg
+	first  uint64 // first sequence (may be a deleted slot until trimmed)
+	last   uint64
+	bytes  uint64
+	fss    map[string]*SimpleState
+	limits StoreLimits
+	closed bool
+}
+
+func newMemStore(limits StoreLimits) *memStore {
+	return &memStore{msgs: map[uint64]*memMsg{}, fss: map[string]*SimpleState{}, first: 1, limits: limits}
+}
+
+func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.closed {
+		return 0, ErrStoreClosed
+	}
+	ms.last++
+	seq := ms.last
+	m := &memMsg{subj: subj, ts: ts}
+	if len(hdr) > 0 {
+		m.hdr = append([]byte(nil), hdr...)
+	}
+	m.msg = append([]byte(nil), msg...)
+	ms.msgs[seq] = m
+	ms.bytes += storedMsgSize(subj, hdr, msg)
+	ss := ms.fss[subj]
+	if ss == nil {
+		ss = &SimpleState{First: seq}
+		ms.fss[subj] = ss
+	}
+	ss.Msgs++
+	ss.Last = seq
+	ms.enforceLimitsLocked(subj)
+	return seq, nil
+}
+
+// enforceLimitsLocked discards from the front until the limits hold.
+func (ms *memStore) enforceLimitsLocked(subj string) {
+	if max := ms.limits.MaxMsgsPerSubject; max > 0 {
+		for ss := ms.fss[subj]; ss != nil && ss.Msgs > uint64(max); ss = ms.fss[subj] {
+			ms.removeLocked(ss.First, false)
+		}
+	}
+	if max := ms.limits.MaxMsgs; max > 0 {
+		for uint64(len(ms.msgs)) > uint64(max) {
+			ms.removeLocked(ms.firstLiveLocked(), false)
+		}
+	}
+	if max := ms.limits.MaxBytes; max > 0 {
+		for ms.bytes > uint64(max) && len(ms.msgs) > 0 {
+			ms.removeLocked(ms.firstLiveLocked(), false)
+		}
+	}
+}
+
+func (ms *memStore) firstLiveLocked() uint64 {
+	for seq := ms.first; seq <= ms.last; seq++ {
+		if _, ok := ms.msgs[seq]; ok {
+			ms.first = seq
+			return seq
+		}
+	}
+	ms.first = ms.last + 1
+	return 0
+}
+
+// removeLocked deletes seq; it reports whether it existed.
+func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
+	m, ok := ms.msgs[seq]
+	if !ok {
+		return false
+	}
+	if erase {
+		clear(m.msg)
+		clear(m.hdr)
+	}
+	delete(ms.msgs, seq)
+	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
+	ss := ms.fss[m.subj]
+	ss.Msgs--
+	switch {
+	case ss.Msgs == 0:
+		delete(ms.fss, m.subj)
+	case ss.Msgs == 1 && seq == ss.First:
+		ss.First = ss.Last
+	case ss.Msgs == 1 && seq == ss.Last:
+		ss.Last = ss.First
+	case seq == ss.First:
+		ss.First = ms.nextForSubjectLocked(m.subj, seq+1)
+	case seq == ss.Last:
+		ss.Last = ms.prevForSubjectLocked(m.subj, seq-1)
+	}
+	if seq == ms.first {
+		ms.firstLiveLocked()
+	}
+	return true
+}
+
+func (ms *memStore) nextForSubjectLocked(subj string, from uint64) uint64 {
+	for seq := from; seq <= ms.last; seq++ {
+		if m, ok := ms.msgs[seq]; ok && m.subj == subj {
+			return seq
+		}
+	}
+	return 0
+}
+
+func (ms *memStore) prevForSubjectLocked(subj string, from uint64) uint64 {
+	for seq := from; seq >= ms.first && seq > 0; seq-- {
+		if m, ok := ms.msgs[seq]; ok && m.subj == subj {
+			return seq
+		}
+	}
+	return 0
+}
+
+func (ms *memStore) SkipMsgs(n uint64) error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.last += n
+	if len(ms.msgs) == 0 {
+		ms.first = ms.last + 1
+	}
+	return nil
+}
+
+func (ms *memStore) LoadMsg(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	m, ok := ms.msgs[seq]
+	if !ok {
+		if seq > ms.last {
+			return nil, ErrStoreEOF
+		}
+		return nil, ErrStoreMsgNotFound
+	}
+	if sm == nil {
+		sm = &StoreMsg{}
+	}
+	sm.copyFrom(m.subj, m.hdr, m.msg, seq, m.ts)
+	return sm, nil
+}
+
+func (ms *memStore) LastSeqForSubject(filter string) uint64 {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	return ms.lastSeqLocked(filter)
+}
+
+func (ms *memStore) lastSeqLocked(filter string) uint64 {
+	if filter == "" || filter == ">" {
+		if len(ms.msgs) == 0 {
+			return 0
+		}
+		return ms.last
+	}
+	if !sublist.SubjectHasWildcard(filter) {
+		if ss := ms.fss[filter]; ss != nil {
+			return ss.Last
+		}
+		return 0
+	}
+	var last uint64
+	for subj, ss := range ms.fss {
+		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
+			last = ss.Last
+		}
+	}
+	return last
+}
+
+func (ms *memStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error) {
+	ms.mu.RLock()
+	seq := ms.lastSeqLocked(filter)
+	ms.mu.RUnlock()
+	if seq == 0 {
+		return nil, ErrStoreMsgNotFound
+	}
+	return ms.LoadMsg(seq, sm)
+}
+
+func (ms *memStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*StoreMsg, error) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	start = max(start, ms.first)
+	all := filter == "" || filter == ">"
+	wild := sublist.SubjectHasWildcard(filter)
+	if !all && !wild {
+		ss := ms.fss[filter]
+		if ss == nil || ss.Last < start {
+			return nil, ErrStoreEOF
+		}
+		start = max(start, ss.First)
+	}
+	for seq := start; seq <= ms.last; seq++ {
+		m, ok := ms.msgs[seq]
+		if !ok || !(all || m.subj == filter || wild && sublist.MatchLiteral(m.subj, filter)) {
+			continue
+		}
+		if sm == nil {
+			sm = &StoreMsg{}
+		}
+		sm.copyFrom(m.subj, m.hdr, m.msg, seq, m.ts)
+		return sm, nil
+	}
+	return nil, ErrStoreEOF
+}
+
+func (ms *memStore) RemoveMsg(seq uint64) (bool, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.removeLocked(seq, false), nil
+}
+
+func (ms *memStore) EraseMsg(seq uint64) (bool, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	return ms.removeLocked(seq, true), nil
+}
+
+func (ms *memStore) Purge() (uint64, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	n := uint64(len(ms.msgs))
+	ms.msgs = map[uint64]*memMsg{}
+	ms.fss = map[string]*SimpleState{}
+	ms.bytes = 0
+	ms.first = ms.last + 1
+	return n, nil
+}
+
+func (ms *memStore) PurgeEx(subject string, seq, keep uint64) (uint64, error) {
+	if (subject == "" || subject == ">") && seq == 0 && keep == 0 {
+		return ms.Purge()
+	}
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	victims := ms.matchingLocked(subject)
+	if seq > 0 {
+		victims = filterSeqs(victims, func(s uint64) bool { return s < seq })
+	}
+	if keep > 0 {
+		if uint64(len(victims)) <= keep {
+			return 0, nil
+		}
+		victims = victims[:uint64(len(victims))-keep]
+	}
+	for _, s := range victims {
+		ms.removeLocked(s, false)
+	}
+	return uint64(len(victims)), nil
+}
+
+// matchingLocked lists the sequences of messages matching subject, ascending.
+func (ms *memStore) matchingLocked(subject string) []uint64 {
+	all := subject == "" || subject == ">"
+	var out []uint64
+	for seq, m := range ms.msgs {
+		if all || sublist.MatchLiteral(m.subj, subject) {
+			out = append(out, seq)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func filterSeqs(seqs []uint64, keep func(uint64) bool) []uint64 {
+	out := seqs[:0]
+	for _, s := range seqs {
+		if keep(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (ms *memStore) Compact(seq uint64) (uint64, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	var n uint64
+	for s := ms.first; s < seq && s <= ms.last; s++ {
+		if ms.removeLocked(s, false) {
+			n++
+		}
+	}
+	if seq > ms.last {
+		ms.last = seq - 1
+	}
+	if len(ms.msgs) == 0 {
+		ms.first = ms.last + 1
+	} else if ms.first < seq {
+		ms.firstLiveLocked()
+	}
+	return n, nil
+}
+
+func (ms *memStore) ExpireBefore(cutoff int64) (uint64, error) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	var n uint64
+	for len(ms.msgs) > 0 {
+		seq := ms.firstLiveLocked()
+		if ms.msgs[seq].ts >= cutoff {
+			break
+		}
+		ms.removeLocked(seq, false)
+		n++
+	}
+	return n, nil
+}
+
+func (ms *memStore) FastState(st *StreamState) {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	ms.fastStateLocked(st)
+}
+
+func (ms *memStore) fastStateLocked(st *StreamState) {
+	st.Msgs, st.Bytes, st.LastSeq = uint64(len(ms.msgs)), ms.bytes, ms.last
+	st.FirstSeq = ms.first
+	st.FirstTime, st.LastTime = time.Time{}, time.Time{}
+	if m, ok := ms.msgs[ms.first]; ok {
+		st.FirstTime = time.Unix(0, m.ts).UTC()
+	}
+	if m, ok := ms.msgs[ms.last]; ok {
+		st.LastTime = time.Unix(0, m.ts).UTC()
+	}
+	st.NumSubjects = len(ms.fss)
+	if st.Msgs > 0 {
+		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
+	} else {
+		st.NumDeleted = 0
+	}
+}
+
+func (ms *memStore) State() StreamState {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	var st StreamState
+	ms.fastStateLocked(&st)
+	if st.NumDeleted > 0 {
+		for seq := ms.first; seq <= ms.last; seq++ {
+			if _, ok := ms.msgs[seq]; !ok {
+				st.Deleted = append(st.Deleted, seq)
+			}
+		}
+	}
+	return st
+}
+
+func (ms *memStore) SubjectsState(filter string) map[string]SimpleState {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	out := map[string]SimpleState{}
+	for subj, ss := range ms.fss {
+		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
+			out[subj] = *ss
+		}
+	}
+	return out
+}
+
+func (ms *memStore) FilteredState(seq uint64, subject string) SimpleState {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	var st SimpleState
+	all := subject == "" || subject == ">"
+	for s := max(seq, ms.first); s <= ms.last; s++ {
+		m, ok := ms.msgs[s]
+		if !ok || !(all || sublist.MatchLiteral(m.subj, subject)) {
+			continue
+		}
+		if st.Msgs == 0 {
+			st.First = s
+		}
+		st.Msgs++
+		st.Last = s
+	}
+	return st
+}
+
+func (ms *memStore) UpdateLimits(l StoreLimits) error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.limits = l
+	for subj := range ms.fss {
+		ms.enforceLimitsLocked(subj)
+	}
+	ms.enforceLimitsLocked("")
+	return nil
+}
+
+func (ms *memStore) Sync() error { return nil }
+
+func (ms *memStore) Stop() error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.closed = true
+	return nil
+}
+
+func (ms *memStore) Delete() error { return ms.Stop() }
