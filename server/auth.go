@@ -44,63 +44,100 @@ func comparePasswords(stored, given string) bool {
 	return subtle.ConstantTimeCompare([]byte(stored), []byte(given)) == 1
 }
 
+// binding is who a client authenticated as.
+type binding struct {
+	acc   *Account
+	user  string
+	perms *Permissions
+}
+
 // authenticate checks the CONNECT credentials and binds the client to its
 // account and permissions.
 func (s *Server) authenticate(c *client, co *connectOpts) bool {
-	a := s.getAuth()
+	b, ok := s.checkAuth(s.getAuth(), c.nonce, co)
+	if ok {
+		s.bindClient(c, b.acc, b.user, b.perms)
+	}
+	return ok
+}
+
+// checkAuth decides whether credentials are valid under a.
+func (s *Server) checkAuth(a *authConfig, nonce string, co *connectOpts) (binding, bool) {
 	if !a.required {
-		s.bindClient(c, s.globalAccount(), "", nil)
-		return true
+		return binding{acc: s.globalAccount()}, true
 	}
 	switch {
 	case co.Nkey != "":
-		return s.authNkey(c, a, co)
+		return s.checkNkey(a, nonce, co)
 	case co.Token != "":
-		if a.token == "" || !comparePasswords(a.token, co.Token) {
-			return false
-		}
-		s.bindClient(c, s.globalAccount(), "", nil)
-		return true
+		ok := a.token != "" && comparePasswords(a.token, co.Token)
+		return binding{acc: s.globalAccount()}, ok
 	case co.Username != "":
-		return s.authUser(c, a, co.Username, co.Password, true)
+		return s.checkUser(a, co.Username, co.Password, true)
 	case a.noAuth != "":
-		return s.authUser(c, a, a.noAuth, "", false)
+		return s.checkUser(a, a.noAuth, "", false)
 	}
-	return false
+	return binding{}, false
 }
 
-func (s *Server) authUser(c *client, a *authConfig, name, pass string, check bool) bool {
+func (s *Server) checkUser(a *authConfig, name, pass string, check bool) (binding, bool) {
 	if u, ok := a.users[name]; ok {
 		if check && !comparePasswords(u.Password, pass) {
-			return false
+			return binding{}, false
 		}
-		s.bindClient(c, s.accountOf(u.Account), name, u.Permissions)
-		return true
+		return binding{acc: s.accountOf(u.Account), user: name, perms: u.Permissions}, true
 	}
 	if a.user != "" && name == a.user && (!check || comparePasswords(a.password, pass)) {
-		s.bindClient(c, s.globalAccount(), name, nil)
-		return true
+		return binding{acc: s.globalAccount(), user: name}, true
 	}
-	return false
+	return binding{}, false
 }
 
-func (s *Server) authNkey(c *client, a *authConfig, co *connectOpts) bool {
+func (s *Server) checkNkey(a *authConfig, nonce string, co *connectOpts) (binding, bool) {
 	nu, ok := a.nkeys[co.Nkey]
-	if !ok || c.nonce == "" {
-		return false
+	if !ok || nonce == "" {
+		return binding{}, false
 	}
 	sig, err := base64.RawURLEncoding.DecodeString(co.Sig)
 	if err != nil {
 		if sig, err = base64.StdEncoding.DecodeString(co.Sig); err != nil {
-			return false
+			return binding{}, false
 		}
 	}
 	pub, err := nkeys.FromPublicKey(co.Nkey)
-	if err != nil || pub.Verify([]byte(c.nonce), sig) != nil {
-		return false
+	if err != nil || pub.Verify([]byte(nonce), sig) != nil {
+		return binding{}, false
 	}
-	s.bindClient(c, s.accountOf(nu.Account), co.Nkey, nu.Permissions)
-	return true
+	return binding{acc: s.accountOf(nu.Account), user: co.Nkey, perms: nu.Permissions}, true
+}
+
+// reauthorizeClients re-checks every client against the current auth
+// config after a reload: clients whose credentials no longer hold are
+// closed with an Authorization Violation, the others get the new
+// permissions.
+func (s *Server) reauthorizeClients() {
+	a := s.getAuth()
+	s.mu.Lock()
+	clients := make([]*client, 0, len(s.clients))
+	for _, c := range s.clients {
+		clients = append(clients, c)
+	}
+	s.mu.Unlock()
+	for _, c := range clients {
+		c.mu.Lock()
+		co, pending, nonce := c.opts, !c.connected && c.authTimer != nil, c.nonce
+		c.mu.Unlock()
+		if pending {
+			continue // still within its auth timeout; CONNECT will be checked
+		}
+		b, ok := s.checkAuth(a, nonce, &co)
+		if !ok {
+			s.Noticef("%s - credentials revoked by reload", c)
+			c.sendErrAndClose("Authorization Violation", AuthenticationViolation)
+			continue
+		}
+		s.bindClient(c, b.acc, b.user, b.perms)
+	}
 }
 
 // accountOf resolves a configured account to the registered one.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"sync"
-	"time"
 )
 
 // ClosedState is why a connection closed, named as nats-server names it.
@@ -99,9 +98,4 @@ func (r *closedRing) list() []*ConnInfo {
 		out = append(out, r.items[r.next:]...)
 	}
 	return append(out, r.items[:r.next]...)
-}
-
-func (s *Server) recordClosed(c *client) {
-	ci := c.connInfo(time.Now(), true)
-	s.closed.add(ci)
 }

@@ -134,15 +134,18 @@ func (s *Server) connz(o *ConnzOptions) *Connz {
 	if cz.Conns == nil {
 		cz.Conns = []*ConnInfo{}
 	}
-	if !o.Username {
-		// Closed entries are shared with the closed ring: hide the user
-		// on a copy, never on the stored record.
-		for i, ci := range cz.Conns {
-			if ci.AuthorizedUser != "" {
-				cp := *ci
+	// Closed entries are shared with the closed ring: hide fields on a
+	// copy, never on the stored record.
+	for i, ci := range cz.Conns {
+		if (!o.Username && ci.AuthorizedUser != "") || (!o.Subscriptions && ci.Subs != nil) {
+			cp := *ci
+			if !o.Username {
 				cp.AuthorizedUser = ""
-				cz.Conns[i] = &cp
 			}
+			if !o.Subscriptions {
+				cp.Subs = nil
+			}
+			cz.Conns[i] = &cp
 		}
 	}
 	return cz

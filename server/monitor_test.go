@@ -570,8 +570,6 @@ func TestMonitorHTTPBasePath(t *testing.T) {
 }
 
 func TestMonitorConnzClosedKeepsSubscriptions(t *testing.T) {
-	t.Skip("BUG: closed connections are recorded after teardown cleared c.subs, so /connz?state=closed " +
-		"reports subscriptions 0 (nats-server keeps the count and the list, saveClosedClient)")
 	s := monRunServer(t, nil)
 	nc := monConnect(t, s.ClientURL(), nats.Name("subs-conn"))
 	for _, subj := range []string{"a", "b", "c"} {

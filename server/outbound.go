@@ -116,6 +116,8 @@ func (c *client) checkPendingLocked() bool {
 func (c *client) teardown() {
 	c.closeConnection(ClientClosed)
 	<-c.out.done
+	closed := c.connInfo(time.Now().UTC(), true)
+	closed.Subs = c.subjects()
 	c.mu.Lock()
 	subs := c.subs
 	c.subs = nil
@@ -127,7 +129,7 @@ func (c *client) teardown() {
 		}
 		acc.nclients.Add(-1)
 	}
-	c.srv.removeClient(c)
+	c.srv.removeClient(c, closed)
 }
 
 // pingLoop arms the next server PING.

@@ -44,6 +44,7 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	s.opts.Store(nw)
 	s.maxPending.Store(nw.MaxPending)
 	s.auth.Store(buildAuth(nw))
+	s.reauthorizeClients()
 	s.ConfigureLogger()
 	s.configTime.Store(time.Now().UnixNano())
 	s.Noticef("Reloaded server configuration")

@@ -230,7 +230,7 @@ func (s *Server) createClient(nc net.Conn) {
 	if tooMany {
 		s.Errorf("%s - maximum connections exceeded", c)
 		c.sendErrAndClose("maximum connections exceeded", MaxConnectionsExceeded)
-		go func() { defer s.wg.Done(); <-c.out.done; s.recordClosed(c) }()
+		go func() { defer s.wg.Done(); <-c.out.done; s.closed.add(c.connInfo(time.Now().UTC(), true)) }()
 		return
 	}
 	if !a.required {
@@ -244,11 +244,11 @@ func (s *Server) createClient(nc net.Conn) {
 	go c.readLoop()
 }
 
-func (s *Server) removeClient(c *client) {
+func (s *Server) removeClient(c *client, closed *ConnInfo) {
 	s.mu.Lock()
 	delete(s.clients, c.cid)
 	s.mu.Unlock()
-	s.recordClosed(c)
+	s.closed.add(closed)
 	s.Debugf("%s - Client connection closed: %s", c, c.reason)
 }
 

@@ -478,8 +478,6 @@ func TestReloadErrors(t *testing.T) {
 }
 
 func TestReloadDisconnectsRevokedUsers(t *testing.T) {
-	t.Skip("BUG: Reload does not disconnect clients whose credentials were revoked " +
-		"(nats-server's reloadAuthorization re-checks every client and closes the ones no longer authorized)")
 	f := optsWriteConf(t, t.TempDir(), "rv.conf", "")
 	sysWriteReloadConf(t, f, "b")
 	o, err := ProcessConfigFile(f)
