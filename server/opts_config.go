@@ -2,9 +2,11 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,8 +56,10 @@ func (o *Options) ProcessConfigFile(configFile string) error {
 		return err
 	}
 	ce := &configErrors{}
-	for k, v := range m {
-		o.processConfigKey(ce, k, v)
+	// The parsed map has no order; process keys sorted so the result (and
+	// which of two conflicting keys wins) never varies between runs.
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		o.processConfigKey(ce, k, m[k])
 	}
 	o.configWarnings = ce.warnings
 	if len(ce.errs) > 0 {
