@@ -41,6 +41,7 @@ type Server struct {
 	configTime atomic.Int64 // unix nanos of the last config load
 	logging    logging
 	sysSubs    []*subscription
+	js         atomic.Pointer[jetStream]
 }
 
 type serverStats struct {
@@ -116,11 +117,10 @@ func (s *Server) ClusterName() string { return s.getOpts().Cluster.Name }
 // Running reports whether the server accepts connections.
 func (s *Server) Running() bool { return s.running.Load() }
 
-// JetStreamEnabled reports whether JetStream is serving. It is false until
-// the JetStream subsystem exists, whatever the options ask for.
+// JetStreamEnabled reports whether JetStream is serving.
 func (s *Server) JetStreamEnabled() bool { return s.jetStreamReady() }
 
-func (s *Server) jetStreamReady() bool { return false }
+func (s *Server) jetStreamReady() bool { return s.js.Load() != nil }
 
 // NumClients returns the number of connected clients.
 func (s *Server) NumClients() int {
@@ -141,12 +141,15 @@ func (s *Server) Start() {
 	if o.ConfigFile != "" {
 		s.Noticef("Using configuration file: %s", o.ConfigFile)
 	}
-	if o.JetStream {
-		s.Warnf("JetStream was requested (store dir %s) but is not implemented in this Tern build yet; serving core NATS only", o.StoreDir)
-	}
 	if err := s.startSystemAccount(); err != nil {
 		s.Fatalf("Error starting system account: %v", err)
 		return
+	}
+	if o.JetStream {
+		if err := s.enableJetStream(); err != nil {
+			s.Fatalf("Can't start JetStream: %v", err)
+			return
+		}
 	}
 	if o.HTTPPort != 0 {
 		if err := s.startMonitoring(); err != nil {
@@ -315,6 +318,9 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	s.stopMonitoring()
+	if js := s.js.Load(); js != nil {
+		js.shutdown()
+	}
 	for _, c := range clients {
 		c.closeConnection(ServerShutdown)
 	}

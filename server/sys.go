@@ -43,13 +43,13 @@ type ServerStats struct {
 }
 
 type serverAPIResponse struct {
-	Server *ServerInfo `json:"server"`
-	Data   any         `json:"data,omitempty"`
-	Statsz any         `json:"statsz,omitempty"`
-	Error  *apiErr     `json:"error,omitempty"`
+	Server *ServerInfo  `json:"server"`
+	Data   any          `json:"data,omitempty"`
+	Statsz any          `json:"statsz,omitempty"`
+	Error  *sysAPIError `json:"error,omitempty"`
 }
 
-type apiErr struct {
+type sysAPIError struct {
 	Code        int    `json:"code"`
 	Description string `json:"description,omitempty"`
 }

@@ -1,0 +1,185 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// JetStreamAPILevel is the API level Tern implements (2.10 features).
+const JetStreamAPILevel = 0
+
+// jetStream is the server's JetStream subsystem.
+type jetStream struct {
+	mu       sync.Mutex
+	srv      *Server
+	storeDir string
+	accounts map[string]*jsAccount
+	apiTotal atomic.Int64
+	apiErrs  atomic.Int64
+}
+
+// jsAccount is JetStream for one account.
+type jsAccount struct {
+	mu      sync.RWMutex
+	js      *jetStream
+	acc     *Account
+	dir     string
+	streams map[string]*stream
+	apiSubs []*subscription
+}
+
+// enableJetStream starts JetStream for every account that has it.
+func (s *Server) enableJetStream() error {
+	o := s.getOpts()
+	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}}
+	if err := os.MkdirAll(js.storeDir, 0o750); err != nil {
+		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
+	}
+	s.js.Store(js)
+	s.Noticef("Starting JetStream")
+	s.Noticef("  Store Directory: %q", o.StoreDir)
+	s.Noticef("  API Level: %d", JetStreamAPILevel)
+	for _, acc := range s.jsAccounts(o) {
+		if err := js.enableAccount(acc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsAccounts lists the accounts that get JetStream: those marked in the
+// config, or the global account when no account asks for it.
+func (s *Server) jsAccounts(o *Options) []*Account {
+	var out []*Account
+	for _, a := range o.Accounts {
+		if a.jetstream {
+			out = append(out, s.accs.lookup(a.Name))
+		}
+	}
+	if len(out) == 0 && len(o.Accounts) == 0 {
+		out = append(out, s.globalAccount())
+	}
+	return out
+}
+
+func (js *jetStream) enableAccount(acc *Account) error {
+	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
+	if err := os.MkdirAll(jsa.dir, 0o750); err != nil {
+		return err
+	}
+	js.mu.Lock()
+	js.accounts[acc.Name] = jsa
+	js.mu.Unlock()
+	if err := jsa.recoverStreams(); err != nil {
+		return err
+	}
+	return jsa.subscribeAPI()
+}
+
+func (js *jetStream) account(name string) *jsAccount {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return js.accounts[name]
+}
+
+// shutdown stops every stream, syncing stores.
+func (js *jetStream) shutdown() {
+	js.mu.Lock()
+	accs := make([]*jsAccount, 0, len(js.accounts))
+	for _, a := range js.accounts {
+		accs = append(accs, a)
+	}
+	js.mu.Unlock()
+	for _, jsa := range accs {
+		for _, sub := range jsa.apiSubs {
+			jsa.acc.unsubscribe(sub)
+		}
+		for _, mset := range jsa.streamList() {
+			mset.stop(false)
+		}
+	}
+}
+
+func (jsa *jsAccount) lookup(name string) *stream {
+	jsa.mu.RLock()
+	defer jsa.mu.RUnlock()
+	return jsa.streams[name]
+}
+
+// streamList returns the streams sorted by name.
+func (jsa *jsAccount) streamList() []*stream {
+	jsa.mu.RLock()
+	out := make([]*stream, 0, len(jsa.streams))
+	for _, m := range jsa.streams {
+		out = append(out, m)
+	}
+	jsa.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
+	return out
+}
+
+// streamMeta is what a stream directory records about the stream.
+type streamMeta struct {
+	Config  StreamConfig `json:"config"`
+	Created time.Time    `json:"created"`
+}
+
+const streamMetaFile = "meta.json"
+
+// recoverStreams reopens the streams found in the account's directory.
+func (jsa *jsAccount) recoverStreams() error {
+	entries, err := os.ReadDir(jsa.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(jsa.dir, e.Name(), streamMetaFile))
+		if err != nil {
+			jsa.js.srv.Warnf("JetStream: skipping stream directory %q: %v", e.Name(), err)
+			continue
+		}
+		var meta streamMeta
+		if err := json.Unmarshal(b, &meta); err != nil {
+			jsa.js.srv.Errorf("JetStream: stream %q has a corrupt %s: %v", e.Name(), streamMetaFile, err)
+			continue
+		}
+		if _, err := jsa.addStream(&meta.Config, meta.Created, true); err != nil {
+			jsa.js.srv.Errorf("JetStream: could not recover stream %q: %v", meta.Config.Name, err)
+			continue
+		}
+		jsa.js.srv.Noticef("  Restored stream %q in account %q", meta.Config.Name, jsa.acc.Name)
+	}
+	return nil
+}
+
+func writeFileSync(path string, data []byte) error {
+	tmp := path + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+var errStreamExists = errors.New("stream exists")

@@ -1,0 +1,232 @@
+package server
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const jsAPIPrefix = "$JS.API."
+
+// apiResponse is the part every API response shares.
+type apiResponse struct {
+	Type  string    `json:"type"`
+	Error *ApiError `json:"error,omitempty"`
+}
+
+// apiPaged is the paging part of list responses.
+type apiPaged struct {
+	Total  int `json:"total"`
+	Offset int `json:"offset"`
+	Limit  int `json:"limit"`
+}
+
+type apiPagedRequest struct {
+	Offset int `json:"offset"`
+}
+
+const (
+	apiTypePrefix   = "io.nats.jetstream.api.v1."
+	jsNamesLimit    = 1024
+	jsListLimit     = 256
+	jsSubjectsLimit = 100000
+)
+
+// apiRequest is one API call being answered.
+type apiRequest struct {
+	jsa     *jsAccount
+	c       *client
+	subject string // with the $JS.API. prefix removed
+	reply   string
+	hdr     []byte
+	body    []byte
+}
+
+type apiHandler func(r *apiRequest) any
+
+// apiRoutes maps the leading tokens of an API subject to its handler and
+// response type; "*" marks where the stream name goes.
+var apiRoutes = []struct {
+	prefix  string
+	typ     string
+	handler apiHandler
+}{
+	{"INFO", "account_info_response", (*apiRequest).accountInfo},
+	{"STREAM.CREATE.", "stream_create_response", (*apiRequest).streamCreate},
+	{"STREAM.UPDATE.", "stream_update_response", (*apiRequest).streamUpdate},
+	{"STREAM.INFO.", "stream_info_response", (*apiRequest).streamInfo},
+	{"STREAM.DELETE.", "stream_delete_response", (*apiRequest).streamDelete},
+	{"STREAM.NAMES", "stream_names_response", (*apiRequest).streamNames},
+	{"STREAM.LIST", "stream_list_response", (*apiRequest).streamList},
+	{"STREAM.PURGE.", "stream_purge_response", (*apiRequest).streamPurge},
+	{"STREAM.MSG.GET.", "stream_msg_get_response", (*apiRequest).streamMsgGet},
+	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", (*apiRequest).streamMsgDelete},
+}
+
+// subscribeAPI answers $JS.API requests in the account. DIRECT.GET is left
+// to the streams that allow it, so a direct get nobody serves gets the
+// no-responders status, as with nats-server.
+func (jsa *jsAccount) subscribeAPI() error {
+	subjects := []string{"$JS.API.INFO", "$JS.API.STREAM.>", "$JS.API.CONSUMER.>", "$JS.API.META.>", "$JS.API.ACCOUNT.>"}
+	if d := jsa.js.srv.getOpts().JetStreamDomain; d != "" {
+		subjects = append(subjects, "$JS."+d+".API.>")
+	}
+	for _, subj := range subjects {
+		sub, err := jsa.acc.subscribeInternal(subj, "", jsa.apiRequest)
+		if err != nil {
+			return err
+		}
+		jsa.apiSubs = append(jsa.apiSubs, sub)
+	}
+	return nil
+}
+
+func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject, reply string, hdr, msg []byte) {
+	if reply == "" {
+		return
+	}
+	js := jsa.js
+	js.apiTotal.Add(1)
+	subject = strings.Clone(subject)
+	if d := js.srv.getOpts().JetStreamDomain; d != "" && strings.HasPrefix(subject, "$JS."+d+".API.") {
+		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
+	}
+	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	typ, resp := r.dispatch()
+	b, err := json.Marshal(resp)
+	if err != nil {
+		b, _ = json.Marshal(&apiResponse{Type: apiTypePrefix + typ, Error: errStreamGeneral(err)})
+	}
+	if hasAPIError(resp) {
+		js.apiErrs.Add(1)
+	}
+	js.srv.deliver(c, jsa.acc, reply, "", nil, b)
+}
+
+func hasAPIError(resp any) bool {
+	type errored interface{ apiError() *ApiError }
+	if e, ok := resp.(errored); ok {
+		return e.apiError() != nil
+	}
+	return false
+}
+
+func (r *apiResponse) apiError() *ApiError { return r.Error }
+
+func (r *apiRequest) dispatch() (string, any) {
+	for _, route := range apiRoutes {
+		exact := !strings.HasSuffix(route.prefix, ".")
+		if (exact && r.subject != route.prefix) || (!exact && !strings.HasPrefix(r.subject, route.prefix)) {
+			continue
+		}
+		if lvl := getHeader(JSRequiredApiLevel, r.hdr); lvl != nil {
+			if n, err := strconv.Atoi(string(lvl)); err != nil || n > JetStreamAPILevel {
+				return route.typ, &apiResponse{Type: apiTypePrefix + route.typ, Error: errRequiredAPILevel()}
+			}
+		}
+		resp := route.handler(r)
+		setResponseType(resp, apiTypePrefix+route.typ)
+		return route.typ, resp
+	}
+	if strings.HasPrefix(r.subject, "CONSUMER.") {
+		return "consumer_create_response", &apiResponse{Type: apiTypePrefix + "consumer_create_response", Error: errNotImplemented("consumers")}
+	}
+	return "error_response", &apiResponse{Type: apiTypePrefix + "error_response", Error: errBadRequest()}
+}
+
+func setResponseType(resp any, typ string) {
+	type typed interface{ setType(string) }
+	if t, ok := resp.(typed); ok {
+		t.setType(typ)
+	}
+}
+
+func (r *apiResponse) setType(t string) { r.Type = t }
+
+// streamName returns the token after the route prefix (the stream name).
+func (r *apiRequest) streamName(prefix string) string {
+	return strings.TrimPrefix(r.subject, prefix)
+}
+
+// unmarshal decodes an optional JSON body.
+func (r *apiRequest) unmarshal(v any) *ApiError {
+	if len(r.body) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(r.body, v); err != nil {
+		return errInvalidJSON(err)
+	}
+	return nil
+}
+
+// JetStreamAccountStats is the $JS.API.INFO response body.
+type JetStreamAccountStats struct {
+	Memory    uint64                 `json:"memory"`
+	Store     uint64                 `json:"storage"`
+	ReservedM uint64                 `json:"reserved_memory"`
+	ReservedS uint64                 `json:"reserved_storage"`
+	Streams   int                    `json:"streams"`
+	Consumers int                    `json:"consumers"`
+	Limits    JetStreamAccountLimits `json:"limits"`
+	Domain    string                 `json:"domain,omitempty"`
+	API       JetStreamAPIStats      `json:"api"`
+}
+
+// JetStreamAccountLimits are the account's limits (-1 = unlimited).
+type JetStreamAccountLimits struct {
+	MaxMemory            int64 `json:"max_memory"`
+	MaxStore             int64 `json:"max_storage"`
+	MaxStreams           int   `json:"max_streams"`
+	MaxConsumers         int   `json:"max_consumers"`
+	MaxAckPending        int   `json:"max_ack_pending"`
+	MemoryMaxStreamBytes int64 `json:"memory_max_stream_bytes"`
+	StoreMaxStreamBytes  int64 `json:"storage_max_stream_bytes"`
+	MaxBytesRequired     bool  `json:"max_bytes_required"`
+}
+
+// JetStreamAPIStats reports the API level and call counts.
+type JetStreamAPIStats struct {
+	Level  int    `json:"level"`
+	Total  uint64 `json:"total"`
+	Errors uint64 `json:"errors"`
+}
+
+type accountInfoResponse struct {
+	apiResponse
+	*JetStreamAccountStats
+}
+
+func (r *apiRequest) accountInfo() any {
+	js := r.jsa.js
+	st := &JetStreamAccountStats{Domain: js.srv.getOpts().JetStreamDomain,
+		Limits: JetStreamAccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1,
+			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
+		API: JetStreamAPIStats{Level: JetStreamAPILevel, Total: uint64(js.apiTotal.Load()), Errors: uint64(js.apiErrs.Load())}}
+	for _, mset := range r.jsa.streamList() {
+		var ss StreamState
+		mset.store.FastState(&ss)
+		if mset.cfg.Storage == MemoryStorage {
+			st.Memory += ss.Bytes
+		} else {
+			st.Store += ss.Bytes
+		}
+		st.Streams++
+	}
+	return &accountInfoResponse{JetStreamAccountStats: st}
+}
+
+// ClusterInfo is the cluster section of StreamInfo.
+type ClusterInfo struct {
+	Name   string `json:"name,omitempty"`
+	Leader string `json:"leader,omitempty"`
+}
+
+// StreamInfo describes a stream.
+type StreamInfo struct {
+	Config    StreamConfig `json:"config"`
+	Created   time.Time    `json:"created"`
+	State     StreamState  `json:"state"`
+	Cluster   *ClusterInfo `json:"cluster,omitempty"`
+	TimeStamp time.Time    `json:"ts"`
+}

@@ -1,0 +1,276 @@
+package server
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+)
+
+type streamInfoResponse struct {
+	apiResponse
+	*StreamInfo
+	DidCreate bool `json:"did_create,omitempty"`
+	apiPaged
+}
+
+func streamErr(e *ApiError) *streamInfoResponse {
+	return &streamInfoResponse{apiResponse: apiResponse{Error: e}}
+}
+
+// info builds the StreamInfo, with per-subject counts for filter and the
+// deleted sequences when asked.
+func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, apiPaged) {
+	mset.mu.Lock()
+	cfg := mset.cfg
+	mset.mu.Unlock()
+	si := &StreamInfo{Config: cfg, Created: mset.created.UTC(), TimeStamp: time.Now().UTC(),
+		Cluster: &ClusterInfo{Leader: mset.jsa.js.srv.Name()}}
+	var paged apiPaged
+	if deleted {
+		si.State = mset.store.State()
+	} else {
+		mset.store.FastState(&si.State)
+	}
+	si.State.Deleted = nil
+	if deleted {
+		si.State.Deleted = mset.store.State().Deleted
+	}
+	if filter != "" {
+		subjects := mset.store.SubjectsState(filter)
+		names := make([]string, 0, len(subjects))
+		for s := range subjects {
+			names = append(names, s)
+		}
+		sort.Strings(names)
+		paged = apiPaged{Total: len(names), Offset: offset, Limit: jsSubjectsLimit}
+		if offset < len(names) {
+			names = names[offset:]
+		} else {
+			names = nil
+		}
+		names = names[:min(len(names), jsSubjectsLimit)]
+		si.State.Subjects = make(map[string]uint64, len(names))
+		for _, n := range names {
+			si.State.Subjects[n] = subjects[n].Msgs
+		}
+	}
+	return si, paged
+}
+
+func (r *apiRequest) streamCreate() any {
+	name := r.streamName("STREAM.CREATE.")
+	var cfg StreamConfig
+	if e := r.unmarshal(&cfg); e != nil {
+		return streamErr(e)
+	}
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		return streamErr(errStreamNameMismatch())
+	}
+	cfg.normalize()
+	if e := cfg.check(); e != nil {
+		return streamErr(e)
+	}
+	if cfg.Replicas > 1 {
+		return streamErr(errReplicasNotSupported())
+	}
+	if existing := r.jsa.lookup(name); existing != nil {
+		existing.mu.Lock()
+		same := sameConfig(&existing.cfg, &cfg)
+		existing.mu.Unlock()
+		if !same {
+			return streamErr(errStreamNameExist())
+		}
+		si, _ := existing.info("", false, 0)
+		return &streamInfoResponse{StreamInfo: si}
+	}
+	mset, e := r.jsa.addStream(&cfg, time.Now().UTC(), false)
+	if e != nil {
+		if e.ErrCode == 10058 { // lost a race with an identical create
+			if existing := r.jsa.lookup(name); existing != nil && sameConfig(&existing.cfg, &cfg) {
+				si, _ := existing.info("", false, 0)
+				return &streamInfoResponse{StreamInfo: si}
+			}
+		}
+		return streamErr(e)
+	}
+	si, _ := mset.info("", false, 0)
+	return &streamInfoResponse{StreamInfo: si, DidCreate: true}
+}
+
+func (r *apiRequest) streamUpdate() any {
+	name := r.streamName("STREAM.UPDATE.")
+	var cfg StreamConfig
+	if e := r.unmarshal(&cfg); e != nil {
+		return streamErr(e)
+	}
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		return streamErr(errStreamNameMismatch())
+	}
+	mset := r.jsa.lookup(name)
+	if mset == nil {
+		return streamErr(errStreamNotFound())
+	}
+	cfg.normalize()
+	if e := cfg.check(); e != nil {
+		return streamErr(e)
+	}
+	if e := r.jsa.updateStream(mset, &cfg); e != nil {
+		return streamErr(e)
+	}
+	si, _ := mset.info("", false, 0)
+	return &streamInfoResponse{StreamInfo: si}
+}
+
+// updateStream applies a new configuration to a running stream.
+func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
+	jsa.mu.Lock()
+	defer jsa.mu.Unlock()
+	for _, other := range jsa.streams {
+		if other != mset && subjectsCollide(other.cfg.Subjects, cfg.Subjects) {
+			return errSubjectsOverlap()
+		}
+	}
+	mset.mu.Lock()
+	if e := checkUpdate(&mset.cfg, cfg); e != nil {
+		mset.mu.Unlock()
+		return e
+	}
+	meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: mset.created})
+	if err := writeFileSync(filepath.Join(jsa.dir, cfg.Name, streamMetaFile), meta); err != nil {
+		mset.mu.Unlock()
+		return errStreamGeneral(err)
+	}
+	mset.cfg = *cfg
+	_ = mset.store.UpdateLimits(limitsOf(cfg))
+	subs := mset.subs
+	mset.subs = nil
+	mset.scheduleExpiryLocked()
+	mset.mu.Unlock()
+	for _, sub := range subs {
+		jsa.acc.unsubscribe(sub)
+	}
+	if err := mset.subscribe(); err != nil {
+		return errStreamGeneral(err)
+	}
+	return nil
+}
+
+func (r *apiRequest) streamInfo() any {
+	mset := r.jsa.lookup(r.streamName("STREAM.INFO."))
+	if mset == nil {
+		return streamErr(errStreamNotFound())
+	}
+	var req struct {
+		DeletedDetails bool   `json:"deleted_details"`
+		SubjectsFilter string `json:"subjects_filter"`
+		Offset         int    `json:"offset"`
+	}
+	if e := r.unmarshal(&req); e != nil {
+		return streamErr(e)
+	}
+	si, paged := mset.info(req.SubjectsFilter, req.DeletedDetails, req.Offset)
+	return &streamInfoResponse{StreamInfo: si, apiPaged: paged}
+}
+
+type successResponse struct {
+	apiResponse
+	Success bool `json:"success,omitempty"`
+}
+
+func (r *apiRequest) streamDelete() any {
+	name := r.streamName("STREAM.DELETE.")
+	r.jsa.mu.Lock()
+	mset := r.jsa.streams[name]
+	delete(r.jsa.streams, name)
+	r.jsa.mu.Unlock()
+	if mset == nil {
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
+	if err := mset.stop(true); err != nil {
+		return &successResponse{apiResponse: apiResponse{Error: errStreamDelete(err)}}
+	}
+	return &successResponse{Success: true}
+}
+
+type streamNamesResponse struct {
+	apiResponse
+	apiPaged
+	Streams []string `json:"streams"`
+}
+
+type streamListResponse struct {
+	apiResponse
+	apiPaged
+	Streams []*StreamInfo `json:"streams"`
+	Missing []string      `json:"missing,omitempty"`
+}
+
+type streamListRequest struct {
+	Offset  int    `json:"offset"`
+	Subject string `json:"subject"`
+}
+
+// matchingStreams applies the list filter and paging.
+func (r *apiRequest) matchingStreams(limit int) ([]*stream, apiPaged, *ApiError) {
+	var req streamListRequest
+	if e := r.unmarshal(&req); e != nil {
+		return nil, apiPaged{}, e
+	}
+	var out []*stream
+	for _, mset := range r.jsa.streamList() {
+		if req.Subject != "" && !anyCollides(mset.cfg.Subjects, req.Subject) {
+			continue
+		}
+		out = append(out, mset)
+	}
+	paged := apiPaged{Total: len(out), Offset: req.Offset, Limit: limit}
+	if req.Offset < len(out) {
+		out = out[req.Offset:]
+	} else {
+		out = nil
+	}
+	return out[:min(len(out), limit)], paged, nil
+}
+
+func anyCollides(subjects []string, filter string) bool {
+	for _, s := range subjects {
+		if sublist.SubjectsCollide(s, filter) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *apiRequest) streamNames() any {
+	list, paged, e := r.matchingStreams(jsNamesLimit)
+	if e != nil {
+		return &streamNamesResponse{apiResponse: apiResponse{Error: e}}
+	}
+	resp := &streamNamesResponse{apiPaged: paged}
+	for _, mset := range list {
+		resp.Streams = append(resp.Streams, mset.cfg.Name)
+	}
+	return resp
+}
+
+func (r *apiRequest) streamList() any {
+	list, paged, e := r.matchingStreams(jsListLimit)
+	if e != nil {
+		return &streamListResponse{apiResponse: apiResponse{Error: e}}
+	}
+	resp := &streamListResponse{apiPaged: paged, Streams: []*StreamInfo{}}
+	for _, mset := range list {
+		si, _ := mset.info("", false, 0)
+		resp.Streams = append(resp.Streams, si)
+	}
+	return resp
+}

@@ -1,0 +1,271 @@
+package server
+
+import (
+	"encoding/binary"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// inMsg is one publish as it enters a stream: everything the apply
+// function needs, with the timestamp already chosen.
+type inMsg struct {
+	subj  string
+	reply string
+	hdr   []byte
+	msg   []byte
+	ts    int64 // unix nanos, stamped before apply
+}
+
+// pubOutcome is the result of applying one inMsg.
+type pubOutcome struct {
+	seq uint64
+	dup bool
+	err *ApiError
+}
+
+// dedupeEntry remembers a Nats-Msg-Id within the duplicate window.
+type dedupeEntry struct {
+	id  string
+	seq uint64
+	ts  int64
+}
+
+// stream is a JetStream stream. Its mu serialises apply, so everything
+// processJetStreamMsg reads is stable while it runs.
+type stream struct {
+	mu      sync.Mutex
+	jsa     *jsAccount
+	cfg     StreamConfig
+	created time.Time
+	store   StreamStore
+
+	ddmap  map[string]*dedupeEntry
+	ddarr  []*dedupeEntry // ordered by ts (apply order)
+	ddhead int
+	lmsgID string // Nats-Msg-Id of the last stored message
+
+	applied uint64 // entries applied
+	digest  uint64 // running digest of outcomes (index, seq, error code)
+
+	subs      []*subscription
+	directSub *subscription
+	expiry    *time.Timer
+	syncer    *groupCommit
+	closed    bool
+}
+
+// processJetStreamMsg is the stream's deterministic apply function: the
+// outcome and the new state depend only on the current state and the
+// entry (no clock, no randomness, no map iteration order). It decides the
+// sequence, duplicates, every expectation header, rollups and discard
+// limits. The caller holds mset.mu.
+func (mset *stream) processJetStreamMsg(m *inMsg) pubOutcome {
+	out := mset.decide(m)
+	mset.applied++
+	mset.digest = digestStep(mset.digest, mset.applied, out)
+	return out
+}
+
+func (mset *stream) decide(m *inMsg) pubOutcome {
+	cfg := &mset.cfg
+	if cfg.Sealed {
+		return pubOutcome{err: errSealed()}
+	}
+	if len(m.hdr) > maxHdrBytes {
+		return pubOutcome{err: errHeaderTooBig()}
+	}
+	if cfg.MaxMsgSize > 0 && len(m.hdr)+len(m.msg) > int(cfg.MaxMsgSize) {
+		return pubOutcome{err: errMsgTooBig()}
+	}
+	var msgID string
+	if len(m.hdr) > 0 {
+		if v := getHeader(JSExpectedStream, m.hdr); v != nil && string(v) != cfg.Name {
+			return pubOutcome{err: errExpectedStream()}
+		}
+		msgID = string(getHeader(JSMsgId, m.hdr))
+		if msgID != "" {
+			mset.pruneDedupe(m.ts)
+			if dde := mset.ddmap[msgID]; dde != nil {
+				return pubOutcome{seq: dde.seq, dup: true}
+			}
+		}
+		if err := mset.checkExpectations(m); err != nil {
+			return pubOutcome{err: err}
+		}
+	}
+	rollup, err := mset.rollupOf(m.hdr)
+	if err != nil {
+		return pubOutcome{err: err}
+	}
+	if err := mset.checkDiscardNew(m); err != nil {
+		return pubOutcome{err: err}
+	}
+	seq, serr := mset.store.StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	if serr != nil {
+		return pubOutcome{err: errStoreFailed(serr)}
+	}
+	if msgID != "" {
+		mset.recordMsgID(msgID, seq, m.ts)
+	}
+	mset.lmsgID = msgID
+	mset.applyRollup(rollup, m.subj, seq)
+	return pubOutcome{seq: seq}
+}
+
+// checkExpectations evaluates the Nats-Expected-* headers against the
+// applied state.
+func (mset *stream) checkExpectations(m *inMsg) *ApiError {
+	if v := getHeader(JSExpectedLastSeq, m.hdr); v != nil {
+		want, ok := parseUintHeader(v)
+		var st StreamState
+		mset.store.FastState(&st)
+		if !ok || st.LastSeq != want {
+			return errWrongLastSeq(st.LastSeq)
+		}
+	}
+	if v := getHeader(JSExpectedLastMsgId, m.hdr); v != nil && string(v) != mset.lmsgID {
+		return errWrongLastMsgID(mset.lmsgID)
+	}
+	seqHdr := getHeader(JSExpectedLastSubjSeq, m.hdr)
+	subjHdr := getHeader(JSExpectedLastSubjSeqSubj, m.hdr)
+	if seqHdr == nil {
+		if subjHdr != nil {
+			return errMissingExpectedSeq()
+		}
+		return nil
+	}
+	subj := m.subj
+	if len(subjHdr) > 0 {
+		subj = string(subjHdr)
+	}
+	want, ok := parseUintHeader(seqHdr)
+	last := mset.store.LastSeqForSubject(subj)
+	if !ok || last != want {
+		return errWrongLastSeq(last)
+	}
+	return nil
+}
+
+func (mset *stream) rollupOf(hdr []byte) (string, *ApiError) {
+	v := getHeader(JSMsgRollup, hdr)
+	if v == nil {
+		return "", nil
+	}
+	if !mset.cfg.AllowRollup || mset.cfg.DenyPurge {
+		return "", errRollupFailed("rollup not permitted")
+	}
+	switch r := string(v); r {
+	case JSMsgRollupSubject, JSMsgRollupAll:
+		return r, nil
+	default:
+		return "", errRollupFailed("rollup value invalid: " + r)
+	}
+}
+
+func (mset *stream) applyRollup(rollup, subj string, seq uint64) {
+	switch rollup {
+	case JSMsgRollupSubject:
+		_, _ = mset.store.PurgeEx(subj, seq, 0)
+	case JSMsgRollupAll:
+		_, _ = mset.store.PurgeEx("", seq, 0)
+	}
+}
+
+// checkDiscardNew refuses a message a DiscardNew stream has no room for.
+func (mset *stream) checkDiscardNew(m *inMsg) *ApiError {
+	cfg := &mset.cfg
+	if cfg.Discard != DiscardNew {
+		return nil
+	}
+	var st StreamState
+	mset.store.FastState(&st)
+	if cfg.MaxMsgs > 0 && st.Msgs >= uint64(cfg.MaxMsgs) {
+		return errStoreFailed(ErrMaxMsgs)
+	}
+	if cfg.MaxBytes > 0 && st.Bytes+storedMsgSize(m.subj, m.hdr, m.msg) > uint64(cfg.MaxBytes) {
+		return errStoreFailed(ErrMaxBytes)
+	}
+	if cfg.DiscardNewPer && cfg.MaxMsgsPer > 0 {
+		if ss := mset.store.FilteredState(0, m.subj); ss.Msgs >= uint64(cfg.MaxMsgsPer) {
+			return errStoreFailed(ErrMaxMsgsPerSubject)
+		}
+	}
+	return nil
+}
+
+// pruneDedupe drops message ids older than the window, measured against
+// the entry's own timestamp so every replica prunes identically.
+func (mset *stream) pruneDedupe(now int64) {
+	window := int64(mset.cfg.Duplicates)
+	for mset.ddhead < len(mset.ddarr) {
+		dde := mset.ddarr[mset.ddhead]
+		if now-dde.ts < window {
+			break
+		}
+		if mset.ddmap[dde.id] == dde {
+			delete(mset.ddmap, dde.id)
+		}
+		mset.ddarr[mset.ddhead] = nil
+		mset.ddhead++
+	}
+	if mset.ddhead > 1024 && mset.ddhead*2 > len(mset.ddarr) {
+		mset.ddarr = append(mset.ddarr[:0], mset.ddarr[mset.ddhead:]...)
+		mset.ddhead = 0
+	}
+}
+
+func (mset *stream) recordMsgID(id string, seq uint64, ts int64) {
+	if mset.cfg.Duplicates <= 0 {
+		return
+	}
+	dde := &dedupeEntry{id: id, seq: seq, ts: ts}
+	mset.ddmap[id] = dde
+	mset.ddarr = append(mset.ddarr, dde)
+}
+
+// digestStep folds one outcome into the running digest.
+func digestStep(d, index uint64, out pubOutcome) uint64 {
+	var b [27]byte
+	binary.BigEndian.PutUint64(b[0:], d)
+	binary.BigEndian.PutUint64(b[8:], index)
+	binary.BigEndian.PutUint64(b[16:], out.seq)
+	if out.err != nil {
+		binary.BigEndian.PutUint16(b[24:], out.err.ErrCode)
+	}
+	if out.dup {
+		b[26] = 1
+	}
+	h := fnv.New64a()
+	h.Write(b[:])
+	return h.Sum64()
+}
+
+// pubAckJSON renders the PubAck (or error) as nats-server does.
+func (mset *stream) pubAckJSON(out pubOutcome, domain string) []byte {
+	b := make([]byte, 0, 96)
+	if out.err != nil {
+		b = append(b, `{"error":{"code":`...)
+		b = strconv.AppendInt(b, int64(out.err.Code), 10)
+		b = append(b, `,"err_code":`...)
+		b = strconv.AppendInt(b, int64(out.err.ErrCode), 10)
+		b = append(b, `,"description":`...)
+		b = strconv.AppendQuote(b, out.err.Description)
+		b = append(b, `},"stream":`...)
+		b = strconv.AppendQuote(b, mset.cfg.Name)
+		return append(b, `,"seq":0}`...)
+	}
+	b = append(b, `{"stream":`...)
+	b = strconv.AppendQuote(b, mset.cfg.Name)
+	if domain != "" {
+		b = append(b, `,"domain":`...)
+		b = strconv.AppendQuote(b, domain)
+	}
+	b = append(b, `,"seq":`...)
+	b = strconv.AppendUint(b, out.seq, 10)
+	if out.dup {
+		b = append(b, `,"duplicate": true`...)
+	}
+	return append(b, '}')
+}

@@ -1,0 +1,269 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+)
+
+// fileStoreFactory opens the file store for a stream directory; it is set
+// by the file store implementation.
+var fileStoreFactory func(dir string, cfg *StreamConfig, limits StoreLimits, logf func(string, ...any)) (StreamStore, error)
+
+func limitsOf(cfg *StreamConfig) StoreLimits {
+	l := StoreLimits{}
+	if cfg.MaxMsgs > 0 && cfg.Discard == DiscardOld {
+		l.MaxMsgs = cfg.MaxMsgs
+	}
+	if cfg.MaxBytes > 0 && cfg.Discard == DiscardOld {
+		l.MaxBytes = cfg.MaxBytes
+	}
+	if cfg.MaxMsgsPer > 0 {
+		l.MaxMsgsPerSubject = cfg.MaxMsgsPer
+	}
+	return l
+}
+
+// addStream creates (or, when recovering, reopens) a stream.
+func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering bool) (*stream, *ApiError) {
+	jsa.mu.Lock()
+	defer jsa.mu.Unlock()
+	if _, ok := jsa.streams[cfg.Name]; ok {
+		return nil, errStreamNameExist()
+	}
+	for _, other := range jsa.streams {
+		if subjectsCollide(other.cfg.Subjects, cfg.Subjects) {
+			return nil, errSubjectsOverlap()
+		}
+	}
+	dir := filepath.Join(jsa.dir, cfg.Name)
+	store, err := jsa.openStore(dir, cfg)
+	if err != nil {
+		return nil, errStreamCreate(err)
+	}
+	mset := &stream{jsa: jsa, cfg: *cfg, created: created, store: store, ddmap: map[string]*dedupeEntry{}}
+	if !recovering {
+		if cfg.FirstSeq > 1 {
+			_ = store.SkipMsgs(cfg.FirstSeq - 1)
+		}
+		meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: created})
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			store.Delete()
+			return nil, errStreamCreate(err)
+		}
+		if err := writeFileSync(filepath.Join(dir, streamMetaFile), meta); err != nil {
+			store.Delete()
+			os.RemoveAll(dir)
+			return nil, errStreamCreate(err)
+		}
+	} else {
+		mset.rebuildDedupe()
+	}
+	if err := mset.start(); err != nil {
+		mset.stop(!recovering)
+		return nil, errStreamCreate(err)
+	}
+	jsa.streams[cfg.Name] = mset
+	return mset, nil
+}
+
+func (jsa *jsAccount) openStore(dir string, cfg *StreamConfig) (StreamStore, error) {
+	limits := limitsOf(cfg)
+	if cfg.Storage == MemoryStorage || fileStoreFactory == nil {
+		if cfg.Storage == FileStorage {
+			jsa.js.srv.Warnf("JetStream: file store not available in this build, stream %q kept in memory", cfg.Name)
+		}
+		return newMemStore(limits), nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	return fileStoreFactory(dir, cfg, limits, jsa.js.srv.Errorf)
+}
+
+func subjectsCollide(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if sublist.SubjectsCollide(x, y) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// start subscribes the stream to its subjects and starts its timers.
+func (mset *stream) start() error {
+	if err := mset.subscribe(); err != nil {
+		return err
+	}
+	o := mset.jsa.js.srv.getOpts()
+	if mset.cfg.Storage == FileStorage {
+		mset.syncer = newGroupCommit(mset, o.SyncAlways, o.SyncInterval)
+	}
+	mset.mu.Lock()
+	mset.scheduleExpiryLocked()
+	mset.mu.Unlock()
+	return nil
+}
+
+// subscribe listens on the stream's subjects (and direct get when allowed).
+func (mset *stream) subscribe() error {
+	mset.mu.Lock()
+	cfg := mset.cfg
+	mset.mu.Unlock()
+	acc := mset.jsa.acc
+	var subs []*subscription
+	for _, subj := range cfg.Subjects {
+		sub, err := acc.subscribeInternal(subj, "", mset.inbound)
+		if err != nil {
+			return err
+		}
+		subs = append(subs, sub)
+	}
+	if cfg.AllowDirect {
+		for _, subj := range []string{"$JS.API.DIRECT.GET." + cfg.Name, "$JS.API.DIRECT.GET." + cfg.Name + ".>"} {
+			sub, err := acc.subscribeInternal(subj, "_sys_", mset.directGet)
+			if err != nil {
+				return err
+			}
+			subs = append(subs, sub)
+		}
+	}
+	mset.mu.Lock()
+	mset.subs = append(mset.subs, subs...)
+	mset.mu.Unlock()
+	return nil
+}
+
+// stop unsubscribes, stops timers and closes (or deletes) the store.
+func (mset *stream) stop(deleteData bool) error {
+	mset.mu.Lock()
+	subs := mset.subs
+	mset.subs = nil
+	mset.mu.Unlock()
+	for _, sub := range subs {
+		mset.jsa.acc.unsubscribe(sub)
+	}
+	mset.mu.Lock()
+	if mset.closed {
+		mset.mu.Unlock()
+		return nil
+	}
+	mset.closed = true
+	if mset.expiry != nil {
+		mset.expiry.Stop()
+	}
+	syncer := mset.syncer
+	mset.mu.Unlock()
+	if syncer != nil {
+		syncer.stop()
+	}
+	if deleteData {
+		err := mset.store.Delete()
+		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.cfg.Name))
+		return err
+	}
+	return mset.store.Stop()
+}
+
+// inbound is the internal subscription handler for the stream's subjects.
+func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, reply string, hdr, msg []byte) {
+	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: time.Now().UnixNano()}
+	mset.mu.Lock()
+	if mset.closed {
+		mset.mu.Unlock()
+		return
+	}
+	out := mset.processJetStreamMsg(&m)
+	first := out.err == nil && !out.dup && mset.expiry == nil && mset.cfg.MaxAge > 0
+	if first {
+		mset.scheduleExpiryLocked()
+	}
+	syncer := mset.syncer
+	mset.mu.Unlock()
+	if reply == "" || mset.cfg.NoAck {
+		return
+	}
+	ack := mset.pubAckJSON(out, mset.jsa.js.srv.getOpts().JetStreamDomain)
+	if syncer != nil && syncer.always && out.err == nil && !out.dup {
+		syncer.ackAfterSync(strings.Clone(reply), ack)
+		return
+	}
+	mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
+}
+
+// rebuildDedupe restores the duplicate window and the last message id from
+// the stored messages after a restart.
+func (mset *stream) rebuildDedupe() {
+	var st StreamState
+	mset.store.FastState(&st)
+	if st.Msgs == 0 {
+		return
+	}
+	var sm StoreMsg
+	if m, err := mset.store.LoadMsg(st.LastSeq, &sm); err == nil {
+		mset.lmsgID = string(getHeader(JSMsgId, m.Hdr))
+	}
+	cutoff := st.LastTime.UnixNano() - int64(mset.cfg.Duplicates)
+	var found []*dedupeEntry
+	for seq := st.LastSeq; seq >= st.FirstSeq && seq > 0; seq-- {
+		m, err := mset.store.LoadMsg(seq, &sm)
+		if err == ErrStoreMsgNotFound {
+			continue
+		}
+		if err != nil || m.TS < cutoff {
+			break
+		}
+		if id := getHeader(JSMsgId, m.Hdr); len(id) > 0 {
+			found = append(found, &dedupeEntry{id: string(id), seq: m.Seq, ts: m.TS})
+		}
+	}
+	for i := len(found) - 1; i >= 0; i-- {
+		mset.ddmap[found[i].id] = found[i]
+		mset.ddarr = append(mset.ddarr, found[i])
+	}
+}
+
+// scheduleExpiryLocked arms the max_age timer for the oldest message.
+func (mset *stream) scheduleExpiryLocked() {
+	if mset.cfg.MaxAge <= 0 || mset.closed {
+		return
+	}
+	var st StreamState
+	mset.store.FastState(&st)
+	if st.Msgs == 0 {
+		mset.expiry = nil
+		return
+	}
+	wait := time.Until(st.FirstTime.Add(mset.cfg.MaxAge))
+	wait = max(wait, 10*time.Millisecond)
+	if mset.expiry != nil {
+		mset.expiry.Reset(wait)
+		return
+	}
+	mset.expiry = time.AfterFunc(wait, mset.expire)
+}
+
+// expire removes messages older than max_age. The cut-off is chosen here,
+// once, and applied as an operation, so a replicated stream can put the
+// very same operation through its log.
+func (mset *stream) expire() {
+	cutoff := time.Now().Add(-mset.cfg.MaxAge).UnixNano()
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	if mset.closed {
+		return
+	}
+	mset.applyExpire(cutoff)
+	mset.scheduleExpiryLocked()
+}
+
+// applyExpire is the deterministic expiry operation.
+func (mset *stream) applyExpire(cutoff int64) {
+	_, _ = mset.store.ExpireBefore(cutoff)
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"sync"
+	"time"
+)
+
+// groupCommit makes a file stream durable. With sync_interval "always" a
+// publish is acknowledged only after an fsync that covers it; one fsync
+// covers every publish that arrived while the previous one ran (group
+// commit). Otherwise the store is synced every interval.
+type groupCommit struct {
+	mu      sync.Mutex
+	mset    *stream
+	always  bool
+	pending []pendingAck
+	sig     chan struct{}
+	quit    chan struct{}
+	done    chan struct{}
+}
+
+type pendingAck struct {
+	reply string
+	ack   []byte
+}
+
+func newGroupCommit(mset *stream, always bool, interval time.Duration) *groupCommit {
+	g := &groupCommit{mset: mset, always: always, sig: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	go g.loop(interval)
+	return g
+}
+
+// ackAfterSync queues an ack to be sent once the message is on disk.
+func (g *groupCommit) ackAfterSync(reply string, ack []byte) {
+	g.mu.Lock()
+	g.pending = append(g.pending, pendingAck{reply, ack})
+	g.mu.Unlock()
+	select {
+	case g.sig <- struct{}{}:
+	default:
+	}
+}
+
+func (g *groupCommit) loop(interval time.Duration) {
+	defer close(g.done)
+	if interval <= 0 {
+		interval = 2 * time.Minute
+	}
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-g.sig:
+			g.flush()
+		case <-tick.C:
+			if err := g.mset.store.Sync(); err != nil {
+				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.cfg.Name, err)
+			}
+		case <-g.quit:
+			g.flush()
+			return
+		}
+	}
+}
+
+// flush syncs once and releases every ack waiting for it.
+func (g *groupCommit) flush() {
+	g.mu.Lock()
+	batch := g.pending
+	g.pending = nil
+	g.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	err := g.mset.store.Sync()
+	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
+	for _, p := range batch {
+		ack := p.ack
+		if err != nil {
+			ack = g.mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
+		}
+		srv.deliver(nil, acc, p.reply, "", nil, ack)
+	}
+}
+
+func (g *groupCommit) stop() {
+	close(g.quit)
+	<-g.done
+}
