@@ -68,8 +68,9 @@ type client struct {
 	rttStart  time.Time
 
 	// owned by the read loop
-	pcd map[*client]struct{} // clients with output to flush after this read
-	rng *rand.Rand
+	pcd        map[*client]struct{} // clients with output to flush after this read
+	stallTimer *time.Timer
+	rng        *rand.Rand
 
 	stats clientStats
 }
@@ -148,10 +149,42 @@ func reasonFor(pe *proto.Error) ClosedState {
 
 // flushPending kicks the write loops of every client this read fed.
 func (c *client) flushPending() {
+	var behind *client
 	for cl := range c.pcd {
 		cl.out.signal()
 		delete(c.pcd, cl)
+		if cl != c && behind == nil && cl.out.pendingHint.Load() > stallBytes {
+			behind = cl
+		}
 	}
+	if behind != nil {
+		c.stallFor(behind)
+	}
+}
+
+// stallFor waits (bounded) until dst's writer has drained below the stall
+// mark.
+func (c *client) stallFor(dst *client) {
+	dst.mu.Lock()
+	if dst.closing || dst.out.pending < stallBytes {
+		dst.mu.Unlock()
+		return
+	}
+	if dst.out.stc == nil {
+		dst.out.stc = make(chan struct{})
+	}
+	ch := dst.out.stc
+	dst.mu.Unlock()
+	if c.stallTimer == nil {
+		c.stallTimer = time.NewTimer(stallMax)
+	} else {
+		c.stallTimer.Reset(stallMax)
+	}
+	select {
+	case <-ch:
+	case <-c.stallTimer.C:
+	}
+	c.stallTimer.Stop()
 }
 
 func (c *client) String() string {

@@ -26,6 +26,10 @@ func (c *client) writeLoop() {
 		}
 		c.mu.Lock()
 		c.out.recycle(chunks)
+		if c.out.stc != nil && c.out.pending < stallBytes {
+			close(c.out.stc)
+			c.out.stc = nil
+		}
 		pendingClose := c.closing && c.out.pending == 0
 		c.mu.Unlock()
 		if closing || pendingClose {

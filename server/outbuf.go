@@ -3,6 +3,8 @@ package server
 import (
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // outChunkSize is the size of pooled outbound chunks. Output is a list of
@@ -11,6 +13,15 @@ import (
 // large buffer.
 const outChunkSize = 32 * 1024
 
+// Flow control: a publisher whose read fed a receiver that has more than
+// stallBytes queued waits (at most stallMax) for that receiver's writer to
+// catch up, so fast publishers slow to their consumers' pace instead of
+// piling up memory. Past max_pending the receiver is still cut off.
+const (
+	stallBytes = 2 * 1024 * 1024
+	stallMax   = 50 * time.Millisecond
+)
+
 var chunkPool = sync.Pool{New: func() any { b := make([]byte, 0, outChunkSize); return &b }}
 
 // outbound is a client's pending output, guarded by the client's mu.
@@ -18,10 +29,13 @@ type outbound struct {
 	chunks  [][]byte
 	pending int // bytes queued
 	spare   [][]byte
-	wbufs   net.Buffers // the write loop's scratch iovec list
-	hdr     []byte      // scratch for MSG/HMSG control lines
-	sig     chan struct{}
-	done    chan struct{}
+	wbufs   net.Buffers   // the write loop's scratch iovec list
+	hdr     []byte        // scratch for MSG/HMSG control lines
+	stc     chan struct{} // closed when pending drops below the stall mark
+	// pendingHint mirrors pending for lock-free reads by publishers.
+	pendingHint atomic.Int64
+	sig         chan struct{}
+	done        chan struct{}
 }
 
 func (o *outbound) init() {
@@ -39,6 +53,7 @@ func (o *outbound) signal() {
 // write queues p.
 func (o *outbound) write(p []byte) {
 	o.pending += len(p)
+	o.pendingHint.Store(int64(o.pending))
 	for len(p) > 0 {
 		n := len(o.chunks)
 		if n == 0 || len(o.chunks[n-1]) == cap(o.chunks[n-1]) {
@@ -61,6 +76,7 @@ func (o *outbound) take() ([][]byte, int) {
 	chunks, n := o.chunks, o.pending
 	o.chunks, o.spare = o.spare[:0], nil
 	o.pending = 0
+	o.pendingHint.Store(0)
 	return chunks, n
 }
 
