@@ -14,6 +14,7 @@ type msgHandler func(sub *subscription, c *client, acc *Account, subject, reply 
 // subscription is one SUB of a client, or an internal one with a handler.
 type subscription struct {
 	client  *client
+	route   *client // set for interest a route told us about
 	icb     msgHandler
 	subject string
 	queue   string
@@ -52,17 +53,31 @@ func (a *Account) NumConnections() int { return int(a.nclients.Load()) }
 // subscribeInternal registers an internal subscription on subject.
 func (a *Account) subscribeInternal(subject, queue string, cb msgHandler) (*subscription, error) {
 	sub := &subscription{icb: cb, subject: subject, queue: queue, sid: "internal"}
-	if err := a.sl.Insert(subject, queue, sub); err != nil {
+	if err := a.insertSub(sub); err != nil {
 		return nil, err
 	}
 	return sub, nil
+}
+
+// insertSub adds a subscription to the account's routing table and tells
+// the cluster about new interest.
+func (a *Account) insertSub(sub *subscription) error {
+	if err := a.sl.Insert(sub.subject, sub.queue, sub); err != nil {
+		return err
+	}
+	if a.srv != nil && sub.route == nil {
+		a.srv.interestChanged(a, sub, 1)
+	}
+	return nil
 }
 
 func (a *Account) unsubscribe(sub *subscription) {
 	if sub.closed.Swap(true) {
 		return
 	}
-	_ = a.sl.Remove(sub.subject, sub.queue, sub)
+	if a.sl.Remove(sub.subject, sub.queue, sub) == nil && a.srv != nil && sub.route == nil {
+		a.srv.interestChanged(a, sub, -1)
+	}
 }
 
 // registry of accounts on a server.

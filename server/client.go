@@ -49,6 +49,7 @@ type client struct {
 	host   string
 	port   int
 	nonce  string
+	route  *route // set on route connections
 
 	// guarded by mu
 	acc       *Account

@@ -44,11 +44,17 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 }
 
 // deliver routes one message within acc and returns how many subscriptions
-// received it. c is the publishing client, or nil for internal publishes.
+// (a route counting once) received it. c is the publishing client, or nil
+// for internal publishes.
 func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
 	r := matchSubject(acc, subject)
 	n := 0
+	var fwd routeForwards
 	for _, sub := range r.Plain {
+		if sub.route != nil {
+			fwd.plain(sub.route)
+			continue
+		}
 		if c != nil && sub.client == c && !c.opts.Echo {
 			continue
 		}
@@ -57,13 +63,16 @@ func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, ms
 		}
 	}
 	for i := range r.Queues {
-		if sub := pickQueueMember(c, r.Queues[i].Members); sub != nil {
-			if s.deliverTo(c, acc, sub, subject, reply, hdr, msg) {
-				n++
-			}
+		sub := pickQueueMember(c, r.Queues[i].Members)
+		switch {
+		case sub == nil:
+		case sub.route != nil:
+			fwd.queue(sub.route, r.Queues[i].Name)
+		case s.deliverTo(c, acc, sub, subject, reply, hdr, msg):
+			n++
 		}
 	}
-	return n
+	return n + fwd.send(c, acc, subject, reply, hdr, msg)
 }
 
 // matchSubject looks subject up without letting the routing table keep
@@ -72,8 +81,9 @@ func matchSubject(acc *Account, subject string) *sublist.Result[*subscription] {
 	return acc.sl.MatchBytes(unsafe.Slice(unsafe.StringData(subject), len(subject)))
 }
 
-// pickQueueMember chooses one member at random, skipping the publisher's
-// own subscriptions when it has echo off.
+// pickQueueMember chooses one member at random, preferring members on
+// this server, and skipping the publisher's own subscriptions when it has
+// echo off. A route member is chosen only when no local one can take it.
 func pickQueueMember(c *client, members []*subscription) *subscription {
 	if len(members) == 0 {
 		return nil
@@ -84,14 +94,65 @@ func pickQueueMember(c *client, members []*subscription) *subscription {
 	} else {
 		start = int(fastrand() % uint32(len(members)))
 	}
+	var remote *subscription
 	for i := range members {
 		sub := members[(start+i)%len(members)]
 		if c != nil && sub.client == c && !c.opts.Echo {
 			continue
 		}
+		if sub.route != nil {
+			if remote == nil {
+				remote = sub
+			}
+			continue
+		}
 		return sub
 	}
-	return nil
+	return remote
+}
+
+// routeForwards collects, per route, what one message must reach there:
+// plain subscribers and/or named queue groups. Each route gets one copy.
+type routeForwards struct {
+	list []routeForward
+}
+
+type routeForward struct {
+	rc     *client
+	plain  bool
+	queues []string
+}
+
+func (f *routeForwards) entry(rc *client) *routeForward {
+	for i := range f.list {
+		if f.list[i].rc == rc {
+			return &f.list[i]
+		}
+	}
+	f.list = append(f.list, routeForward{rc: rc})
+	return &f.list[len(f.list)-1]
+}
+
+func (f *routeForwards) plain(rc *client)           { f.entry(rc).plain = true }
+func (f *routeForwards) queue(rc *client, q string) { e := f.entry(rc); e.queues = append(e.queues, q) }
+
+func (f *routeForwards) send(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
+	for _, e := range f.list {
+		rc := e.rc
+		rc.mu.Lock()
+		if rc.closing {
+			rc.mu.Unlock()
+			continue
+		}
+		rc.appendRMSGLocked(acc.Name, subject, reply, e.plain, e.queues, hdr, msg)
+		rc.mu.Unlock()
+		if c != nil {
+			c.pcd[rc] = struct{}{}
+		} else {
+			rc.out.signal()
+		}
+	}
+	return len(f.list)
 }
 
 // deliverTo hands the message to one subscription.

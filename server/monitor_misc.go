@@ -105,8 +105,25 @@ type RouteInfo struct {
 	DidSolicit bool   `json:"did_solicit"`
 	IP         string `json:"ip"`
 	Port       int    `json:"port"`
+	Pending    int    `json:"pending_size"`
+	InMsgs     int64  `json:"in_msgs"`
+	OutMsgs    int64  `json:"out_msgs"`
+	InBytes    int64  `json:"in_bytes"`
+	OutBytes   int64  `json:"out_bytes"`
 }
 
 func (s *Server) routez() *Routez {
-	return &Routez{ID: s.id, Name: s.name, Now: time.Now().UTC(), Routes: []*RouteInfo{}}
+	rz := &Routez{ID: s.id, Name: s.name, Now: time.Now().UTC(), Routes: []*RouteInfo{}}
+	for _, r := range s.routeList() {
+		ri := &RouteInfo{Rid: r.c.cid, RemoteID: r.remote.ID, RemoteName: r.remote.Name, DidSolicit: r.solicited,
+			IP: r.c.host, Port: r.c.port, InMsgs: r.c.stats.inMsgs.Load(), OutMsgs: r.c.stats.outMsgs.Load(),
+			InBytes: r.c.stats.inBytes.Load(), OutBytes: r.c.stats.outBytes.Load()}
+		r.c.mu.Lock()
+		ri.Pending = r.c.out.pending
+		r.c.mu.Unlock()
+		rz.Routes = append(rz.Routes, ri)
+	}
+	sort.Slice(rz.Routes, func(i, j int) bool { return rz.Routes[i].RemoteName < rz.Routes[j].RemoteName })
+	rz.NumRoutes = len(rz.Routes)
+	return rz
 }

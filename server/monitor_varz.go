@@ -2,6 +2,7 @@ package server
 
 import (
 	"runtime"
+	"strings"
 	"time"
 )
 
@@ -95,6 +96,13 @@ func (s *Server) varz() *Varz {
 	}
 	if sa := s.SystemAccount(); sa != nil {
 		v.SystemAccount = sa.Name
+	}
+	v.Routes = s.NumRoutes()
+	if a := s.ClusterAddr(); a != nil {
+		v.Cluster.Port = a.Port
+		for _, r := range s.routeList() {
+			v.Cluster.URLs = append(v.Cluster.URLs, strings.TrimPrefix(r.remote.RouteURL, "nats-route://"))
+		}
 	}
 	return v
 }

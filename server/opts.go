@@ -176,9 +176,6 @@ func setBaselineOptions(o *Options) {
 	if o.JetStream && o.StoreDir == "" {
 		o.StoreDir = filepath.Join(os.TempDir(), "nats", "jetstream")
 	}
-	if o.Cluster.Port == RANDOM_PORT {
-		o.Cluster.Port = 0
-	}
 }
 
 // Clone returns a deep enough copy of o for reloads.

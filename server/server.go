@@ -42,6 +42,7 @@ type Server struct {
 	logging    logging
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
+	routes     routeTable
 }
 
 type serverStats struct {
@@ -154,6 +155,12 @@ func (s *Server) Start() {
 	if o.HTTPPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			s.Fatalf("Error starting monitoring: %v", err)
+			return
+		}
+	}
+	if o.Cluster.Port != 0 {
+		if err := s.startCluster(); err != nil {
+			s.Fatalf("Error listening on cluster port: %v", err)
 			return
 		}
 	}
@@ -318,6 +325,7 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	s.stopMonitoring()
+	s.stopCluster()
 	if js := s.js.Load(); js != nil {
 		js.shutdown()
 	}

@@ -56,14 +56,13 @@ func (c *client) ProcessSub(subject, queue, sid []byte) error {
 	c.subs[id] = sub
 	acc := c.acc
 	c.mu.Unlock()
-	if err := acc.sl.Insert(subj, q, sub); err != nil {
+	if err := acc.insertSub(sub); err != nil {
 		c.mu.Lock()
 		delete(c.subs, id)
 		c.mu.Unlock()
 		c.sendErr("Invalid Subject")
 		return nil
 	}
-	c.srv.subscribed(acc, sub)
 	c.okIfVerbose()
 	return nil
 }
@@ -96,7 +95,6 @@ func (c *client) ProcessUnsub(sid []byte, max int64) error {
 	acc := c.acc
 	c.mu.Unlock()
 	acc.unsubscribe(sub)
-	c.srv.unsubscribed(acc, sub)
 	c.okIfVerbose()
 	return nil
 }
@@ -111,6 +109,5 @@ func (c *client) autoUnsubscribe(sub *subscription) {
 	c.mu.Unlock()
 	if acc != nil {
 		acc.unsubscribe(sub)
-		c.srv.unsubscribed(acc, sub)
 	}
 }

@@ -165,7 +165,3 @@ func (s *Server) LookupAccount(name string) (*Account, error) {
 	}
 	return nil, fmt.Errorf("account not found")
 }
-
-// subscribed and unsubscribed are the hooks interest propagation uses.
-func (s *Server) subscribed(acc *Account, sub *subscription)   {}
-func (s *Server) unsubscribed(acc *Account, sub *subscription) {}

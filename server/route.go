@@ -1,0 +1,351 @@
+package server
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Tern's route protocol (server to server, cluster port). It is Tern's
+// own, line-based like the client protocol:
+//
+//	INFO <json>                          identity, cluster, known peers (gossip)
+//	RS+ <account> <subject> [<queue>]    interest appeared on the sender
+//	RS- <account> <subject> [<queue>]    interest went away
+//	RMSG <account> <subject> <reply|-> <plain 0|1> <queues|-> <hdr> <size>
+//	                                     a message for the receiver's local
+//	                                     subscribers: plain ones when plain=1,
+//	                                     one member of each listed queue group
+//	PING / PONG
+//
+// routeProto is its version. Servers refuse a peer with a different major
+// version and ignore operations they do not know, so a rolling upgrade can
+// add operations without breaking older peers.
+const routeProto = 1
+
+// routeInfo is what a server tells a peer about itself.
+type routeInfo struct {
+	ID        string   `json:"server_id"`
+	Name      string   `json:"server_name"`
+	Cluster   string   `json:"cluster"`
+	Version   string   `json:"version"`
+	Proto     int      `json:"tern_route_proto"`
+	RouteURL  string   `json:"route_url"`
+	Peers     []string `json:"peers,omitempty"` // route URLs of connected peers
+	ClientURL string   `json:"client_url,omitempty"`
+}
+
+// route is a connection to a peer server; it reuses client's output path.
+type route struct {
+	c         *client
+	remote    routeInfo
+	solicited bool
+	url       *url.URL // set when we dial it
+	br        *bufio.Reader
+}
+
+type routeTable struct {
+	mu       sync.Mutex
+	byID     map[string]*route
+	interest map[string]int // "acc subject queue" → local subscriptions
+	dialing  map[string]bool
+	listener net.Listener
+	rid      uint64
+}
+
+func (s *Server) clusterEnabled() bool {
+	o := s.getOpts()
+	return o.Cluster.Port != 0 || o.Cluster.Host != "" && o.Cluster.Port != 0
+}
+
+// startCluster listens on the cluster port and dials the configured routes.
+func (s *Server) startCluster() error {
+	o := s.getOpts()
+	s.routes.byID = map[string]*route{}
+	s.routes.interest = map[string]int{}
+	s.routes.dialing = map[string]bool{}
+	host := o.Cluster.Host
+	if host == "" {
+		host = o.Host
+	}
+	port := o.Cluster.Port
+	if port == RANDOM_PORT {
+		port = 0
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		return err
+	}
+	s.routes.mu.Lock()
+	s.routes.listener = l
+	s.routes.mu.Unlock()
+	s.Noticef("Cluster name is %s", o.Cluster.Name)
+	s.Noticef("Listening for route connections on %s", l.Addr())
+	s.wg.Add(1)
+	go s.acceptRoutes(l)
+	for _, u := range o.Routes {
+		s.dialRoute(u, true)
+	}
+	return nil
+}
+
+// ClusterAddr returns the route listener address, nil without a cluster.
+func (s *Server) ClusterAddr() *net.TCPAddr {
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	if s.routes.listener == nil {
+		return nil
+	}
+	a, _ := s.routes.listener.Addr().(*net.TCPAddr)
+	return a
+}
+
+func (s *Server) routeURL() string {
+	o := s.getOpts()
+	if o.Cluster.Advertise != "" {
+		return "nats-route://" + o.Cluster.Advertise
+	}
+	a := s.ClusterAddr()
+	if a == nil {
+		return ""
+	}
+	host := a.IP.String()
+	if a.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "nats-route://" + net.JoinHostPort(host, strconv.Itoa(a.Port))
+}
+
+func (s *Server) acceptRoutes(l net.Listener) {
+	defer s.wg.Done()
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.shutdown.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.runRoute(nc, false, nil)
+		}()
+	}
+}
+
+// dialRoute keeps a route to u: it dials with backoff until connected,
+// and again whenever the route drops, until shutdown. Configured routes
+// retry forever; discovered ones give up after connect_retries failures.
+func (s *Server) dialRoute(u *url.URL, configured bool) {
+	key := u.Host
+	s.routes.mu.Lock()
+	if s.routes.dialing[key] {
+		s.routes.mu.Unlock()
+		return
+	}
+	s.routes.dialing[key] = true
+	s.routes.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer func() {
+			s.routes.mu.Lock()
+			delete(s.routes.dialing, key)
+			s.routes.mu.Unlock()
+		}()
+		s.dialLoop(u, configured)
+	}()
+}
+
+func (s *Server) dialLoop(u *url.URL, configured bool) {
+	delay, failures := 50*time.Millisecond, 0
+	retries := s.getOpts().Cluster.ConnectRetries
+	for !s.shutdown.Load() {
+		nc, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
+		if err == nil {
+			failures, delay = 0, 50*time.Millisecond
+			if s.runRoute(nc, true, u) == errSelfRoute {
+				return
+			}
+		} else {
+			failures++
+			if !configured && failures > max(retries, 3) {
+				return
+			}
+		}
+		if !s.sleepOrShutdown(delay) {
+			delay = min(delay*2, 2*time.Second)
+			continue
+		}
+		return
+	}
+}
+
+var (
+	errSelfRoute      = errors.New("route to self")
+	errDuplicateRoute = errors.New("duplicate route")
+)
+
+// runRoute performs the handshake and serves the route until it closes.
+func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) error {
+	r := &route{solicited: solicited, url: u, br: bufio.NewReaderSize(nc, 64*1024)}
+	r.c = newClient(s, nc, s.cidGen.Add(1))
+	r.c.route = r
+	if err := s.routeHandshake(r); err != nil {
+		nc.Close()
+		if err != errSelfRoute && err != errDuplicateRoute {
+			s.Debugf("Route handshake with %s failed: %v", nc.RemoteAddr(), err)
+		}
+		return err
+	}
+	s.wg.Add(1)
+	go r.c.writeLoop()
+	s.Noticef("Route connection created to %s (%s)", r.remote.Name, nc.RemoteAddr())
+	s.sendAllInterest(r)
+	s.gossip()
+	err := s.routeReadLoop(r)
+	s.removeRoute(r)
+	s.Noticef("Route connection to %s closed: %v", r.remote.Name, err)
+	return nil
+}
+
+func (s *Server) myRouteInfo() routeInfo {
+	o := s.getOpts()
+	ri := routeInfo{ID: s.id, Name: s.name, Cluster: o.Cluster.Name, Version: VERSION, Proto: routeProto,
+		RouteURL: s.routeURL(), ClientURL: s.ClientURL()}
+	s.routes.mu.Lock()
+	for _, r := range s.routes.byID {
+		ri.Peers = append(ri.Peers, r.remote.RouteURL)
+	}
+	s.routes.mu.Unlock()
+	return ri
+}
+
+func (s *Server) routeHandshake(r *route) error {
+	nc := r.c.nc
+	b, _ := json.Marshal(s.myRouteInfo())
+	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := nc.Write(append(append([]byte("INFO "), b...), "\r\n"...)); err != nil {
+		return err
+	}
+	line, err := r.br.ReadSlice('\n')
+	if err != nil {
+		return err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	if len(line) < 6 || string(line[:5]) != "INFO " {
+		return fmt.Errorf("expected INFO, got %q", line)
+	}
+	if err := json.Unmarshal(line[5:], &r.remote); err != nil {
+		return err
+	}
+	return s.registerRoute(r)
+}
+
+// registerRoute checks the peer and adds the route; of two routes between
+// the same pair of servers, the one dialled by the server with the smaller
+// id wins, so both sides keep the same connection.
+func (s *Server) registerRoute(r *route) error {
+	o := s.getOpts()
+	switch {
+	case r.remote.ID == s.id:
+		return errSelfRoute
+	case r.remote.Proto/100 != routeProto/100:
+		return fmt.Errorf("route protocol %d not supported", r.remote.Proto)
+	case o.Cluster.Name != "" && r.remote.Cluster != o.Cluster.Name:
+		s.Errorf("Rejecting route from %q: cluster name %q does not match %q", r.remote.Name, r.remote.Cluster, o.Cluster.Name)
+		return fmt.Errorf("cluster name conflict")
+	}
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	if old, ok := s.routes.byID[r.remote.ID]; ok {
+		keepNew := r.solicited == (s.id < r.remote.ID)
+		if !keepNew {
+			return errDuplicateRoute
+		}
+		old.c.closeNow(DuplicateRoute)
+	}
+	s.routes.rid++
+	s.routes.byID[r.remote.ID] = r
+	return nil
+}
+
+func (s *Server) removeRoute(r *route) {
+	r.c.closeNow(RouteRemoved)
+	s.routes.mu.Lock()
+	if s.routes.byID[r.remote.ID] == r {
+		delete(s.routes.byID, r.remote.ID)
+	}
+	s.routes.mu.Unlock()
+	for _, acc := range s.accs.all() {
+		for _, e := range acc.sl.All() {
+			if e.Value.route == r.c {
+				_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
+			}
+		}
+	}
+	<-r.c.out.done
+}
+
+// gossip tells every peer about every other one.
+func (s *Server) gossip() {
+	b, _ := json.Marshal(s.myRouteInfo())
+	line := append(append([]byte("INFO "), b...), "\r\n"...)
+	for _, r := range s.routeList() {
+		r.c.queueProto(line)
+	}
+}
+
+func (s *Server) routeList() []*route {
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	out := make([]*route, 0, len(s.routes.byID))
+	for _, r := range s.routes.byID {
+		out = append(out, r)
+	}
+	return out
+}
+
+// queueProto queues a protocol line for the connection and wakes its writer.
+func (c *client) queueProto(b []byte) {
+	c.mu.Lock()
+	if !c.closing {
+		c.out.write(b)
+	}
+	c.mu.Unlock()
+	c.out.signal()
+}
+
+// NumRoutes returns the number of connected routes.
+func (s *Server) NumRoutes() int {
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	return len(s.routes.byID)
+}
+
+func (s *Server) stopCluster() {
+	s.routes.mu.Lock()
+	l := s.routes.listener
+	routes := make([]*route, 0, len(s.routes.byID))
+	for _, r := range s.routes.byID {
+		routes = append(routes, r)
+	}
+	s.routes.mu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+	for _, r := range routes {
+		r.c.closeNow(ServerShutdown)
+	}
+}
+
+var _ = io.EOF

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// routeReadLoop parses the peer's operations until the route closes.
+func (s *Server) routeReadLoop(r *route) error {
+	var payload []byte
+	for {
+		line, err := r.br.ReadSlice('\n')
+		if err != nil {
+			return err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		op, args, _ := bytes.Cut(line, []byte(" "))
+		switch string(op) {
+		case "RMSG":
+			payload, err = s.routeMsg(r, args, payload)
+		case "RS+":
+			err = s.routeSub(r, args, true)
+		case "RS-":
+			err = s.routeSub(r, args, false)
+		case "PING":
+			r.c.queueProto([]byte("PONG\r\n"))
+		case "PONG":
+		case "INFO":
+			err = s.routeGossip(args)
+		default:
+			s.Debugf("Route %s: ignoring unknown operation %q", r.remote.Name, op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// routeMsg reads an RMSG payload and delivers it to local subscribers.
+func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
+	f := bytes.Fields(args)
+	if len(f) != 7 {
+		return buf, fmt.Errorf("bad RMSG %q", args)
+	}
+	hdrLen, err1 := strconv.Atoi(string(f[5]))
+	size, err2 := strconv.Atoi(string(f[6]))
+	if err1 != nil || err2 != nil || hdrLen > size || size > 64*1024*1024 {
+		return buf, fmt.Errorf("bad RMSG sizes %q", args)
+	}
+	if cap(buf) < size+2 {
+		buf = make([]byte, size+2)
+	}
+	buf = buf[:size+2]
+	if _, err := io.ReadFull(r.br, buf); err != nil {
+		return buf, err
+	}
+	acc := s.accs.lookup(string(f[0]))
+	if acc == nil {
+		return buf, nil
+	}
+	reply := string(f[2])
+	if reply == "-" {
+		reply = ""
+	}
+	var queues []string
+	if string(f[4]) != "-" {
+		queues = strings.Split(string(f[4]), ",")
+	}
+	msg := buf[:size]
+	s.deliverLocal(acc, string(f[1]), reply, string(f[3]) == "1", queues, msg[:hdrLen], msg[hdrLen:])
+	return buf, nil
+}
+
+// deliverLocal hands a routed message to this server's own subscribers.
+func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, queues []string, hdr, msg []byte) {
+	if len(hdr) == 0 {
+		hdr = nil
+	}
+	res := matchSubject(acc, subject)
+	if plain {
+		for _, sub := range res.Plain {
+			if sub.route == nil {
+				s.deliverTo(nil, acc, sub, subject, reply, hdr, msg)
+			}
+		}
+	}
+	for _, q := range queues {
+		for i := range res.Queues {
+			if res.Queues[i].Name != q {
+				continue
+			}
+			if sub := pickLocalMember(res.Queues[i].Members); sub != nil {
+				s.deliverTo(nil, acc, sub, subject, reply, hdr, msg)
+			}
+		}
+	}
+}
+
+func pickLocalMember(members []*subscription) *subscription {
+	n := 0
+	for _, m := range members {
+		if m.route == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	k := int(fastrand() % uint32(n))
+	for _, m := range members {
+		if m.route == nil {
+			if k == 0 {
+				return m
+			}
+			k--
+		}
+	}
+	return nil
+}
+
+// routeSub records or drops the peer's interest.
+func (s *Server) routeSub(r *route, args []byte, add bool) error {
+	f := strings.Fields(string(args))
+	if len(f) < 2 || len(f) > 3 {
+		return fmt.Errorf("bad interest %q", args)
+	}
+	acc := s.accs.lookup(f[0])
+	if acc == nil {
+		return nil
+	}
+	queue := ""
+	if len(f) == 3 {
+		queue = f[2]
+	}
+	if add {
+		sub := &subscription{route: r.c, subject: f[1], queue: queue, sid: "route"}
+		_ = acc.insertSub(sub)
+		return nil
+	}
+	for _, e := range acc.sl.All() {
+		if e.Value.route == r.c && e.Subject == f[1] && e.Queue == queue {
+			_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
+		}
+	}
+	return nil
+}
+
+// routeGossip dials peers we learn about from an INFO.
+func (s *Server) routeGossip(args []byte) error {
+	var ri routeInfo
+	if err := json.Unmarshal(args, &ri); err != nil {
+		return err
+	}
+	mine := s.routeURL()
+	for _, p := range ri.Peers {
+		if p == "" || p == mine {
+			continue
+		}
+		u, err := url.Parse(p)
+		if err != nil || s.connectedTo(u.Host) {
+			continue
+		}
+		s.dialRoute(u, false)
+	}
+	return nil
+}
+
+func (s *Server) connectedTo(host string) bool {
+	for _, r := range s.routeList() {
+		if u, err := url.Parse(r.remote.RouteURL); err == nil && u.Host == host {
+			return true
+		}
+	}
+	return false
+}
+
+func interestKey(acc, subject, queue string) string { return acc + " " + subject + " " + queue }
+
+func interestProto(op, acc, subject, queue string) []byte {
+	if queue != "" {
+		return []byte(op + " " + acc + " " + subject + " " + queue + "\r\n")
+	}
+	return []byte(op + " " + acc + " " + subject + "\r\n")
+}
+
+// interestChanged reference-counts local interest and tells the peers
+// when a (subject, queue) gains its first or loses its last subscriber.
+func (s *Server) interestChanged(acc *Account, sub *subscription, delta int) {
+	if s.routes.interest == nil {
+		return
+	}
+	key := interestKey(acc.Name, sub.subject, sub.queue)
+	s.routes.mu.Lock()
+	n := s.routes.interest[key] + delta
+	if n <= 0 {
+		delete(s.routes.interest, key)
+	} else {
+		s.routes.interest[key] = n
+	}
+	routes := make([]*route, 0, len(s.routes.byID))
+	for _, r := range s.routes.byID {
+		routes = append(routes, r)
+	}
+	s.routes.mu.Unlock()
+	var line []byte
+	switch {
+	case delta > 0 && n == 1:
+		line = interestProto("RS+", acc.Name, sub.subject, sub.queue)
+	case delta < 0 && n <= 0:
+		line = interestProto("RS-", acc.Name, sub.subject, sub.queue)
+	default:
+		return
+	}
+	for _, r := range routes {
+		r.c.queueProto(line)
+	}
+}
+
+// sendAllInterest tells a new peer everything we are interested in.
+func (s *Server) sendAllInterest(r *route) {
+	s.routes.mu.Lock()
+	var b []byte
+	for key := range s.routes.interest {
+		f := strings.SplitN(key, " ", 3)
+		b = append(b, interestProto("RS+", f[0], f[1], f[2])...)
+	}
+	s.routes.mu.Unlock()
+	if len(b) > 0 {
+		r.c.queueProto(b)
+	}
+}
+
+// appendRMSGLocked queues a message for a route.
+func (c *client) appendRMSGLocked(acc, subject, reply string, plain bool, queues []string, hdr, msg []byte) {
+	b := c.out.hdr[:0]
+	b = append(b, "RMSG "...)
+	b = append(b, acc...)
+	b = append(b, ' ')
+	b = append(b, subject...)
+	b = append(b, ' ')
+	if reply == "" {
+		b = append(b, '-')
+	} else {
+		b = append(b, reply...)
+	}
+	if plain {
+		b = append(b, " 1 "...)
+	} else {
+		b = append(b, " 0 "...)
+	}
+	if len(queues) == 0 {
+		b = append(b, '-')
+	} else {
+		b = append(b, strings.Join(queues, ",")...)
+	}
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(hdr)), 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, int64(len(hdr)+len(msg)), 10)
+	b = append(b, "\r\n"...)
+	c.out.hdr = b
+	c.out.write(b)
+	c.out.write(hdr)
+	c.out.write(msg)
+	c.out.writeString("\r\n")
+}
+
+// routePing keeps routes alive and detects dead peers.
+var routePingInterval = 30 * time.Second
