@@ -5,28 +5,35 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 )
 
-// BenchmarkPubSub pushes 128-byte messages from one raw publisher to one raw
+// BenchmarkPubSub pushes messages from one raw publisher to one raw
 // subscriber through an in-process server; b.N messages end to end.
 func BenchmarkPubSub(b *testing.B) {
+	for _, size := range []int{16, 128} {
+		b.Run(strconv.Itoa(size), func(b *testing.B) { benchPubSub(b, size) })
+	}
+}
+
+func benchPubSub(b *testing.B, size int) {
 	s := runServer(b, nil)
 	sub := rawDial(b, s)
 	rawHandshake(b, sub, "SUB bench 1\r\nPING\r\n")
 	pub := rawDial(b, s)
 	rawHandshake(b, pub, "PING\r\n")
-	msg := "PUB bench 128\r\n" + strings.Repeat("x", 128) + "\r\n"
+	msg := "PUB bench " + strconv.Itoa(size) + "\r\n" + strings.Repeat("x", size) + "\r\n"
 	batch := []byte(strings.Repeat(msg, 256))
-	want := int64(b.N) * int64(len("MSG bench 1 128\r\n")+130)
+	want := int64(b.N) * int64(len("MSG bench 1 \r\n")+len(strconv.Itoa(size))+size+2)
 	done := make(chan error, 1)
 	go func() {
 		_, err := io.CopyN(io.Discard, sub, want)
 		done <- err
 	}()
-	b.SetBytes(128)
+	b.SetBytes(int64(size))
 	b.ResetTimer()
 	for sent := 0; sent < b.N; sent += 256 {
 		n := min(256, b.N-sent)

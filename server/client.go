@@ -73,11 +73,38 @@ type client struct {
 	stallTimer *time.Timer
 	rng        *rand.Rand
 
-	stats clientStats
+	stats  clientStats
+	rstats readStats // read loop only
 }
 
+// clientStats are the connection's counters. The in counters and the
+// server-wide totals are accumulated by the read loop in local (non-atomic)
+// counters and published once per read buffer, so the per-message path
+// does no contended atomic operations; the out counters are kept atomically
+// by whoever delivers to this client.
 type clientStats struct {
 	inMsgs, inBytes, outMsgs, outBytes atomic.Int64
+}
+
+// readStats accumulate during one read buffer (read loop only).
+type readStats struct {
+	inMsgs, inBytes, outMsgs, outBytes int64
+}
+
+// publishStats folds the read loop's accumulators into the shared counters.
+func (c *client) publishStats() {
+	rs := &c.rstats
+	if rs.inMsgs > 0 {
+		c.stats.inMsgs.Add(rs.inMsgs)
+		c.stats.inBytes.Add(rs.inBytes)
+		c.srv.stats.inMsgs.Add(rs.inMsgs)
+		c.srv.stats.inBytes.Add(rs.inBytes)
+	}
+	if rs.outMsgs > 0 {
+		c.srv.stats.outMsgs.Add(rs.outMsgs)
+		c.srv.stats.outBytes.Add(rs.outBytes)
+	}
+	*rs = readStats{}
 }
 
 func newClient(s *Server, nc net.Conn, cid uint64) *client {
@@ -101,8 +128,8 @@ func (c *client) readLoop() {
 	for {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
-			c.stats.inBytes.Add(0) // bytes are counted per message
 			perr := c.parser.Parse(buf[:n])
+			c.publishStats()
 			c.flushPending()
 			if perr != nil {
 				c.protocolError(perr)

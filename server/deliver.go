@@ -12,10 +12,8 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 	if c.tracing() {
 		c.tracePub(subject, reply, hdr, msg)
 	}
-	c.stats.inMsgs.Add(1)
-	c.stats.inBytes.Add(int64(len(msg)))
-	c.srv.stats.inMsgs.Add(1)
-	c.srv.stats.inBytes.Add(int64(len(msg)))
+	c.rstats.inMsgs++
+	c.rstats.inBytes += int64(len(msg))
 	if c.opts.Verbose {
 		c.sendOK()
 	}
@@ -200,11 +198,13 @@ func (s *Server) deliverTo(c *client, acc *Account, sub *subscription, subject, 
 	}
 	dst.stats.outMsgs.Add(1)
 	dst.stats.outBytes.Add(int64(len(hdr) + len(msg)))
-	s.stats.outMsgs.Add(1)
-	s.stats.outBytes.Add(int64(len(hdr) + len(msg)))
-	if c != nil {
+	if c != nil && c.route == nil {
+		c.rstats.outMsgs++
+		c.rstats.outBytes += int64(len(hdr) + len(msg))
 		c.pcd[dst] = struct{}{}
 	} else {
+		s.stats.outMsgs.Add(1)
+		s.stats.outBytes.Add(int64(len(hdr) + len(msg)))
 		dst.out.signal()
 	}
 	return true

@@ -5,6 +5,8 @@
 // references to buf after Parse returns, except copies it made itself.
 package proto
 
+import "bytes"
+
 // Handler receives complete protocol operations. Slices passed to it are only
 // valid for the duration of the call.
 type Handler interface {
@@ -80,7 +82,7 @@ type Parser struct {
 	h     Handler
 	state state
 	op    op
-	name  [8]byte
+	cand  uint16 // operations the name read so far may still be
 	nlen  int
 
 	argStart int    // start of the control line in the current buffer
@@ -129,14 +131,20 @@ func (p *Parser) Parse(buf []byte) error {
 			p.argStart = i
 			i--
 		case stArg:
-			if b != '\n' {
-				p.argLen++
+			// Scan to the end of the control line at once.
+			nl := bytes.IndexByte(buf[i:], '\n')
+			if nl < 0 {
+				p.argLen += len(buf) - i
 				if p.argLen > p.MaxControlLine {
 					return ErrMaxControlLine
 				}
+				i = len(buf) - 1
 				continue
 			}
-			next, err := p.controlLine(buf, i)
+			if p.argLen += nl; p.argLen > p.MaxControlLine+1 {
+				return ErrMaxControlLine
+			}
+			next, err := p.controlLine(buf, i+nl)
 			if err != nil {
 				return err
 			}
@@ -192,30 +200,38 @@ func upper(b byte) byte {
 }
 
 // opNameByte accumulates the operation name and fails as soon as it cannot
-// be the prefix of a known operation.
+// be the prefix of a known operation. cand is the set of operations (bits
+// over opNames) the name read so far is still a prefix of.
 func (p *Parser) opNameByte(b byte) error {
 	if b == ' ' || b == '\t' || b == '\r' || b == '\n' {
 		return p.endOpName(b)
 	}
-	if p.nlen == len(p.name) {
-		return ErrUnknownOp
+	ub := upper(b)
+	cand := p.cand
+	if p.nlen == 0 {
+		cand = allOps
 	}
-	p.name[p.nlen] = upper(b)
-	p.nlen++
-	name := p.name[:p.nlen]
-	for _, o := range opNames {
-		if len(o.name) >= len(name) && o.name[:len(name)] == string(name) {
-			return nil
+	for i := range opNames {
+		bit := uint16(1) << i
+		if cand&bit != 0 && (len(opNames[i].name) <= p.nlen || opNames[i].name[p.nlen] != ub) {
+			cand &^= bit
 		}
 	}
-	return ErrUnknownOp
+	if cand == 0 {
+		return ErrUnknownOp
+	}
+	p.cand = cand
+	p.nlen++
+	return nil
 }
+
+const allOps = uint16(1)<<len(opNames) - 1
 
 func (p *Parser) endOpName(b byte) error {
 	p.op = opNone
-	for _, o := range opNames {
-		if o.name == string(p.name[:p.nlen]) {
-			p.op = o.op
+	for i := range opNames {
+		if p.nlen > 0 && p.cand&(1<<i) != 0 && len(opNames[i].name) == p.nlen {
+			p.op = opNames[i].op
 		}
 	}
 	if p.op == opNone {
