@@ -1,0 +1,461 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// FileStoreConfig configures a file store.
+type FileStoreConfig struct {
+	BlockSize   uint64                            // target size of a block file; default 4 MiB
+	Compression string                            // "none" (or "") or "s2": compress sealed blocks
+	Logf        func(format string, args ...any) // reports corruption and recovery; may be nil
+}
+
+const (
+	defaultFileStoreBlockSize = 4 << 20
+	fsFlushBound              = 256 << 10 // buffered bytes that trigger a write
+	fsMaxCachedBlocks         = 4         // sealed blocks whose data stays in memory
+	fsMaxLoadedIndexes        = 32        // sealed blocks whose subject index stays in memory
+	fsCheckpointFile          = "checkpoint"
+)
+
+var errFileStoreSubject = errors.New("subject too long for the file store")
+
+// fileStore is the block-file StreamStore. Lock order: syncer.mu, then mu.
+type fileStore struct {
+	mu     sync.Mutex
+	fsys   vfs.FS
+	dir    string
+	cfg    FileStoreConfig
+	limits StoreLimits
+	seqs   seqState
+	fss    map[string]*SimpleState
+	blocks []*msgBlock // ascending; the last one is the active block
+	aw     activeFile
+	disk   diskWork
+	lost   LostStreamData
+	times  tsCache
+	tick   uint64 // LRU clock for block caches
+	werr   error  // sticky write or sync error: the store refuses writes
+	closed bool
+	syncer syncLock
+}
+
+// seqState is the stream-level counters.
+type seqState struct {
+	first, last uint64 // first live sequence (last+1 when empty) and last assigned
+	msgs, bytes uint64
+}
+
+// activeFile is the open file of the active block.
+type activeFile struct {
+	f       vfs.File
+	flushed int64 // bytes of the active block's data written to f
+}
+
+// diskWork is what the next Sync or checkpoint has to do.
+type diskWork struct {
+	unsynced     []vfs.File // sealed block files to fsync and close
+	dirty        bool       // bytes written since the last fsync
+	dirDirty     bool       // entries created, renamed or removed since the last SyncDir
+	lingering    []uint32   // removed blocks whose files wait for a checkpoint
+	compress     []uint32   // sealed blocks waiting for compression
+	sealed       int        // blocks sealed since the last checkpoint
+	pendingFirst bool       // a recFirst record is owed to the log
+	ckptActive   uint32     // active block index of the last durable checkpoint
+	ckptDue      bool
+	fssStale     bool // per-subject state must be rebuilt from the blocks
+}
+
+// tsCache remembers the timestamps of the first and last messages.
+type tsCache struct {
+	firstSeq uint64
+	firstTS  int64
+	lastSeq  uint64
+	lastTS   int64
+}
+
+// syncLock serializes Sync, checkpoints, EraseMsg and Stop.
+type syncLock struct{ mu sync.Mutex }
+
+func init() {
+	fileStoreFactory = func(dir string, cfg *StreamConfig, limits StoreLimits, logf func(string, ...any)) (StreamStore, error) {
+		return newFileStore(vfs.Default, filepath.Join(dir, "msgs"), FileStoreConfig{Logf: logf}, limits)
+	}
+}
+
+// newFileStore opens the store in dir, recovering what is there, or
+// creates an empty one.
+func newFileStore(fsys vfs.FS, dir string, cfg FileStoreConfig, limits StoreLimits) (*fileStore, error) {
+	if cfg.BlockSize == 0 {
+		cfg.BlockSize = defaultFileStoreBlockSize
+	}
+	switch cfg.Compression {
+	case "", "none", "s2":
+	default:
+		return nil, fmt.Errorf("file store: unknown compression %q", cfg.Compression)
+	}
+	if err := fsys.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: map[string]*SimpleState{}}
+	fs.seqs.first = 1
+	if err := fs.recover(); err != nil {
+		fs.closeFiles()
+		return nil, err
+	}
+	fs.enforceAllLimits()
+	if fs.werr != nil {
+		fs.closeFiles()
+		return nil, fs.werr
+	}
+	return fs, nil
+}
+
+func (fs *fileStore) logf(format string, args ...any) {
+	if fs.cfg.Logf != nil {
+		fs.cfg.Logf("file store %s: "+format, append([]any{fs.dir}, args...)...)
+	}
+}
+
+func (fs *fileStore) active() *msgBlock { return fs.blocks[len(fs.blocks)-1] }
+
+func (fs *fileStore) writable() error {
+	if fs.closed {
+		return ErrStoreClosed
+	}
+	return fs.werr
+}
+
+func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.writable(); err != nil {
+		return 0, err
+	}
+	if len(subj) > 0xFFFF {
+		return 0, errFileStoreSubject
+	}
+	if err := fs.makeRoom(recSize(subj, hdr, msg)); err != nil {
+		return 0, err
+	}
+	seq := fs.seqs.last + 1
+	mb := fs.active()
+	off := len(mb.cache.data)
+	mb.cache.data = appendRecord(mb.cache.data, recMsg, seq, ts, subj, hdr, msg)
+	mb.rawLen = int64(len(mb.cache.data))
+	if mb.first == 0 {
+		mb.first = seq
+	}
+	i := seq - mb.first
+	mb.last = seq
+	mb.dels.grow(i + 1)
+	mb.cache.offs = append(mb.cache.offs, uint32(off))
+	size := storedMsgSize(subj, hdr, msg)
+	mb.idx.add(uint32(i), subj, uint32(size))
+	fs.noteLive(mb, seq, ts, subj, size)
+	fs.enforceLimits(subj)
+	return seq, fs.werr
+}
+
+// noteLive accounts a new live message in block mb.
+func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, size uint64) {
+	mb.msgs++
+	mb.bytes += size
+	mb.maxTS = max(mb.maxTS, ts)
+	fs.seqs.last = max(fs.seqs.last, seq)
+	fs.seqs.msgs++
+	fs.seqs.bytes += size
+	if fs.seqs.msgs == 1 {
+		fs.seqs.first = seq
+	}
+	fs.times.lastSeq, fs.times.lastTS = seq, ts
+	ss := fs.fss[subj]
+	if ss == nil {
+		ss = &SimpleState{First: seq}
+		fs.fss[subj] = ss
+	}
+	ss.Msgs++
+	ss.Last = seq
+}
+
+func (fs *fileStore) SkipMsgs(n uint64) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.writable(); err != nil {
+		return err
+	}
+	return fs.skipTo(fs.seqs.last + n)
+}
+
+// skipTo makes last the last assigned sequence (last >= current last).
+// Messages of one block have consecutive sequences, so a skip after
+// messages starts a new block.
+func (fs *fileStore) skipTo(last uint64) error {
+	if last <= fs.seqs.last {
+		return nil
+	}
+	var err error
+	if fs.active().first != 0 {
+		err = fs.seal(last)
+	} else {
+		err = fs.writeRecord(recBase, last)
+	}
+	if err != nil {
+		return err
+	}
+	fs.seqs.last = last
+	if fs.seqs.msgs == 0 {
+		fs.seqs.first = last + 1
+	}
+	return nil
+}
+
+func (fs *fileStore) findBlock(seq uint64) *msgBlock {
+	i := sort.Search(len(fs.blocks), func(i int) bool { return fs.blocks[i].maxSeq() >= seq })
+	if i < len(fs.blocks) && fs.blocks[i].contains(seq) {
+		return fs.blocks[i]
+	}
+	return nil
+}
+
+// blockFrom returns the position of the first block holding sequences >= seq.
+func (fs *fileStore) blockFrom(seq uint64) int {
+	return sort.Search(len(fs.blocks), func(i int) bool { return fs.blocks[i].maxSeq() >= seq })
+}
+
+func (fs *fileStore) LoadMsg(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return nil, ErrStoreClosed
+	}
+	defer fs.fixSubjects()
+	return fs.loadLocked(seq, sm)
+}
+
+func (fs *fileStore) loadLocked(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
+	if seq > fs.seqs.last {
+		return nil, ErrStoreEOF
+	}
+	b := fs.findBlock(seq)
+	if b == nil || !b.live(seq) {
+		return nil, ErrStoreMsgNotFound
+	}
+	c := fs.blockCache(b)
+	if c == nil || !b.live(seq) {
+		return nil, ErrStoreMsgNotFound
+	}
+	i := seq - b.first
+	if i >= uint64(len(c.offs)) || c.offs[i] == noOff {
+		return nil, ErrStoreMsgNotFound
+	}
+	r, ok := decodeRecord(c.data, int(c.offs[i]))
+	if !ok || r.seq != seq || r.kind != recMsg {
+		return nil, ErrStoreMsgNotFound
+	}
+	subj, _, ok := b.idx.subject(i)
+	if !ok {
+		subj = string(r.subj)
+	}
+	if sm == nil {
+		sm = &StoreMsg{}
+	}
+	sm.copyFrom(subj, r.hdr, r.msg, seq, r.ts)
+	return sm, nil
+}
+
+// msgTS returns the timestamp of live message seq.
+func (fs *fileStore) msgTS(seq uint64) (int64, bool) {
+	b := fs.findBlock(seq)
+	if b == nil || !b.live(seq) {
+		return 0, false
+	}
+	c := fs.blockCache(b)
+	if c == nil || !b.live(seq) || seq-b.first >= uint64(len(c.offs)) {
+		return 0, false
+	}
+	r, ok := decodeRecord(c.data, int(c.offs[seq-b.first]))
+	return r.ts, ok && r.seq == seq
+}
+
+func (fs *fileStore) LastSeqForSubject(filter string) uint64 {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.lastSeqLocked(filter)
+}
+
+func (fs *fileStore) lastSeqLocked(filter string) uint64 {
+	if filter == "" || filter == ">" {
+		if fs.seqs.msgs == 0 {
+			return 0
+		}
+		return fs.lastLive()
+	}
+	if !sublist.SubjectHasWildcard(filter) {
+		if ss := fs.fss[filter]; ss != nil {
+			return ss.Last
+		}
+		return 0
+	}
+	var last uint64
+	for subj, ss := range fs.fss {
+		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
+			last = ss.Last
+		}
+	}
+	return last
+}
+
+// lastLive is the highest live sequence (0 when none).
+func (fs *fileStore) lastLive() uint64 {
+	for i := len(fs.blocks) - 1; i >= 0; i-- {
+		b := fs.blocks[i]
+		if b.msgs == 0 {
+			continue
+		}
+		if j := b.dels.prevClear(int64(b.last - b.first)); j >= 0 {
+			return b.first + uint64(j)
+		}
+	}
+	return 0
+}
+
+func (fs *fileStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return nil, ErrStoreClosed
+	}
+	defer fs.fixSubjects()
+	seq := fs.lastSeqLocked(filter)
+	if seq == 0 {
+		return nil, ErrStoreMsgNotFound
+	}
+	return fs.loadLocked(seq, sm)
+}
+
+func (fs *fileStore) FastState(st *StreamState) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.fastStateLocked(st)
+	fs.fixSubjects()
+}
+
+func (fs *fileStore) fastStateLocked(st *StreamState) {
+	st.Msgs, st.Bytes, st.LastSeq, st.FirstSeq = fs.seqs.msgs, fs.seqs.bytes, fs.seqs.last, fs.seqs.first
+	st.FirstTime, st.LastTime = time.Time{}, time.Time{}
+	if ts, ok := fs.firstTime(); ok {
+		st.FirstTime = time.Unix(0, ts).UTC()
+	}
+	if fs.times.lastSeq != fs.seqs.last {
+		fs.times.lastSeq = fs.seqs.last
+		fs.times.lastTS, _ = fs.msgTS(fs.seqs.last)
+	}
+	if b := fs.findBlock(fs.seqs.last); b != nil && b.live(fs.seqs.last) {
+		st.LastTime = time.Unix(0, fs.times.lastTS).UTC()
+	}
+	st.NumSubjects = len(fs.fss)
+	st.NumDeleted = 0
+	if st.Msgs > 0 {
+		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
+	}
+}
+
+func (fs *fileStore) firstTime() (int64, bool) {
+	if fs.seqs.msgs == 0 {
+		return 0, false
+	}
+	if fs.times.firstSeq != fs.seqs.first {
+		ts, ok := fs.msgTS(fs.seqs.first)
+		if !ok {
+			return 0, false
+		}
+		fs.times.firstSeq, fs.times.firstTS = fs.seqs.first, ts
+	}
+	return fs.times.firstTS, true
+}
+
+func (fs *fileStore) State() StreamState {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var st StreamState
+	fs.fastStateLocked(&st)
+	fs.fixSubjects()
+	if st.NumDeleted > 0 {
+		st.Deleted = fs.deletedList()
+	}
+	if len(fs.lost.Msgs) > 0 {
+		st.Lost = &LostStreamData{Msgs: append([]uint64(nil), fs.lost.Msgs...), Bytes: fs.lost.Bytes}
+	}
+	return st
+}
+
+// deletedList lists the sequences between first and last that are not live.
+func (fs *fileStore) deletedList() []uint64 {
+	var out []uint64
+	first, last := fs.seqs.first, fs.seqs.last
+	next := first
+	for _, b := range fs.blocks {
+		if b.first == 0 || b.last < first {
+			continue
+		}
+		for ; next < b.first && next <= last; next++ {
+			out = append(out, next)
+		}
+		for s := max(b.first, first); s <= b.last; s++ {
+			if b.dels.has(s - b.first) {
+				out = append(out, s)
+			}
+		}
+		next = max(next, b.last+1)
+	}
+	for ; next <= last; next++ {
+		out = append(out, next)
+	}
+	return out
+}
+
+func (fs *fileStore) SubjectsState(filter string) map[string]SimpleState {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.fixSubjects()
+	out := map[string]SimpleState{}
+	for subj, ss := range fs.fss {
+		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
+			out[subj] = *ss
+		}
+	}
+	return out
+}
+
+func (fs *fileStore) UpdateLimits(l StoreLimits) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if err := fs.writable(); err != nil {
+		return err
+	}
+	fs.limits = l
+	fs.enforceAllLimits()
+	return fs.werr
+}
+
+func (fs *fileStore) Delete() error {
+	err := fs.Stop()
+	if rerr := fs.fsys.RemoveAll(fs.dir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+		return rerr
+	}
+	if errors.Is(err, ErrStoreClosed) {
+		err = nil
+	}
+	return err
+}

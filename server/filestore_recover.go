@@ -1,0 +1,378 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Recovery. With a valid checkpoint whose blocks all exist, the state is
+// the checkpoint's and only the records written after it are replayed:
+// the rest of its active block, then every newer block. Otherwise every
+// block is replayed from the start. Replaying verifies every record; a
+// damaged stretch is skipped (the messages in it are reported and listed as
+// lost) and an invalid tail is truncated. The store then always starts a
+// new active block.
+
+// diskBlock is a block file found in the directory.
+type diskBlock struct {
+	index      uint32
+	compressed bool
+}
+
+// listBlocks lists the block files, removing temporary files and raw
+// copies of blocks whose compressed form is complete.
+func (fs *fileStore) listBlocks() ([]diskBlock, uint32, error) {
+	ents, err := fs.fsys.ReadDir(fs.dir)
+	if err != nil {
+		return nil, 0, err
+	}
+	found := map[uint32]int{} // 1: raw, 2: compressed, 3: both
+	var maxIndex uint32
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasSuffix(name, ".tmp") {
+			fs.fsys.Remove(filepath.Join(fs.dir, name))
+			continue
+		}
+		if len(name) != 14 || name[10] != '.' {
+			continue
+		}
+		n, err := strconv.ParseUint(name[:10], 10, 32)
+		if err != nil {
+			continue
+		}
+		index := uint32(n)
+		maxIndex = max(maxIndex, index)
+		switch name[11:] {
+		case "blk":
+			found[index] |= 1
+		case "blz":
+			found[index] |= 2
+		}
+	}
+	var out []diskBlock
+	for index, kind := range found {
+		if kind == 3 {
+			fs.fsys.Remove(blockName(fs.dir, index, false))
+		}
+		out = append(out, diskBlock{index: index, compressed: kind&2 != 0})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].index < out[j].index })
+	return out, maxIndex, nil
+}
+
+func (fs *fileStore) recover() error {
+	files, maxIndex, err := fs.listBlocks()
+	if err != nil {
+		return err
+	}
+	recovered := false
+	if ck := fs.readCheckpoint(); ck != nil {
+		if recovered = fs.recoverFromCheckpoint(ck, files); !recovered {
+			fs.logf("checkpoint does not match the block files; rebuilding from the blocks")
+			fs.resetState()
+		}
+	}
+	if !recovered {
+		for _, f := range files {
+			fs.replayBlock(&msgBlock{index: f.index, compressed: f.compressed}, 0, true)
+		}
+		fs.disk.ckptDue = true
+	}
+	return fs.startActive(maxIndex + 1)
+}
+
+func (fs *fileStore) resetState() {
+	fs.seqs = seqState{first: 1}
+	fs.fss = map[string]*SimpleState{}
+	fs.blocks = nil
+	fs.lost = LostStreamData{}
+	fs.disk = diskWork{}
+}
+
+// recoverFromCheckpoint loads ck and replays what follows it; false when
+// ck does not fit the block files.
+func (fs *fileStore) recoverFromCheckpoint(ck *checkpoint, files []diskBlock) bool {
+	onDisk := map[uint32]bool{}
+	for _, f := range files {
+		onDisk[f.index] = f.compressed
+	}
+	listed := map[uint32]bool{}
+	for _, b := range ck.blocks {
+		compressed, ok := onDisk[b.index]
+		if !ok {
+			return false
+		}
+		b.compressed = compressed
+		listed[b.index] = true
+	}
+	fs.seqs, fs.fss, fs.lost, fs.blocks = ck.seqs, ck.fss, ck.lost, ck.blocks
+	if !fs.replayBlock(fs.active(), ck.offset, false) {
+		return false
+	}
+	for _, f := range files {
+		if f.index > ck.active {
+			fs.replayBlock(&msgBlock{index: f.index, compressed: f.compressed}, 0, true)
+			fs.disk.ckptDue = true
+		}
+	}
+	for _, f := range files {
+		if f.index < ck.active && !listed[f.index] {
+			fs.removeBlockFiles(f.index)
+			fs.disk.dirDirty = true
+		}
+	}
+	fs.disk.ckptActive = ck.active
+	return true
+}
+
+// replayCtx is one block being replayed.
+type replayCtx struct {
+	b         *msgBlock
+	data      []byte
+	pb        *parsedBlock
+	lostAfter map[uint64]bool
+	viewLo    uint64
+}
+
+// replayBlock applies the records of b at or after offset from; a new
+// block is appended to fs.blocks first (the checkpoint's active block is
+// there already). False when from does not fall on a record boundary.
+func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
+	data, err := fs.readBlock(b)
+	if err != nil {
+		fs.logf("block %d unreadable: %v", b.index, err)
+		if from > 0 {
+			return false
+		}
+		data = nil
+	}
+	pb := parseBlockData(data)
+	if from > 0 && !recordBoundary(pb, from) {
+		return false
+	}
+	if isNew {
+		fs.blocks = append(fs.blocks, b)
+	}
+	rc := &replayCtx{b: b, data: data, pb: pb, lostAfter: map[uint64]bool{}}
+	for _, s := range pb.lostAfter {
+		rc.lostAfter[s] = true
+	}
+	rc.view(b.first)
+	b.rawLen = int64(len(data))
+	for _, pr := range pb.recs {
+		if int64(pr.off) >= from {
+			fs.applyRecord(rc, pr)
+		}
+	}
+	if b.first != 0 && b.last < b.first {
+		b.first, b.last, b.dels = 0, 0, seqBits{}
+	}
+	if pb.badBytes > 0 {
+		fs.logf("block %d: %d corrupt bytes skipped", b.index, pb.badBytes)
+	}
+	if pb.tail && !b.compressed {
+		fs.truncateTail(b, pb.end, len(data))
+	}
+	fs.reconcile(b, b.cache)
+	if err := fs.writeIndexFile(b); err != nil {
+		fs.logf("writing index of block %d: %v", b.index, err)
+	}
+	if fs.cfg.Compression == "s2" && !b.compressed {
+		fs.disk.compress = append(fs.disk.compress, b.index)
+	}
+	fs.trimCaches()
+	return true
+}
+
+func recordBoundary(pb *parsedBlock, off int64) bool {
+	if off == int64(pb.end) {
+		return true
+	}
+	i := sort.Search(len(pb.recs), func(i int) bool { return int64(pb.recs[i].off) >= off })
+	return i < len(pb.recs) && int64(pb.recs[i].off) == off
+}
+
+// view (re)builds the block's cache and index for messages from lo on.
+func (rc *replayCtx) view(lo uint64) {
+	if lo == 0 {
+		for _, pr := range rc.pb.recs {
+			if pr.kind == recMsg || pr.kind == recErased {
+				lo = pr.seq
+				break
+			}
+		}
+	}
+	rc.viewLo = lo
+	rc.b.cache, rc.b.idx = buildView(rc.data, rc.pb, lo, max(rc.pb.last, lo))
+}
+
+func (fs *fileStore) truncateTail(b *msgBlock, end, size int) {
+	fs.logf("block %d: invalid tail of %d bytes truncated", b.index, size-end)
+	f, err := fs.fsys.OpenFile(blockName(fs.dir, b.index, false), os.O_RDWR, 0)
+	if err == nil {
+		err = f.Truncate(int64(end))
+		if err == nil {
+			err = f.Sync()
+		}
+		f.Close()
+	}
+	if err != nil {
+		fs.logf("truncating block %d: %v", b.index, err)
+	}
+	b.rawLen = int64(end)
+	if b.cache != nil {
+		b.cache.data = b.cache.data[:end]
+	}
+}
+
+// applyRecord replays one record.
+func (fs *fileStore) applyRecord(rc *replayCtx, pr parsedRec) {
+	switch pr.kind {
+	case recMsg, recErased:
+		fs.applyMsg(rc, pr)
+	case recDel:
+		noteTomb(rc.b, recDel, pr.seq)
+		fs.removeSeq(pr.seq, false)
+	case recFirst:
+		noteTomb(rc.b, recFirst, pr.seq)
+		for fs.seqs.msgs > 0 && fs.seqs.first < pr.seq {
+			first := fs.seqs.first
+			if ok, _ := fs.removeSeq(first, false); !ok && fs.seqs.first == first {
+				break
+			}
+		}
+		if pr.seq > 0 {
+			fs.raiseLast(pr.seq - 1)
+		}
+	case recBase:
+		if rc.b.first == 0 {
+			rc.b.base = max(rc.b.base, pr.seq)
+		}
+		if pr.ts > 0 {
+			fs.noteTornPrev(rc.b, uint64(pr.ts))
+		}
+		fs.raiseLast(pr.seq)
+	}
+}
+
+// applyMsg replays a message (or erased message) record.
+func (fs *fileStore) applyMsg(rc *replayCtx, pr parsedRec) {
+	b, s := rc.b, pr.seq
+	if s <= fs.seqs.last {
+		return // already assigned: a stale or conflicting record
+	}
+	if b.first == 0 {
+		if s != rc.viewLo {
+			rc.view(s)
+		}
+		if rc.lostAfter[0] && s > fs.seqs.last+1 {
+			fs.noteLost(fs.seqs.last+1, s-1)
+		}
+		b.first, b.last = s, s-1
+	}
+	if s > b.last+1 {
+		if rc.lostAfter[b.last] {
+			fs.noteLost(b.last+1, s-1)
+		}
+		b.dels.grow(s - b.first)
+		for g := b.last + 1; g < s; g++ {
+			b.dels.set(g - b.first)
+		}
+	}
+	i := s - b.first
+	b.dels.grow(i + 1)
+	b.last = s
+	subj, size, ok := b.idx.subject(i)
+	if pr.kind == recErased || !ok {
+		b.dels.set(i)
+		fs.raiseLast(s)
+		return
+	}
+	fs.noteLive(b, s, pr.ts, subj, size)
+}
+
+// raiseLast makes last at least seq.
+func (fs *fileStore) raiseLast(seq uint64) {
+	if seq > fs.seqs.last {
+		fs.seqs.last = seq
+		if fs.seqs.msgs == 0 {
+			fs.seqs.first = seq + 1
+		}
+	}
+}
+
+// noteLost lists lo..hi (at most 65536 of them) as lost.
+func (fs *fileStore) noteLost(lo, hi uint64) {
+	fs.logf("messages %d..%d lost", lo, hi)
+	for s := lo; s <= hi && s-lo < 1<<16; s++ {
+		fs.lost.Msgs = append(fs.lost.Msgs, s)
+	}
+}
+
+// noteTornPrev handles a block whose first record says the previous block
+// ended at prevLast: messages of that block missing at its end are lost.
+func (fs *fileStore) noteTornPrev(b *msgBlock, prevLast uint64) {
+	n := len(fs.blocks)
+	if n < 2 || fs.blocks[n-1] != b {
+		return
+	}
+	prev := fs.blocks[n-2]
+	if prev.index != b.index-1 || (prev.first != 0 && prev.last >= prevLast) {
+		return
+	}
+	start := prev.last + 1
+	if prev.first == 0 {
+		start = prev.base + 1
+	}
+	if prevLast < start || prevLast-start >= 1<<16 || start <= fs.lastAssignedBefore(prev) {
+		return
+	}
+	if prev.first == 0 {
+		prev.first, prev.last = start, start-1
+	}
+	prev.dels.grow(prevLast - prev.first + 1)
+	for s := start; s <= prevLast; s++ {
+		prev.dels.set(s - prev.first)
+	}
+	prev.last = prevLast
+	fs.noteLost(start, prevLast)
+	fs.raiseLast(prevLast)
+}
+
+// lastAssignedBefore is the highest message sequence held by the blocks
+// before b.
+func (fs *fileStore) lastAssignedBefore(b *msgBlock) uint64 {
+	var last uint64
+	for _, x := range fs.blocks {
+		if x == b {
+			break
+		}
+		if x.first != 0 {
+			last = x.last
+		}
+	}
+	return last
+}
+
+// startActive opens a new active block after recovery and drops the
+// blocks recovery left without messages.
+func (fs *fileStore) startActive(index uint32) error {
+	var prevLast uint64
+	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].first != 0 {
+		prevLast = fs.blocks[n-1].last
+	}
+	if err := fs.newActive(max(index, 1), fs.seqs.last, prevLast); err != nil {
+		return err
+	}
+	for _, b := range append([]*msgBlock(nil), fs.blocks...) {
+		if b.msgs == 0 && b != fs.active() {
+			fs.dropEmpty(b)
+		}
+	}
+	fs.trimCaches()
+	return nil
+}

@@ -1,0 +1,245 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// makeRoom prepares the active block for a record of n bytes: it seals the
+// block when the record would overflow it, and writes the buffer out when
+// it holds more than fsFlushBound bytes.
+func (fs *fileStore) makeRoom(n int) error {
+	mb := fs.active()
+	if mb.rawLen+int64(n) > int64(fs.cfg.BlockSize) && mb.rawLen > recOverhead {
+		if err := fs.seal(fs.seqs.last); err != nil {
+			return err
+		}
+		mb = fs.active()
+	}
+	if int64(len(mb.cache.data))-fs.aw.flushed+int64(n) > fsFlushBound {
+		return fs.flush()
+	}
+	return nil
+}
+
+// writeRecord logs a record that is not a message in the active block.
+func (fs *fileStore) writeRecord(kind byte, seq uint64) error {
+	if err := fs.makeRoom(recOverhead); err != nil {
+		return err
+	}
+	fs.appendMeta(kind, seq)
+	return nil
+}
+
+func (fs *fileStore) appendMeta(kind byte, seq uint64) {
+	mb := fs.active()
+	mb.cache.data = appendRecord(mb.cache.data, kind, seq, 0, "", nil, nil)
+	mb.rawLen = int64(len(mb.cache.data))
+	noteTomb(mb, kind, seq)
+}
+
+// noteTomb tracks the highest tombstone target of mb below its first
+// message: such tombstones keep mb alive while earlier blocks exist.
+func noteTomb(mb *msgBlock, kind byte, seq uint64) {
+	if kind != recDel && kind != recFirst {
+		return
+	}
+	t := seq
+	if kind == recFirst {
+		t = seq - 1
+	}
+	if mb.first != 0 && t >= mb.first {
+		t = 0
+		if kind == recFirst {
+			t = mb.first - 1
+		}
+	}
+	mb.tombMax = max(mb.tombMax, t)
+}
+
+// flush writes the active block's buffered records to its file.
+func (fs *fileStore) flush() error {
+	if fs.werr != nil {
+		return fs.werr
+	}
+	if fs.disk.pendingFirst {
+		fs.disk.pendingFirst = false
+		fs.appendMeta(recFirst, fs.seqs.first)
+	}
+	data := fs.active().cache.data
+	if int64(len(data)) == fs.aw.flushed {
+		return nil
+	}
+	if _, err := fs.aw.f.WriteAt(data[fs.aw.flushed:], fs.aw.flushed); err != nil {
+		return fs.fail(fmt.Errorf("file store write: %w", err))
+	}
+	fs.aw.flushed = int64(len(data))
+	fs.disk.dirty = true
+	return nil
+}
+
+// fail makes err sticky: the store refuses writes from now on.
+func (fs *fileStore) fail(err error) error {
+	if fs.werr == nil {
+		fs.werr = err
+		fs.logf("%v", err)
+	}
+	return fs.werr
+}
+
+// seal closes the active block for writing (its file is synced at the next
+// Sync) and starts a new one whose base is base.
+func (fs *fileStore) seal(base uint64) error {
+	if err := fs.flush(); err != nil {
+		return err
+	}
+	mb := fs.active()
+	if err := fs.writeIndexFile(mb); err != nil {
+		fs.logf("writing index of block %d: %v", mb.index, err)
+	}
+	fs.disk.unsynced = append(fs.disk.unsynced, fs.aw.f)
+	fs.aw = activeFile{}
+	fs.disk.sealed++
+	if fs.cfg.Compression == "s2" {
+		fs.disk.compress = append(fs.disk.compress, mb.index)
+	}
+	fs.touch(mb)
+	err := fs.newActive(mb.index+1, base, mb.last)
+	fs.trimCaches()
+	return err
+}
+
+// newActive creates the block file index and makes it the active block.
+// Its first record says every sequence up to base is assigned and, when
+// prevLast > 0, that the previous block's messages end at prevLast (so a
+// recovery can tell a lost tail of that block from a skip).
+func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
+	f, err := fs.fsys.OpenFile(blockName(fs.dir, index, false), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return fs.fail(fmt.Errorf("file store create block: %w", err))
+	}
+	fs.fsys.Remove(indexName(fs.dir, index))
+	mb := &msgBlock{index: index, base: base, cache: &blockCache{}, idx: newBlockIndex()}
+	fs.blocks = append(fs.blocks, mb)
+	fs.aw = activeFile{f: f}
+	fs.disk.dirDirty = true
+	mb.cache.data = appendRecord(nil, recBase, base, int64(prevLast), "", nil, nil)
+	mb.rawLen = int64(len(mb.cache.data))
+	return nil
+}
+
+// Sync writes out buffered records and makes everything stored so far
+// durable; when enough changed it also writes a checkpoint and deletes the
+// files of removed blocks.
+func (fs *fileStore) Sync() error {
+	fs.syncer.mu.Lock()
+	defer fs.syncer.mu.Unlock()
+	return fs.syncLocked(false)
+}
+
+// syncLocked runs with syncer.mu held; force writes a checkpoint.
+func (fs *fileStore) syncLocked(force bool) error {
+	fs.mu.Lock()
+	if fs.closed {
+		fs.mu.Unlock()
+		return nil
+	}
+	if err := fs.flush(); err != nil {
+		fs.mu.Unlock()
+		return err
+	}
+	files := fs.disk.unsynced
+	if fs.disk.dirty {
+		files = append(files, fs.aw.f)
+	}
+	closeN := len(fs.disk.unsynced)
+	dirDirty := fs.disk.dirDirty
+	fs.disk.unsynced, fs.disk.dirty, fs.disk.dirDirty = nil, false, false
+	var ck *checkpointJob
+	if force || fs.disk.ckptDue || fs.disk.sealed > 0 || len(fs.disk.lingering) > 0 || len(fs.disk.compress) > 0 {
+		ck = fs.snapshotCheckpoint()
+	}
+	fs.mu.Unlock()
+	if err := fs.syncFiles(files, closeN, dirDirty); err != nil {
+		return err
+	}
+	if ck == nil {
+		return nil
+	}
+	return fs.finishCheckpoint(ck)
+}
+
+// syncFiles fsyncs files, closes the first closeN (sealed blocks) and syncs
+// the directory; a failure is sticky.
+func (fs *fileStore) syncFiles(files []vfs.File, closeN int, dirDirty bool) error {
+	var err error
+	for i, f := range files {
+		if serr := f.Sync(); serr != nil && err == nil {
+			err = serr
+		}
+		if i < closeN {
+			f.Close()
+		}
+	}
+	if dirDirty && err == nil {
+		err = fs.fsys.SyncDir(fs.dir)
+	}
+	if err != nil {
+		fs.mu.Lock()
+		err = fs.fail(fmt.Errorf("file store sync: %w", err))
+		fs.mu.Unlock()
+	}
+	return err
+}
+
+// Stop flushes, syncs, writes a checkpoint (so the next open reads no
+// message) and closes the store.
+func (fs *fileStore) Stop() error {
+	fs.syncer.mu.Lock()
+	defer fs.syncer.mu.Unlock()
+	fs.mu.Lock()
+	closed, werr := fs.closed, fs.werr
+	fs.mu.Unlock()
+	if closed {
+		return nil
+	}
+	var err error
+	if werr == nil {
+		err = fs.syncLocked(true)
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.closed = true
+	fs.closeFiles()
+	if err == nil {
+		err = werr
+	}
+	return err
+}
+
+// closeFiles closes every open file and drops the caches.
+func (fs *fileStore) closeFiles() {
+	for _, f := range fs.disk.unsynced {
+		f.Close()
+	}
+	fs.disk.unsynced = nil
+	if fs.aw.f != nil {
+		fs.aw.f.Close()
+		fs.aw = activeFile{}
+	}
+	for _, b := range fs.blocks {
+		b.cache, b.idx = nil, nil
+	}
+}
+
+// removeBlockFiles deletes every file of block index.
+func (fs *fileStore) removeBlockFiles(index uint32) {
+	for _, name := range []string{blockName(fs.dir, index, false), blockName(fs.dir, index, true), indexName(fs.dir, index)} {
+		if err := fs.fsys.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			fs.logf("removing %s: %v", name, err)
+		}
+	}
+}
