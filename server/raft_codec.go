@@ -1,0 +1,147 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// Raft messages travel between servers over routes in this binary form:
+// a version byte, then fixed fields, entries and an optional snapshot,
+// all little-endian with uvarint lengths.
+const raftCodecVersion = 1
+
+var errBadRaftMsg = errors.New("malformed raft message")
+
+func appendUvarint(b []byte, v uint64) []byte { return binary.AppendUvarint(b, v) }
+
+func appendBytes(b, p []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(p)))
+	return append(b, p...)
+}
+
+// encodeRaftMsg appends the encoding of m to b.
+func encodeRaftMsg(b []byte, m *raft.Message) []byte {
+	b = append(b, raftCodecVersion, byte(m.Type))
+	for _, v := range []uint64{uint64(m.From), uint64(m.To), m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint} {
+		b = appendUvarint(b, v)
+	}
+	var flags byte
+	if m.Reject {
+		flags |= 1
+	}
+	if m.Transfer {
+		flags |= 2
+	}
+	if m.Snapshot != nil {
+		flags |= 4
+	}
+	b = append(b, flags)
+	b = appendUvarint(b, uint64(len(m.Entries)))
+	for i := range m.Entries {
+		e := &m.Entries[i]
+		b = appendUvarint(b, e.Term)
+		b = appendUvarint(b, e.Index)
+		b = append(b, byte(e.Type))
+		b = appendBytes(b, e.Data)
+	}
+	if m.Snapshot != nil {
+		b = appendUvarint(b, m.Snapshot.Index)
+		b = appendUvarint(b, m.Snapshot.Term)
+		b = appendUvarint(b, uint64(len(m.Snapshot.Peers)))
+		for _, p := range m.Snapshot.Peers {
+			b = appendUvarint(b, uint64(p))
+		}
+		b = appendBytes(b, m.Snapshot.Data)
+	}
+	return b
+}
+
+// raftReader decodes with bounds checks; the first error sticks.
+type raftReader struct {
+	b   []byte
+	err error
+}
+
+func (r *raftReader) uvarint() uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.err = errBadRaftMsg
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *raftReader) byte() byte {
+	if r.err != nil || len(r.b) == 0 {
+		r.err = errBadRaftMsg
+		return 0
+	}
+	c := r.b[0]
+	r.b = r.b[1:]
+	return c
+}
+
+// bytes returns a copy of the next length-prefixed byte string.
+func (r *raftReader) bytes() []byte {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.err = errBadRaftMsg
+		return nil
+	}
+	if n == 0 {
+		r.b = r.b[0:]
+		return nil
+	}
+	out := append([]byte(nil), r.b[:n]...)
+	r.b = r.b[n:]
+	return out
+}
+
+// decodeRaftMsg parses a message encoded by encodeRaftMsg.
+func decodeRaftMsg(b []byte) (raft.Message, error) {
+	r := &raftReader{b: b}
+	var m raft.Message
+	if r.byte() != raftCodecVersion {
+		return m, errBadRaftMsg
+	}
+	m.Type = raft.MessageType(r.byte())
+	m.From, m.To = raft.ID(r.uvarint()), raft.ID(r.uvarint())
+	m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+	flags := r.byte()
+	m.Reject, m.Transfer = flags&1 != 0, flags&2 != 0
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		return m, errBadRaftMsg
+	}
+	if n > 0 {
+		m.Entries = make([]raft.Entry, 0, n)
+	}
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		e := raft.Entry{Term: r.uvarint(), Index: r.uvarint()}
+		e.Type = raft.EntryType(r.byte())
+		e.Data = r.bytes()
+		m.Entries = append(m.Entries, e)
+	}
+	if flags&4 != 0 {
+		snap := &raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
+		np := r.uvarint()
+		if np > uint64(len(r.b)) {
+			return m, errBadRaftMsg
+		}
+		for i := uint64(0); i < np && r.err == nil; i++ {
+			snap.Peers = append(snap.Peers, raft.ID(r.uvarint()))
+		}
+		snap.Data = r.bytes()
+		m.Snapshot = snap
+	}
+	if r.err != nil {
+		return m, r.err
+	}
+	return m, nil
+}
