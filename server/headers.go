@@ -26,8 +26,10 @@ const (
 	JSMsgRollupSubject = "sub"
 	JSMsgRollupAll     = "all"
 
-	hdrLine     = "NATS/1.0\r\n"
-	maxHdrBytes = 64 * 1024
+	hdrLine = "NATS/1.0\r\n"
+	// maxHdrBytes is the largest header block a stream stores: stores
+	// encode its length in 16 bits, so nats-server refuses > 65535.
+	maxHdrBytes = 1<<16 - 1
 )
 
 // getHeader returns the value of key in a NATS header block (keys compare

@@ -121,7 +121,7 @@ func (jsa *jsAccount) streamList() []*stream {
 		out = append(out, m)
 	}
 	jsa.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].cfg.Name < out[j].cfg.Name })
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 

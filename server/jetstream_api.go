@@ -206,7 +206,7 @@ func (r *apiRequest) accountInfo() any {
 	for _, mset := range r.jsa.streamList() {
 		var ss StreamState
 		mset.store.FastState(&ss)
-		if mset.cfg.Storage == MemoryStorage {
+		if mset.config().Storage == MemoryStorage {
 			st.Memory += ss.Bytes
 		} else {
 			st.Store += ss.Bytes

@@ -72,6 +72,9 @@ func (r *apiRequest) streamCreate() any {
 	if cfg.Name != name {
 		return streamErr(errStreamNameMismatch())
 	}
+	if cfg.Sealed { // a stream is sealed only by an update, as in nats-server
+		return streamErr(errStreamInvalidConfig("stream configuration for create can not be sealed"))
+	}
 	cfg.normalize()
 	if e := cfg.check(); e != nil {
 		return streamErr(e)
@@ -151,17 +154,19 @@ func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
 	}
 	mset.cfg = *cfg
 	_ = mset.store.UpdateLimits(limitsOf(cfg))
-	subs := mset.subs
-	mset.subs = nil
 	mset.scheduleExpiryLocked()
 	mset.mu.Unlock()
-	for _, sub := range subs {
-		jsa.acc.unsubscribe(sub)
-	}
 	if err := mset.subscribe(); err != nil {
 		return errStreamGeneral(err)
 	}
 	return nil
+}
+
+// config returns a copy of the stream's configuration.
+func (mset *stream) config() StreamConfig {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.cfg
 }
 
 func (r *apiRequest) streamInfo() any {
@@ -227,17 +232,15 @@ func (r *apiRequest) matchingStreams(limit int) ([]*stream, apiPaged, *ApiError)
 	}
 	var out []*stream
 	for _, mset := range r.jsa.streamList() {
-		if req.Subject != "" && !anyCollides(mset.cfg.Subjects, req.Subject) {
+		if req.Subject != "" && !anyCollides(mset.config().Subjects, req.Subject) {
 			continue
 		}
 		out = append(out, mset)
 	}
-	paged := apiPaged{Total: len(out), Offset: req.Offset, Limit: limit}
-	if req.Offset < len(out) {
-		out = out[req.Offset:]
-	} else {
-		out = nil
-	}
+	// As nats-server: an offset past the end is reported clamped to the total.
+	offset := min(max(req.Offset, 0), len(out))
+	paged := apiPaged{Total: len(out), Offset: offset, Limit: limit}
+	out = out[offset:]
 	return out[:min(len(out), limit)], paged, nil
 }
 
@@ -257,7 +260,7 @@ func (r *apiRequest) streamNames() any {
 	}
 	resp := &streamNamesResponse{apiPaged: paged}
 	for _, mset := range list {
-		resp.Streams = append(resp.Streams, mset.cfg.Name)
+		resp.Streams = append(resp.Streams, mset.name)
 	}
 	return resp
 }

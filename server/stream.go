@@ -37,7 +37,8 @@ type dedupeEntry struct {
 type stream struct {
 	mu      sync.Mutex
 	jsa     *jsAccount
-	cfg     StreamConfig
+	name    string       // cfg.Name, never changes: read without mu
+	cfg     StreamConfig // written by updates under jsa.mu and mu
 	created time.Time
 	store   StreamStore
 
@@ -160,7 +161,7 @@ func (mset *stream) rollupOf(hdr []byte) (string, *ApiError) {
 	case JSMsgRollupSubject, JSMsgRollupAll:
 		return r, nil
 	default:
-		return "", errRollupFailed("rollup value invalid: " + r)
+		return "", errRollupFailed("rollup value invalid: " + strconv.Quote(r))
 	}
 }
 
@@ -179,17 +180,39 @@ func (mset *stream) checkDiscardNew(m *inMsg) *ApiError {
 	if cfg.Discard != DiscardNew {
 		return nil
 	}
+	// atSubjectLimit: the subject is at max_msgs_per_subject, so storing
+	// this message removes the subject's oldest one. Looked up lazily.
+	var subjState *SimpleState
+	atSubjectLimit := func() bool {
+		if cfg.MaxMsgsPer <= 0 {
+			return false
+		}
+		if subjState == nil {
+			ss := mset.store.FilteredState(0, m.subj)
+			subjState = &ss
+		}
+		return subjState.Msgs >= uint64(cfg.MaxMsgsPer)
+	}
+	if cfg.DiscardNewPer && atSubjectLimit() {
+		return errStoreFailed(ErrMaxMsgsPerSubject)
+	}
 	var st StreamState
 	mset.store.FastState(&st)
-	if cfg.MaxMsgs > 0 && st.Msgs >= uint64(cfg.MaxMsgs) {
+	// As nats-server: a message that replaces one at its subject's limit
+	// does not grow the stream, so a full stream still takes it (a full KV
+	// bucket keeps accepting updates of existing keys).
+	if cfg.MaxMsgs > 0 && st.Msgs >= uint64(cfg.MaxMsgs) && !atSubjectLimit() {
 		return errStoreFailed(ErrMaxMsgs)
 	}
-	if cfg.MaxBytes > 0 && st.Bytes+storedMsgSize(m.subj, m.hdr, m.msg) > uint64(cfg.MaxBytes) {
-		return errStoreFailed(ErrMaxBytes)
-	}
-	if cfg.DiscardNewPer && cfg.MaxMsgsPer > 0 {
-		if ss := mset.store.FilteredState(0, m.subj); ss.Msgs >= uint64(cfg.MaxMsgsPer) {
-			return errStoreFailed(ErrMaxMsgsPerSubject)
+	if size := storedMsgSize(m.subj, m.hdr, m.msg); cfg.MaxBytes > 0 && st.Bytes+size > uint64(cfg.MaxBytes) {
+		if !atSubjectLimit() {
+			return errStoreFailed(ErrMaxBytes)
+		}
+		// Only if dropping the subject's oldest message makes the room.
+		var sm StoreMsg
+		old, err := mset.store.LoadMsg(subjState.First, &sm)
+		if err != nil || storedMsgSize(old.Subj, old.Hdr, old.Msg) < size {
+			return errStoreFailed(ErrMaxBytes)
 		}
 	}
 	return nil
@@ -253,11 +276,11 @@ func (mset *stream) pubAckJSON(out pubOutcome, domain string) []byte {
 		b = append(b, `,"description":`...)
 		b = strconv.AppendQuote(b, out.err.Description)
 		b = append(b, `},"stream":`...)
-		b = strconv.AppendQuote(b, mset.cfg.Name)
+		b = strconv.AppendQuote(b, mset.name)
 		return append(b, `,"seq":0}`...)
 	}
 	b = append(b, `{"stream":`...)
-	b = strconv.AppendQuote(b, mset.cfg.Name)
+	b = strconv.AppendQuote(b, mset.name)
 	if domain != "" {
 		b = append(b, `,"domain":`...)
 		b = strconv.AppendQuote(b, domain)

@@ -18,14 +18,15 @@ func (mset *stream) directGet(_ *subscription, c *client, _ *Account, subject, r
 	}
 	respond := func(hdr, msg []byte) { mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", hdr, msg) }
 	status := func(s string) { respond(newHdr(s).bytes(), nil) }
-	prefix := "$JS.API.DIRECT.GET." + mset.cfg.Name
+	prefix := "$JS.API.DIRECT.GET." + mset.name
 	var req msgGetRequest
 	if rest := strings.TrimPrefix(subject, prefix); rest != "" {
-		req.LastFor = rest[1:]
-		if len(body) > 0 && json.Unmarshal(body, &req) != nil {
-			status("408 Malformed Request")
+		// The subject form takes no payload (nats-server: 408 Bad Request).
+		if len(body) > 0 || len(rest) < 2 {
+			status("408 Bad Request")
 			return
 		}
+		req.LastFor = rest[1:]
 	} else {
 		if len(body) == 0 {
 			status("408 Empty Request")
@@ -35,8 +36,8 @@ func (mset *stream) directGet(_ *subscription, c *client, _ *Account, subject, r
 			status("408 Malformed Request")
 			return
 		}
-		if !req.valid() {
-			status("408 Bad Request")
+		if s := req.directStatus(); s != "" {
+			status(s)
 			return
 		}
 	}
@@ -52,8 +53,21 @@ func (mset *stream) directGet(_ *subscription, c *client, _ *Account, subject, r
 			status("404 Message Not Found")
 			return
 		}
-		respond(directHeaders(mset.cfg.Name, m), m.Msg)
+		respond(directHeaders(mset.name, m), m.Msg)
 	}
+}
+
+// directStatus is the 408 status nats-server answers a direct get request
+// with when it selects nothing or combines options that conflict.
+func (req *msgGetRequest) directStatus() string {
+	last, next, multi, start := req.LastFor != "", req.NextFor != "", len(req.MultiLast) > 0, req.StartTime != nil
+	switch {
+	case req.Seq == 0 && !last && !next && !multi && !start:
+		return "408 Empty Request"
+	case req.Seq > 0 && (last || start), start && last, last && (next || multi || req.Batch > 0), next && multi:
+		return "408 Bad Request"
+	}
+	return ""
 }
 
 func directHeaders(stream string, m *StoreMsg, extra ...string) []byte {
@@ -77,8 +91,9 @@ func (mset *stream) directBatch(req *msgGetRequest, respond func(hdr, msg []byte
 		if req.MaxBytes > 0 && sent > 0 && bytes+len(m.Msg)+len(m.Hdr) > req.MaxBytes {
 			break
 		}
-		pending := mset.store.FilteredState(m.Seq+1, filter).Msgs
-		respond(directHeaders(mset.cfg.Name, m, JSNumPending, strconv.FormatUint(pending, 10),
+		// As nats-server: the matching messages from this one on.
+		pending := mset.store.FilteredState(m.Seq, filter).Msgs
+		respond(directHeaders(mset.name, m, JSNumPending, strconv.FormatUint(pending, 10),
 			JSLastSequence, strconv.FormatUint(last, 10)), m.Msg)
 		last, start = m.Seq, m.Seq+1
 		sent++
@@ -99,10 +114,10 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 	var seqs []uint64
 	seen := map[uint64]bool{}
 	for _, f := range req.MultiLast {
-		for _, ss := range mset.store.SubjectsState(f) {
-			if (req.UpToSeq == 0 || ss.Last <= req.UpToSeq) && !seen[ss.Last] {
-				seen[ss.Last] = true
-				seqs = append(seqs, ss.Last)
+		for subj, ss := range mset.store.SubjectsState(f) {
+			if seq := mset.lastAtOrBefore(subj, ss, req.UpToSeq); seq > 0 && !seen[seq] {
+				seen[seq] = true
+				seqs = append(seqs, seq)
 			}
 		}
 	}
@@ -115,10 +130,18 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 		return
 	}
 	slices.Sort(seqs)
+	// As nats-server: each reply carries the number of results still to
+	// come and the previous reply's sequence; so does the EOB.
 	var sm StoreMsg
+	pending, last := uint64(len(seqs)-1), uint64(0)
 	for _, seq := range seqs {
 		if m, err := mset.store.LoadMsg(seq, &sm); err == nil {
-			respond(directHeaders(mset.cfg.Name, m), m.Msg)
+			respond(directHeaders(mset.name, m, JSNumPending, strconv.FormatUint(pending, 10),
+				JSLastSequence, strconv.FormatUint(last, 10)), m.Msg)
+			last = m.Seq
+		}
+		if pending > 0 {
+			pending--
 		}
 	}
 	var st StreamState
@@ -127,5 +150,29 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 	if upTo == 0 {
 		upTo = st.LastSeq
 	}
-	respond(newHdr("204 EOB").add(JSUpToSequence, strconv.FormatUint(upTo, 10)).bytes(), nil)
+	respond(newHdr("204 EOB").add(JSNumPending, strconv.FormatUint(pending, 10)).
+		add(JSLastSequence, strconv.FormatUint(last, 10)).
+		add(JSUpToSequence, strconv.FormatUint(upTo, 10)).bytes(), nil)
+}
+
+// lastAtOrBefore is the sequence of the last message on the literal subject
+// subj at or below upTo (0 = no bound), 0 when there is none: the subject's
+// value as of upTo, which a multi_last read with up_to_seq asks for.
+func (mset *stream) lastAtOrBefore(subj string, ss SimpleState, upTo uint64) uint64 {
+	switch {
+	case upTo == 0 || ss.Last <= upTo:
+		return ss.Last
+	case ss.First > upTo:
+		return 0
+	}
+	var sm StoreMsg
+	var last uint64
+	for seq := ss.First; seq <= upTo; {
+		m, err := mset.store.LoadNextMsg(subj, seq, &sm)
+		if err != nil || m.Seq > upTo {
+			break
+		}
+		last, seq = m.Seq, m.Seq+1
+	}
+	return last
 }

@@ -45,7 +45,7 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 	if err != nil {
 		return nil, errStreamCreate(err)
 	}
-	mset := &stream{jsa: jsa, cfg: *cfg, created: created, store: store, ddmap: map[string]*dedupeEntry{}}
+	mset := &stream{jsa: jsa, name: cfg.Name, cfg: *cfg, created: created, store: store, ddmap: map[string]*dedupeEntry{}}
 	if !recovering {
 		if cfg.FirstSeq > 1 {
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
@@ -111,61 +111,99 @@ func (mset *stream) start() error {
 	return nil
 }
 
-// subscribe listens on the stream's subjects (and direct get when allowed).
+// subscribe makes the stream's subscriptions match its config: its
+// subjects, and direct get when allowed. Missing ones are added before the
+// ones no longer wanted are removed, so a subject the stream keeps across
+// an update never goes without a listener (a publish in that gap would be
+// lost). Callers are serialised by jsa.mu.
 func (mset *stream) subscribe() error {
 	mset.mu.Lock()
 	cfg := mset.cfg
+	have := mset.subs
 	mset.mu.Unlock()
-	acc := mset.jsa.acc
-	var subs []*subscription
+	type spec struct {
+		subject, queue string
+		cb             msgHandler
+	}
+	var want []spec
 	for _, subj := range cfg.Subjects {
-		sub, err := acc.subscribeInternal(subj, "", mset.inbound)
-		if err != nil {
-			return err
-		}
-		subs = append(subs, sub)
+		want = append(want, spec{subj, "", mset.inbound})
 	}
 	if cfg.AllowDirect {
-		for _, subj := range []string{"$JS.API.DIRECT.GET." + cfg.Name, "$JS.API.DIRECT.GET." + cfg.Name + ".>"} {
-			sub, err := acc.subscribeInternal(subj, "_sys_", mset.directGet)
-			if err != nil {
-				return err
-			}
+		prefix := "$JS.API.DIRECT.GET." + cfg.Name
+		want = append(want, spec{prefix, "_sys_", mset.directGet}, spec{prefix + ".>", "_sys_", mset.directGet})
+	}
+	key := func(subject, queue string) string { return queue + " " + subject }
+	wanted := map[string]bool{}
+	for _, w := range want {
+		wanted[key(w.subject, w.queue)] = true
+	}
+	acc := mset.jsa.acc
+	present := map[string]bool{}
+	var subs, drop []*subscription
+	for _, sub := range have {
+		if k := key(sub.subject, sub.queue); wanted[k] && !present[k] {
+			present[k] = true
 			subs = append(subs, sub)
+		} else {
+			drop = append(drop, sub)
 		}
 	}
+	var added []*subscription
+	for _, w := range want {
+		if present[key(w.subject, w.queue)] {
+			continue
+		}
+		sub, err := acc.subscribeInternal(w.subject, w.queue, w.cb)
+		if err != nil {
+			for _, a := range added {
+				acc.unsubscribe(a)
+			}
+			return err
+		}
+		added = append(added, sub)
+	}
 	mset.mu.Lock()
-	mset.subs = append(mset.subs, subs...)
+	if mset.closed { // stopped meanwhile: stop took (or will not see) these
+		mset.mu.Unlock()
+		for _, a := range added {
+			acc.unsubscribe(a)
+		}
+		return nil
+	}
+	mset.subs = append(subs, added...)
 	mset.mu.Unlock()
+	for _, sub := range drop {
+		acc.unsubscribe(sub)
+	}
 	return nil
 }
 
 // stop unsubscribes, stops timers and closes (or deletes) the store.
 func (mset *stream) stop(deleteData bool) error {
 	mset.mu.Lock()
-	subs := mset.subs
-	mset.subs = nil
-	mset.mu.Unlock()
-	for _, sub := range subs {
-		mset.jsa.acc.unsubscribe(sub)
-	}
-	mset.mu.Lock()
 	if mset.closed {
 		mset.mu.Unlock()
 		return nil
 	}
+	// Closed first, so a concurrent subscribe drops what it adds.
 	mset.closed = true
+	subs := mset.subs
+	mset.subs = nil
 	if mset.expiry != nil {
 		mset.expiry.Stop()
 	}
 	syncer := mset.syncer
 	mset.mu.Unlock()
+	for _, sub := range subs {
+		mset.jsa.acc.unsubscribe(sub)
+	}
 	if syncer != nil {
 		syncer.stop()
 	}
 	if deleteData {
 		err := mset.store.Delete()
-		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.cfg.Name))
+		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
 	return mset.store.Stop()
@@ -184,9 +222,9 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	if first {
 		mset.scheduleExpiryLocked()
 	}
-	syncer := mset.syncer
+	syncer, noAck := mset.syncer, mset.cfg.NoAck
 	mset.mu.Unlock()
-	if reply == "" || mset.cfg.NoAck {
+	if reply == "" || noAck {
 		return
 	}
 	ack := mset.pubAckJSON(out, mset.jsa.js.srv.getOpts().JetStreamDomain)
@@ -253,12 +291,12 @@ func (mset *stream) scheduleExpiryLocked() {
 // once, and applied as an operation, so a replicated stream can put the
 // very same operation through its log.
 func (mset *stream) expire() {
-	cutoff := time.Now().Add(-mset.cfg.MaxAge).UnixNano()
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	if mset.closed {
 		return
 	}
+	cutoff := time.Now().Add(-mset.cfg.MaxAge).UnixNano()
 	mset.applyExpire(cutoff)
 	mset.scheduleExpiryLocked()
 }

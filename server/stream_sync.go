@@ -55,7 +55,7 @@ func (g *groupCommit) loop(interval time.Duration) {
 			g.flush()
 		case <-tick.C:
 			if err := g.mset.store.Sync(); err != nil {
-				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.cfg.Name, err)
+				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 			}
 		case <-g.quit:
 			g.flush()
