@@ -1,0 +1,69 @@
+package wal
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// benchAppendSync appends 100 records of 128 bytes and syncs once per
+// iteration (one group commit).
+func benchAppendSync(b *testing.B, fs vfs.FS, dir string, segSize int64) {
+	w := mustOpen(b, fs, dir, Options{SegmentSize: segSize, Logf: func(string, ...any) {}})
+	defer w.Close()
+	const perSync = 100
+	data := make([]byte, 128)
+	recs := make([]Record, perSync)
+	next := uint64(1)
+	b.SetBytes(perSync * 128)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		for i := range recs {
+			recs[i] = Record{Index: next, Term: 1, Data: data}
+			next++
+		}
+		if err := w.Append(recs); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.SetHardState(HardState{Term: 1, Commit: next - 1}); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Sync(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	secs := b.Elapsed().Seconds()
+	b.ReportMetric(float64(b.N*perSync)/secs, "records/s")
+	b.ReportMetric(float64(b.N)/secs, "fsyncs/s")
+}
+
+// BenchmarkAppendSync runs on the real disk.
+func BenchmarkAppendSync(b *testing.B) {
+	benchAppendSync(b, vfs.Default, filepath.Join(b.TempDir(), "wal"), 0)
+}
+
+// BenchmarkAppendSyncMem measures the WAL's own CPU cost (no real fsync).
+// MemFS copies a whole file on every Sync, so segments are kept small.
+func BenchmarkAppendSyncMem(b *testing.B) {
+	benchAppendSync(b, vfs.NewMem(), memDir, 1<<20)
+}
+
+// BenchmarkEntriesFromDisk reads back 100 entries that are no longer cached.
+func BenchmarkEntriesFromDisk(b *testing.B) {
+	fs := vfs.NewMem()
+	w := mustOpen(b, fs, memDir, Options{})
+	for i := uint64(1); i <= 10000; i += 100 {
+		mustAppend(b, w, batch(i, i+99, 1))
+	}
+	w.Close()
+	w = mustOpen(b, fs, memDir, Options{})
+	defer w.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := w.Entries(5000, 5100, 1<<30); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

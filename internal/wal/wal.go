@@ -1,0 +1,234 @@
+package wal
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+var (
+	// ErrCompacted is returned for indexes below FirstIndex()-1 (Term) or
+	// below FirstIndex() (Entries).
+	ErrCompacted = errors.New("wal: requested index is compacted")
+	// ErrUnavailable is returned for indexes above LastIndex().
+	ErrUnavailable = errors.New("wal: requested index is unavailable")
+	// ErrCorrupt is returned when the log on disk is damaged somewhere other
+	// than a torn tail, or when a record read back fails its checksum.
+	ErrCorrupt = errors.New("wal: log is corrupt")
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("wal: closed")
+)
+
+// Record is one log entry. Type 0xFF is reserved.
+type Record struct {
+	Index, Term uint64
+	Type        uint8
+	Data        []byte
+}
+
+// HardState is the Raft state that must survive a restart.
+type HardState struct {
+	Term   uint64
+	Vote   uint64
+	Commit uint64
+}
+
+// Options configure a WAL.
+type Options struct {
+	// SegmentSize is the size at which the active segment is closed and a
+	// new one started. Default 64 MiB. A record larger than it gets a
+	// segment of its own.
+	SegmentSize int64
+	// Logf receives recovery notices (a truncated tail, removed segments).
+	Logf func(string, ...any)
+}
+
+const (
+	defaultSegmentSize = 64 << 20
+	flushBytes         = 1 << 20 // write the buffer out (no fsync) past this
+	cacheBytes         = 2 << 20 // recent entries kept in memory
+	cacheEntries       = 4096
+)
+
+// WAL is a Raft log on disk. It is safe for concurrent use; all methods
+// serialize on mu, including the fsync in Sync.
+type WAL struct {
+	mu    sync.Mutex
+	fs    vfs.FS
+	dir   string
+	opts  Options
+	segs  []*segment // in seq order; the last one is active
+	buf   []byte     // encoded bytes of the active segment not yet written
+	ents  []entLoc   // live entries meta.base+1 .. LastIndex()
+	meta  metaState  // current state; meta.hs is the latest SetHardState
+	logHS HardState  // the hard state most recently encoded into the log
+	cache cache
+	dirty dirtyFlags
+	err   error // sticky write/fsync error
+	shut  bool
+}
+
+// dirtyFlags say what the next Sync has to do.
+type dirtyFlags struct {
+	hs   bool // SetHardState since the last state record
+	data bool // bytes written or buffered since the last fsync
+	dir  bool // a segment created since the last SyncDir
+}
+
+// segment is one file of the log.
+type segment struct {
+	seq, first uint64
+	path       string
+	f          vfs.File
+	size       int64 // bytes in the file; the active one's buffer is extra
+	hasEntries bool
+}
+
+// entLoc locates a live entry.
+type entLoc struct {
+	seg  *segment
+	off  int64
+	term uint64
+	size uint32 // len(Data)
+}
+
+func segName(seq, first uint64) string { return fmt.Sprintf("%020d-%020d.wal", seq, first) }
+
+// Open opens the log in dir, creating it if needed, and recovers it.
+func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
+	if opts.SegmentSize <= 0 {
+		opts.SegmentSize = defaultSegmentSize
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	w := &WAL{fs: fs, dir: dir, opts: opts}
+	if err := w.recover(); err != nil {
+		w.closeFiles()
+		return nil, err
+	}
+	return w, nil
+}
+
+// createSegment creates the next segment file and makes it active, with a
+// state record at its start.
+func (w *WAL) createSegment(seq, first uint64) error {
+	path := filepath.Join(w.dir, segName(seq, first))
+	f, err := w.fs.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
+	if err != nil {
+		return err
+	}
+	w.segs = append(w.segs, &segment{seq: seq, first: first, path: path, f: f})
+	w.dirty.dir = true
+	w.writeMeta()
+	return nil
+}
+
+func (w *WAL) active() *segment { return w.segs[len(w.segs)-1] }
+
+func (w *WAL) lastIndex() uint64 { return w.meta.base + uint64(len(w.ents)) }
+
+func (w *WAL) lastTerm() uint64 {
+	if n := len(w.ents); n > 0 {
+		return w.ents[n-1].term
+	}
+	return w.meta.baseTerm
+}
+
+// writeMeta buffers a state record carrying what is already in the log
+// plus the current compaction point; the pending hard state waits for Sync.
+func (w *WAL) writeMeta() {
+	m := w.meta
+	m.hs = w.logHS
+	w.buf = appendMeta(w.buf, w.lastIndex(), m)
+	w.dirty.data = true
+}
+
+// usable is checked by every write.
+func (w *WAL) usable() error {
+	switch {
+	case w.shut:
+		return ErrClosed
+	case w.err != nil:
+		return fmt.Errorf("wal: unusable after an I/O error: %w", w.err)
+	}
+	return nil
+}
+
+// fail makes err sticky.
+func (w *WAL) fail(err error) error {
+	if w.err == nil {
+		w.err = err
+		w.opts.Logf("wal %s: write failed, log is now read-only: %v", w.dir, err)
+	}
+	return err
+}
+
+// FirstIndex is the first index still in the log (compaction point + 1).
+func (w *WAL) FirstIndex() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meta.base + 1
+}
+
+// LastIndex is the last index in the log, or the compaction point when the
+// log holds no entry.
+func (w *WAL) LastIndex() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.lastIndex()
+}
+
+// HardState returns the latest hard state set (durable after Sync).
+func (w *WAL) HardState() HardState {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meta.hs
+}
+
+// SnapshotMeta returns the last (index, term) given to SaveSnapshotMeta.
+func (w *WAL) SnapshotMeta() (index, term uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.meta.snapIndex, w.meta.snapTerm
+}
+
+// Close syncs what is buffered (unless a write already failed) and closes
+// the files. Later calls return ErrClosed.
+func (w *WAL) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.shut {
+		return ErrClosed
+	}
+	var err error
+	if w.err == nil {
+		err = w.sync()
+	}
+	w.shut = true
+	if cerr := w.closeFiles(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (w *WAL) closeFiles() error {
+	var err error
+	for _, s := range w.segs {
+		if s.f == nil {
+			continue
+		}
+		if cerr := s.f.Close(); err == nil {
+			err = cerr
+		}
+		s.f = nil
+	}
+	return err
+}

@@ -1,0 +1,205 @@
+package wal
+
+import (
+	"fmt"
+)
+
+// Append buffers records at the end of the log. Their indexes must run on
+// from LastIndex()+1 and their terms must not go down. They are durable after
+// the next Sync; until then a crash may drop any suffix of them.
+func (w *WAL) Append(recs []Record) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := w.checkBatch(recs); err != nil {
+		return err
+	}
+	arena := make([]byte, 0, batchData(recs))
+	for i := range recs {
+		start := len(arena)
+		arena = append(arena, recs[i].Data...)
+		rec := recs[i]
+		rec.Data = arena[start:len(arena):len(arena)]
+		if err := w.appendOne(rec); err != nil {
+			return w.fail(err)
+		}
+	}
+	if len(w.buf) >= flushBytes {
+		if err := w.flush(); err != nil {
+			return w.fail(err)
+		}
+	}
+	return nil
+}
+
+func batchData(recs []Record) int {
+	n := 0
+	for i := range recs {
+		n += len(recs[i].Data)
+	}
+	return n
+}
+
+// checkBatch validates a whole batch before anything is changed.
+func (w *WAL) checkBatch(recs []Record) error {
+	next, term := w.lastIndex()+1, w.lastTerm()
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case r.Index != next:
+			return fmt.Errorf("wal: append of index %d, want %d", r.Index, next)
+		case r.Term < term:
+			return fmt.Errorf("wal: entry %d has term %d below %d", r.Index, r.Term, term)
+		case r.Type == metaType:
+			return fmt.Errorf("wal: record type %#x is reserved", r.Type)
+		case len(r.Data) > MaxRecordSize:
+			return fmt.Errorf("wal: entry %d has %d bytes, limit %d", r.Index, len(r.Data), MaxRecordSize)
+		}
+		next, term = next+1, r.Term
+	}
+	return nil
+}
+
+// appendOne encodes one checked record, starting a new segment first when
+// the active one is full.
+func (w *WAL) appendOne(rec Record) error {
+	s := w.active()
+	if s.hasEntries && s.size+int64(len(w.buf))+frameLen(len(rec.Data)) > w.opts.SegmentSize {
+		if err := w.rollover(); err != nil {
+			return err
+		}
+		s = w.active()
+	}
+	off := s.size + int64(len(w.buf))
+	w.buf = appendFrame(w.buf, rec.Index, rec.Term, rec.Type, rec.Data)
+	w.ents = append(w.ents, entLoc{seg: s, off: off, term: rec.Term, size: uint32(len(rec.Data))})
+	w.cache.add(rec)
+	s.hasEntries = true
+	w.dirty.data = true
+	return nil
+}
+
+// rollover seals the active segment (written out and fsynced in full, so
+// that only the last segment can ever have a torn tail) and starts the next.
+func (w *WAL) rollover() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	s := w.active()
+	if err := s.f.Sync(); err != nil {
+		return err
+	}
+	return w.createSegment(s.seq+1, w.lastIndex()+1)
+}
+
+// flush writes the buffer to the active segment, without fsync.
+func (w *WAL) flush() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	s := w.active()
+	n, err := s.f.WriteAt(w.buf, s.size)
+	s.size += int64(n)
+	if err != nil {
+		return err
+	}
+	if cap(w.buf) > 4*flushBytes {
+		w.buf = nil
+	} else {
+		w.buf = w.buf[:0]
+	}
+	return nil
+}
+
+// SetHardState records hs; it becomes durable with the next Sync. The term
+// must not go down, and a vote cast in a term cannot change in that term.
+func (w *WAL) SetHardState(hs HardState) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	cur := w.meta.hs
+	switch {
+	case hs == cur:
+		return nil
+	case hs.Term < cur.Term:
+		return fmt.Errorf("wal: hard state term %d below %d", hs.Term, cur.Term)
+	case hs.Term == cur.Term && cur.Vote != 0 && hs.Vote != cur.Vote:
+		return fmt.Errorf("wal: vote in term %d changed from %d to %d", hs.Term, cur.Vote, hs.Vote)
+	}
+	w.meta.hs = hs
+	w.dirty.hs = true
+	return nil
+}
+
+// Sync makes every Append, SetHardState and TruncateFrom so far durable with
+// one fsync of the active segment (plus a directory sync when a segment was
+// created). The hard state's Commit must not exceed LastIndex().
+func (w *WAL) Sync() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	return w.sync()
+}
+
+func (w *WAL) sync() error {
+	if w.dirty.hs {
+		if c, last := w.meta.hs.Commit, w.lastIndex(); c > last {
+			return fmt.Errorf("wal: hard state commit %d beyond last index %d", c, last)
+		}
+		w.logHS = w.meta.hs
+		w.writeMeta()
+		w.dirty.hs = false
+	}
+	return w.syncFiles()
+}
+
+// syncFiles writes the buffer out and fsyncs what needs it.
+func (w *WAL) syncFiles() error {
+	if w.dirty.data {
+		if err := w.flush(); err != nil {
+			return w.fail(err)
+		}
+		if err := w.active().f.Sync(); err != nil {
+			return w.fail(err)
+		}
+		w.dirty.data = false
+	}
+	if w.dirty.dir {
+		if err := w.fs.SyncDir(w.dir); err != nil {
+			return w.fail(err)
+		}
+		w.dirty.dir = false
+	}
+	return nil
+}
+
+// TruncateFrom drops entries index.. (a conflicting tail). It is recorded
+// as a state record, so it is durable after the next Sync and a crash before
+// then leaves the old tail. Dropping committed entries, or entries covered by
+// the snapshot, is refused; index > LastIndex() is a no-op.
+func (w *WAL) TruncateFrom(index uint64) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	switch {
+	case index > w.lastIndex():
+		return nil
+	case index <= w.meta.base:
+		return ErrCompacted
+	case index <= max(w.meta.hs.Commit, w.logHS.Commit, w.meta.snapIndex):
+		return fmt.Errorf("wal: truncation from %d would drop committed entries (commit %d, snapshot %d)",
+			index, max(w.meta.hs.Commit, w.logHS.Commit), w.meta.snapIndex)
+	}
+	w.ents = w.ents[:index-w.meta.base-1]
+	w.cache.truncate(index)
+	w.writeMeta()
+	return nil
+}
