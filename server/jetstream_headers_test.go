@@ -935,3 +935,135 @@ func TestJSDirectGetNotAllowed(t *testing.T) {
 		t.Fatalf("direct get on a deleted stream: %v", err)
 	}
 }
+
+// pipeline sends msgs back to back on one connection without waiting and
+// returns their PubAcks in the same order.
+func pipeline(t testing.TB, nc *nats.Conn, msgs ...*nats.Msg) []string {
+	t.Helper()
+	inbox := nats.NewInbox()
+	ch := make(chan *nats.Msg, len(msgs))
+	sub, err := nc.ChanSubscribe(inbox+".*", ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	for i, m := range msgs {
+		m.Reply = fmt.Sprintf("%s.%d", inbox, i)
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acks := make([]string, len(msgs))
+	timeout := time.After(5 * time.Second)
+	for range msgs {
+		select {
+		case m := <-ch:
+			i := mustAtoi(t, m.Subject[len(inbox)+1:])
+			acks[i] = string(m.Data)
+		case <-timeout:
+			t.Fatalf("missing PubAcks: %q", acks)
+		}
+	}
+	return acks
+}
+
+// A conditional publish pipelined right behind a plain publish it depends
+// on is judged after it (expectations.md E3: one server must reject it,
+// including when the condition names a wildcard), and a chain of dependent
+// conditional publishes pipelined on one key is accepted in order (E5).
+func TestJSPipelinedConditionals(t *testing.T) {
+	s := runJSServer(t)
+	nc, _ := jsClient(t, s)
+	jsCreate(t, nc, "P", `{"name":"P","subjects":["wa.>","wb.>","k.>"],"storage":"memory"}`)
+	var seq uint64
+	for i := 0; i < 50; i++ {
+		plain := nats.NewMsg(fmt.Sprintf("wa.%d.bar", i))
+		cond := nats.NewMsg(fmt.Sprintf("wb.%d", i))
+		cond.Header.Set("Nats-Expected-Last-Subject-Sequence", "0")
+		subj := fmt.Sprintf("wa.%d.*", i)
+		if i%2 == 1 {
+			subj = fmt.Sprintf("wa.%d.bar", i)
+		}
+		cond.Header.Set("Nats-Expected-Last-Subject-Sequence-Subject", subj)
+		acks := pipeline(t, nc, plain, cond)
+		seq++
+		wantPubOK(t, acks[0], "P", seq)
+		wantPubErr(t, acks[1], "P", 400, 10071, fmt.Sprintf("wrong last sequence: %d", seq))
+	}
+	for i := 0; i < 20; i++ {
+		key := fmt.Sprintf("k.%d", i)
+		var chain []*nats.Msg
+		for j := 0; j < 5; j++ {
+			m := nats.NewMsg(key)
+			want := uint64(0)
+			if j > 0 {
+				want = seq + uint64(j)
+			}
+			m.Header.Set("Nats-Expected-Last-Subject-Sequence", strconv.FormatUint(want, 10))
+			chain = append(chain, m)
+		}
+		for j, ack := range pipeline(t, nc, chain...) {
+			wantPubOK(t, ack, "P", seq+uint64(j)+1)
+		}
+		seq += 5
+	}
+}
+
+// restartJS shuts s down and starts a server on the same store directory.
+func restartJS(t *testing.T, s *Server) *Server {
+	t.Helper()
+	dir := s.getOpts().StoreDir
+	s.Shutdown()
+	o := testOptions()
+	o.JetStream = true
+	o.StoreDir = dir
+	return runServer(t, o)
+}
+
+// What the publish path remembers (the dedupe window, the last message id,
+// sequences, per-subject lasts) survives a restart of a file stream.
+func TestJSPublishStateSurvivesRestart(t *testing.T) {
+	s := runJSServer(t)
+	nc, _ := jsClient(t, s)
+	cfg := `{"name":"F","subjects":["f.*"],"storage":"file"}`
+	jsCreate(t, nc, "F", cfg)
+	jsCreate(t, nc, "M", `{"name":"M","subjects":["m"],"storage":"memory"}`)
+	wantPubOK(t, jsPubRaw(t, nc, "f.a", "1", "Nats-Msg-Id", "a"), "F", 1)
+	wantPubOK(t, jsPubRaw(t, nc, "f.b", "2", "Nats-Msg-Id", "b"), "F", 2)
+	wantPubOK(t, jsPubRaw(t, nc, "f.a", "3", "Nats-Msg-Id", "c", "Nats-Expected-Last-Msg-Id", "b"), "F", 3)
+	wantPubOK(t, jsPubRaw(t, nc, "m", "x"), "M", 1)
+	nc.Close()
+
+	s = restartJS(t, s)
+	nc, _ = jsClient(t, s)
+	if got := jsPubRaw(t, nc, "f.b", "again", "Nats-Msg-Id", "b"); got != `{"stream":"F","seq":2,"duplicate": true}` {
+		t.Fatalf("duplicate after restart: %s", got)
+	}
+	wantPubErr(t, jsPubRaw(t, nc, "f.a", "4", "Nats-Expected-Last-Msg-Id", "b"), "F", 400, 10070, "wrong last msg ID: c")
+	wantPubErr(t, jsPubRaw(t, nc, "f.a", "4", "Nats-Expected-Last-Subject-Sequence", "1"), "F", 400, 10071, "wrong last sequence: 3")
+	wantPubErr(t, jsPubRaw(t, nc, "f.a", "4", "Nats-Expected-Last-Sequence", "2"), "F", 400, 10071, "wrong last sequence: 3")
+	wantPubOK(t, jsPubRaw(t, nc, "f.a", "4", "Nats-Expected-Last-Msg-Id", "c", "Nats-Expected-Last-Subject-Sequence", "3",
+		"Nats-Expected-Last-Sequence", "3"), "F", 4)
+	// The recovered config is "the same config" for an idempotent create.
+	if r := jsCreate(t, nc, "F", cfg); r.has("did_create") && r.get("did_create") != false {
+		t.Fatalf("create after restart made a new stream: %v", r)
+	}
+	// A memory stream comes back, empty.
+	if n, _, _ := streamMsgs(t, nc, "M"); n != 0 {
+		t.Fatalf("memory stream after restart holds %d messages", n)
+	}
+	wantPubOK(t, jsPubRaw(t, nc, "m", "y"), "M", 1)
+}
+
+// A stream with no_ack stores what it gets and never answers.
+func TestJSNoAckStream(t *testing.T) {
+	s := runJSServer(t)
+	nc, _ := jsClient(t, s)
+	jsCreate(t, nc, "NA", `{"name":"NA","subjects":["na"],"storage":"memory","no_ack":true}`)
+	if _, err := nc.Request("na", []byte("x"), 200*time.Millisecond); !errors.Is(err, nats.ErrTimeout) {
+		t.Fatalf("request to a no_ack stream: %v", err)
+	}
+	if n, _, _ := streamMsgs(t, nc, "NA"); n != 1 {
+		t.Fatalf("no_ack stream holds %d messages", n)
+	}
+}
