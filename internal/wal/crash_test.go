@@ -222,11 +222,17 @@ func TestWALMissingSegmentIsCorrupt(t *testing.T) {
 	segs := segPaths(t, fs, memDir)
 	// Losing the whole last segment looks like a crash before it was
 	// created, so only the others can be told apart.
+	lastSeg := segs[len(segs)-1]
 	for k := range segs[:len(segs)-1] {
 		c := copyDir(t, fs, memDir)
 		c.Remove(segs[k])
+		c.FlipBit(lastSeg, fileSize(t, c, lastSeg)-1, 0) // and a torn tail
+		size := fileSize(t, c, lastSeg)
 		if _, err := Open(c, memDir, opts); !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("without %s: open gave %v", filepath.Base(segs[k]), err)
+		}
+		if fileSize(t, c, lastSeg) != size {
+			t.Fatal("a failed open cut the torn tail")
 		}
 	}
 }

@@ -20,12 +20,17 @@ func (w *WAL) recover() error {
 		return w.createSegment(1, 1)
 	}
 	r := replay{first: 1}
+	var fileLen int64
 	for i, s := range segs {
-		if err := w.recoverSegment(&r, s, i == len(segs)-1); err != nil {
+		var err error
+		if fileLen, err = w.recoverSegment(&r, s, i == len(segs)-1); err != nil {
 			return err
 		}
 	}
 	if err := r.finish(); err != nil {
+		return err
+	}
+	if err := w.cutTornTail(fileLen); err != nil {
 		return err
 	}
 	w.ents = append([]entLoc(nil), r.ents...)
@@ -71,37 +76,41 @@ func parseSegName(name string) (seq, first uint64, ok bool) {
 	return seq, first, err1 == nil && err2 == nil && seq > 0
 }
 
-// recoverSegment opens s, replays it into r and, when s is the last
-// segment, truncates a torn tail.
-func (w *WAL) recoverSegment(r *replay, s *segment, last bool) error {
+// recoverSegment opens s and replays it into r; s.size becomes the length
+// of its valid prefix, and the file's length is returned.
+func (w *WAL) recoverSegment(r *replay, s *segment, last bool) (int64, error) {
 	flag := os.O_RDONLY
 	if last {
 		flag = os.O_RDWR
 	}
 	f, err := w.fs.OpenFile(s.path, flag, 0)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.f = f
 	w.segs = append(w.segs, s)
 	data, err := readAll(f)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	valid, err := r.scan(s, data, last)
-	if err != nil {
-		return err
-	}
-	s.size = valid
-	if valid == int64(len(data)) {
+	s.size, err = r.scan(s, data, last)
+	return int64(len(data)), err
+}
+
+// cutTornTail truncates the last segment, of fileLen bytes, to its valid
+// prefix, durably. It runs only once the whole log replayed cleanly, so a
+// failed Open changes nothing on disk.
+func (w *WAL) cutTornTail(fileLen int64) error {
+	s := w.active()
+	if s.size == fileLen {
 		return nil
 	}
 	w.opts.Logf("wal %s: truncating torn tail of %s at %d (%d bytes dropped)",
-		w.dir, filepath.Base(s.path), valid, int64(len(data))-valid)
-	if err := f.Truncate(valid); err != nil {
+		w.dir, filepath.Base(s.path), s.size, fileLen-s.size)
+	if err := s.f.Truncate(s.size); err != nil {
 		return err
 	}
-	return f.Sync()
+	return s.f.Sync()
 }
 
 func readAll(f interface {
@@ -162,9 +171,10 @@ func (r *replay) damaged(s *segment, data []byte, off int64, last bool) (int64, 
 }
 
 // validAfter returns the offset of the first valid frame at or after from
-// whose index is plausible for this log, or -1.
+// whose index is plausible for this log, or -1. Index 0 is never plausible,
+// which lets zero-filled tails through quickly.
 func (r *replay) validAfter(data []byte, from int64) int64 {
-	lo := r.meta.base
+	lo := max(r.meta.base, 1)
 	for p := from; p+hdrSize <= int64(len(data)); p++ {
 		b := data[p:]
 		if int64(le.Uint32(b[offLen:])) > int64(len(b)-hdrSize) {
@@ -201,7 +211,6 @@ func (r *replay) apply(f frame, s *segment, off int64) error {
 		return fmt.Errorf("entry %d has term %d below its predecessor's %d", f.index, f.term, t)
 	}
 	r.ents = append(r.ents, entLoc{seg: s, off: off, term: f.term, size: uint32(len(f.data))})
-	s.hasEntries = true
 	return nil
 }
 

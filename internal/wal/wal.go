@@ -85,8 +85,10 @@ type segment struct {
 	path       string
 	f          vfs.File
 	size       int64 // bytes in the file; the active one's buffer is extra
-	hasEntries bool
 }
+
+// metaFrame is the size of a state record; every segment starts with one.
+const metaFrame = hdrSize + metaSize
 
 // entLoc locates a live entry.
 type entLoc struct {
@@ -106,7 +108,7 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	if err := fs.MkdirAll(dir, 0o750); err != nil {
+	if err := makeDir(fs, dir); err != nil {
 		return nil, err
 	}
 	w := &WAL{fs: fs, dir: dir, opts: opts}
@@ -115,6 +117,18 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
 		return nil, err
 	}
 	return w, nil
+}
+
+// makeDir creates dir if needed and makes its entry in the parent durable,
+// so that segments synced in it cannot vanish with it.
+func makeDir(fs vfs.FS, dir string) error {
+	if _, err := fs.Stat(dir); err == nil {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return fs.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 // createSegment creates the next segment file and makes it active, with a

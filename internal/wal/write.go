@@ -63,10 +63,11 @@ func (w *WAL) checkBatch(recs []Record) error {
 }
 
 // appendOne encodes one checked record, starting a new segment first when
-// the active one is full.
+// the active one is full (unless it holds nothing but its opening state
+// record: a record larger than SegmentSize gets a segment of its own).
 func (w *WAL) appendOne(rec Record) error {
 	s := w.active()
-	if s.hasEntries && s.size+int64(len(w.buf))+frameLen(len(rec.Data)) > w.opts.SegmentSize {
+	if used := s.size + int64(len(w.buf)); used > metaFrame && used+frameLen(len(rec.Data)) > w.opts.SegmentSize {
 		if err := w.rollover(); err != nil {
 			return err
 		}
@@ -76,7 +77,6 @@ func (w *WAL) appendOne(rec Record) error {
 	w.buf = appendFrame(w.buf, rec.Index, rec.Term, rec.Type, rec.Data)
 	w.ents = append(w.ents, entLoc{seg: s, off: off, term: rec.Term, size: uint32(len(rec.Data))})
 	w.cache.add(rec)
-	s.hasEntries = true
 	w.dirty.data = true
 	return nil
 }
