@@ -1,0 +1,102 @@
+package raft
+
+import (
+	"errors"
+	"math/rand/v2"
+)
+
+// Config configures a Node. Start from DefaultConfig: the zero value of the
+// bool fields means "off".
+type Config struct {
+	// ID is this node's id (non-zero).
+	ID ID
+	// Peers is the initial membership, used only when Storage holds no
+	// membership (a fresh group). A node joining an existing group starts
+	// with no peers and learns the membership from the leader.
+	Peers []ID
+	// ElectionTicks is the election timeout in ticks. Followers campaign
+	// after a random timeout in [ElectionTicks, 2*ElectionTicks).
+	ElectionTicks int
+	// HeartbeatTicks is the leader's heartbeat interval in ticks.
+	HeartbeatTicks int
+	// MaxInflight bounds the append messages in flight to one follower.
+	MaxInflight int
+	// MaxBatchBytes bounds the entries carried by one append message.
+	MaxBatchBytes int
+	// MaxApplyBytes bounds the committed entries handed out per Ready.
+	MaxApplyBytes int
+	// MaxUncommittedBytes bounds the leader's proposed-but-unapplied
+	// entries; past it Propose returns ErrProposalDropped. 0 = no bound.
+	MaxUncommittedBytes int
+	// PreVote runs a pre-election round so that a partitioned node does
+	// not disrupt the group by raising terms when it rejoins.
+	PreVote bool
+	// CheckQuorum makes a leader step down when it has not heard from a
+	// quorum within an election timeout, and makes followers that heard
+	// from a leader within that time ignore vote requests.
+	CheckQuorum bool
+	// Applied is the last index already applied by a durable state
+	// machine at startup (0: replay everything after the snapshot).
+	Applied uint64
+	// Rand returns a random int in [0, n). It jitters election timeouts;
+	// inject a seeded source for deterministic simulation. Default: a PCG
+	// seeded with ID.
+	Rand func(n int) int
+}
+
+// Defaults used by DefaultConfig and for zero numeric fields.
+const (
+	DefaultElectionTicks  = 10
+	DefaultHeartbeatTicks = 1
+	DefaultMaxInflight    = 256
+	DefaultMaxBatchBytes  = 1 << 20
+	DefaultMaxApplyBytes  = 4 << 20
+)
+
+// DefaultConfig returns a Config with pre-vote and check-quorum on and the
+// default timeouts and limits.
+func DefaultConfig(id ID, peers []ID) Config {
+	return Config{
+		ID:             id,
+		Peers:          peers,
+		ElectionTicks:  DefaultElectionTicks,
+		HeartbeatTicks: DefaultHeartbeatTicks,
+		MaxInflight:    DefaultMaxInflight,
+		MaxBatchBytes:  DefaultMaxBatchBytes,
+		MaxApplyBytes:  DefaultMaxApplyBytes,
+		PreVote:        true,
+		CheckQuorum:    true,
+	}
+}
+
+func (c *Config) validate() error {
+	if c.ID == None {
+		return errors.New("raft: config: ID must not be zero")
+	}
+	if c.ElectionTicks == 0 {
+		c.ElectionTicks = DefaultElectionTicks
+	}
+	if c.HeartbeatTicks == 0 {
+		c.HeartbeatTicks = DefaultHeartbeatTicks
+	}
+	if c.HeartbeatTicks < 0 || c.ElectionTicks <= c.HeartbeatTicks {
+		return errors.New("raft: config: ElectionTicks must exceed HeartbeatTicks > 0")
+	}
+	if c.MaxInflight <= 0 {
+		c.MaxInflight = DefaultMaxInflight
+	}
+	if c.MaxBatchBytes <= 0 {
+		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.MaxApplyBytes <= 0 {
+		c.MaxApplyBytes = DefaultMaxApplyBytes
+	}
+	if c.MaxUncommittedBytes < 0 {
+		return errors.New("raft: config: MaxUncommittedBytes must not be negative")
+	}
+	if c.Rand == nil {
+		r := rand.New(rand.NewPCG(uint64(c.ID), 0x7465726e))
+		c.Rand = r.IntN
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package raft
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+// LogStore is the durable side of a group: the log the core reads (Storage)
+// plus the writes the driver makes.
+type LogStore interface {
+	Storage
+	// Save writes, in this order, a snapshot received from the leader
+	// (replacing the log), entries (truncating any conflicting tail) and
+	// the hard state. The writes need not be durable until Sync.
+	Save(snap *Snapshot, ents []Entry, hs *HardState) error
+	// Sync makes everything saved so far durable (one fsync per batch).
+	Sync() error
+	// Compact durably records a snapshot taken locally (Node.Compact) and
+	// drops the entries it covers.
+	Compact(snap Snapshot) error
+}
+
+// Transport sends messages to peers. It must not block: a message that
+// cannot be delivered is dropped (raft retries).
+type Transport interface {
+	Send(msgs []Message)
+}
+
+// StateMachine is the replicated state machine. Apply must be deterministic:
+// the same entries in the same order give the same state on every replica.
+type StateMachine interface {
+	// Restore replaces the state with a snapshot's.
+	Restore(snap Snapshot) error
+	// Apply applies committed entries in order (NoOp and ConfChange entries
+	// included, so the machine can track the applied index).
+	Apply(ents []Entry) error
+}
+
+// Driver runs one node: it is the single place where a Ready is processed,
+// in the order persist → sync → send → apply → advance. The simulator and
+// the server both use it; Tick, Step and Propose go to Node directly from
+// the same goroutine.
+type Driver struct {
+	Node *Node
+	Log  LogStore
+	Net  Transport
+	SM   StateMachine
+	// Observe, if set, sees every Ready before it is processed (leader
+	// changes, metrics, test invariants).
+	Observe func(rd *Ready)
+}
+
+// NewDriver restores the state machine from the stored snapshot and starts
+// the node on log.
+func NewDriver(cfg Config, log LogStore, net Transport, sm StateMachine) (*Driver, error) {
+	snap, err := log.Snapshot()
+	if err != nil {
+		return nil, fmt.Errorf("raft: reading snapshot: %w", err)
+	}
+	if !snap.IsEmpty() {
+		if err := sm.Restore(snap); err != nil {
+			return nil, fmt.Errorf("raft: restoring snapshot %d: %w", snap.Index, err)
+		}
+	}
+	n, err := NewNode(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	return &Driver{Node: n, Log: log, Net: net, SM: sm}, nil
+}
+
+// Process handles one Ready if there is one and reports whether it did. An
+// error (a storage or state-machine failure, or a broken invariant in the
+// core) means the group must stop: the node's state is no longer trustworthy.
+func (d *Driver) Process() (done bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			done, err = true, fmt.Errorf("raft: group halted: %v\n%s", p, debug.Stack())
+		}
+	}()
+	if !d.Node.HasReady() {
+		return false, nil
+	}
+	rd := d.Node.Ready()
+	if d.Observe != nil {
+		d.Observe(&rd)
+	}
+	if rd.Snapshot != nil || len(rd.Entries) > 0 || rd.HardState != nil {
+		if err := d.Log.Save(rd.Snapshot, rd.Entries, rd.HardState); err != nil {
+			return true, fmt.Errorf("raft: persisting: %w", err)
+		}
+	}
+	if rd.MustSync {
+		if err := d.Log.Sync(); err != nil {
+			return true, fmt.Errorf("raft: syncing: %w", err)
+		}
+	}
+	if rd.Snapshot != nil {
+		if err := d.SM.Restore(*rd.Snapshot); err != nil {
+			return true, fmt.Errorf("raft: installing snapshot %d: %w", rd.Snapshot.Index, err)
+		}
+	}
+	if len(rd.Messages) > 0 {
+		d.Net.Send(rd.Messages)
+	}
+	if len(rd.CommittedEntries) > 0 {
+		if err := d.SM.Apply(rd.CommittedEntries); err != nil {
+			return true, fmt.Errorf("raft: applying: %w", err)
+		}
+	}
+	d.Node.Advance(rd)
+	return true, nil
+}
+
+// ProcessAll handles Readys until there are none left.
+func (d *Driver) ProcessAll() error {
+	for {
+		done, err := d.Process()
+		if err != nil || !done {
+			return err
+		}
+	}
+}
+
+// Compact snapshots the state machine at index (already applied) with
+// state data and drops the log entries before it.
+func (d *Driver) Compact(index uint64, data []byte) error {
+	snap, err := d.Node.Compact(index, data)
+	if err != nil {
+		return err
+	}
+	return d.Log.Compact(snap)
+}

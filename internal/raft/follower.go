@@ -1,0 +1,84 @@
+package raft
+
+import "fmt"
+
+func (r *raft) stepFollower(m Message) {
+	switch m.Type {
+	case MsgApp, MsgHeartbeat, MsgSnap:
+		r.t.electionElapsed = 0
+		r.lead = m.From
+		switch m.Type {
+		case MsgApp:
+			r.handleAppend(m)
+		case MsgHeartbeat:
+			r.handleHeartbeat(m)
+		default:
+			r.handleSnapshot(m)
+		}
+	case MsgTimeoutNow:
+		r.hup(true)
+	}
+}
+
+// handleAppend applies the log-matching check of AppendEntries (Raft §5.3):
+// accept entries that follow a matching (Index, LogTerm), truncate a
+// conflicting tail, or reject with a hint so the leader can skip back a
+// whole term at a time.
+func (r *raft) handleAppend(m Message) {
+	if m.Index < r.log.committed {
+		r.send(Message{Type: MsgAppResp, To: m.From, Index: r.log.committed})
+		return
+	}
+	if !r.log.matchTerm(m.Index, m.LogTerm) {
+		hint := min(m.Index, r.log.lastIndex())
+		hint, hintTerm := r.log.findConflictByTerm(hint, m.LogTerm)
+		r.send(Message{Type: MsgAppResp, To: m.From, Index: m.Index, Reject: true,
+			RejectHint: hint, LogTerm: hintTerm})
+		return
+	}
+	lastNew := m.Index + uint64(len(m.Entries))
+	if ci := r.log.findConflict(m.Entries); ci != 0 {
+		if ci <= r.log.committed {
+			panic(fmt.Sprintf("raft: entry %d conflicts with committed entry (commit %d)", ci, r.log.committed))
+		}
+		r.appendToLog(m.Entries[ci-m.Index-1:])
+	}
+	r.log.commitTo(min(m.Commit, lastNew))
+	r.send(Message{Type: MsgAppResp, To: m.From, Index: lastNew})
+}
+
+// handleHeartbeat takes the leader's commit, which never exceeds what the
+// leader knows this follower holds.
+func (r *raft) handleHeartbeat(m Message) {
+	if m.Commit <= r.log.lastIndex() {
+		r.log.commitTo(m.Commit)
+	}
+	r.send(Message{Type: MsgHeartbeatResp, To: m.From})
+}
+
+func (r *raft) handleSnapshot(m Message) {
+	if m.Snapshot == nil {
+		return
+	}
+	if r.restore(cloneSnapshot(*m.Snapshot)) {
+		r.send(Message{Type: MsgAppResp, To: m.From, Index: r.log.lastIndex()})
+		return
+	}
+	r.send(Message{Type: MsgAppResp, To: m.From, Index: r.log.committed})
+}
+
+// restore installs snapshot s unless the log already covers it. If the log
+// holds s's last entry, only the commit index moves (the entries after it
+// are kept, Raft §7).
+func (r *raft) restore(s Snapshot) bool {
+	if s.Index <= r.log.committed {
+		return false
+	}
+	if r.log.matchTerm(s.Index, s.Term) {
+		r.log.commitTo(s.Index)
+		return false
+	}
+	r.log.restore(s)
+	r.conf.reset(s.Index, s.Peers)
+	return true
+}

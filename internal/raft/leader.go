@@ -1,0 +1,311 @@
+package raft
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// propose appends one entry as leader. Sending is deferred to the next
+// Ready, so that every proposal made between two Ready calls travels in the
+// same append messages (batching).
+func (r *raft) propose(t EntryType, data []byte) error {
+	if r.role != Leader {
+		return ErrNotLeader
+	}
+	if r.ls.transferee != None {
+		return ErrProposalDropped
+	}
+	e := Entry{Type: t, Data: data}
+	if r.maxUncommitted > 0 && r.ls.uncommitted > 0 && r.ls.uncommitted+e.size() > r.maxUncommitted {
+		return ErrProposalDropped
+	}
+	r.ls.uncommitted += e.size()
+	r.appendAsLeader([]Entry{e})
+	return nil
+}
+
+func (r *raft) proposeConfChange(cc ConfChange) error {
+	if r.role != Leader {
+		return ErrNotLeader
+	}
+	if r.ls.transferee != None {
+		return ErrProposalDropped
+	}
+	if r.conf.lastIndex() > r.log.committed || !r.log.matchTerm(r.log.committed, r.term) {
+		return ErrConfChangePending
+	}
+	if _, err := cc.applyTo(r.conf.current()); err != nil {
+		return err
+	}
+	r.appendAsLeader([]Entry{{Type: EntryConfChange, Data: cc.Marshal()}})
+	return nil
+}
+
+// appendAsLeader stamps ents with the current term and the next indexes and
+// appends them to the leader's log.
+func (r *raft) appendAsLeader(ents []Entry) {
+	last := r.log.lastIndex()
+	for i := range ents {
+		ents[i].Term = r.term
+		ents[i].Index = last + 1 + uint64(i)
+	}
+	r.appendToLog(ents)
+	if r.role != Leader {
+		return
+	}
+	r.ls.prs[r.id].maybeUpdate(r.log.lastIndex())
+	r.ls.dirty = true
+	r.maybeCommit()
+}
+
+// maybeCommit advances the commit index to the highest index a quorum of
+// members holds, if that entry is of the current term (Raft §5.4.2).
+func (r *raft) maybeCommit() bool {
+	members := r.conf.current()
+	m := r.ls.scratch[:0]
+	for _, id := range members {
+		var match uint64
+		if pr := r.ls.prs[id]; pr != nil {
+			match = pr.match
+		}
+		m = append(m, match)
+	}
+	r.ls.scratch = m
+	slices.Sort(m)
+	idx := m[len(m)-quorum(len(m))]
+	if !r.log.maybeCommit(idx, r.term) {
+		return false
+	}
+	r.ls.dirty, r.ls.commitDirty = true, true
+	r.dropRemoved()
+	if !r.conf.contains(r.id) && r.conf.lastIndex() <= r.log.committed {
+		r.stepDownRemoved()
+	}
+	return true
+}
+
+// stepDownRemoved ends the leadership of a leader whose own removal has
+// committed: it asks the most up-to-date member to campaign at once.
+func (r *raft) stepDownRemoved() {
+	best, bestMatch := None, uint64(0)
+	for _, id := range r.conf.current() {
+		if pr := r.ls.prs[id]; pr != nil && pr.match > bestMatch {
+			best, bestMatch = id, pr.match
+		}
+	}
+	if best != None && bestMatch == r.log.lastIndex() {
+		r.send(Message{Type: MsgTimeoutNow, To: best})
+	}
+	r.becomeFollower(r.term, None)
+}
+
+func (r *raft) transferLeadership(to ID) error {
+	if r.role != Leader {
+		return ErrNotLeader
+	}
+	if to == r.id {
+		return nil
+	}
+	pr := r.ls.prs[to]
+	if pr == nil || !r.conf.contains(to) {
+		return ErrUnknownPeer
+	}
+	if r.ls.transferee == to {
+		return nil
+	}
+	r.ls.transferee = to
+	r.t.electionElapsed = 0 // the transfer is abandoned after an election timeout
+	if pr.match == r.log.lastIndex() {
+		r.send(Message{Type: MsgTimeoutNow, To: to})
+	} else {
+		r.ls.dirty = true
+	}
+	return nil
+}
+
+func (r *raft) tickLeader() {
+	r.t.heartbeatElapsed++
+	r.t.electionElapsed++
+	for _, pr := range r.ls.prs {
+		pr.idleTicks++
+		if pr.state == stateSnapshot {
+			// The snapshot or its acknowledgement may have been lost.
+			if pr.snapTicks++; pr.snapTicks > r.t.electionTimeout {
+				pr.becomeProbe()
+				r.ls.dirty = true
+			}
+		}
+	}
+	r.dropRemoved()
+	if r.t.electionElapsed >= r.t.electionTimeout {
+		r.t.electionElapsed = 0
+		if r.checkQuorum && !r.quorumActive() {
+			r.becomeFollower(r.term, None)
+			return
+		}
+		r.ls.transferee = None
+	}
+	if r.t.heartbeatElapsed >= r.t.heartbeatTimeout {
+		r.t.heartbeatElapsed = 0
+		r.bcastHeartbeat()
+	}
+}
+
+// quorumActive reports whether a quorum of members was heard from since the
+// last call, and starts a new round.
+func (r *raft) quorumActive() bool {
+	members := r.conf.current()
+	active := 0
+	for _, id := range members {
+		pr := r.ls.prs[id]
+		if id == r.id || pr != nil && pr.recentActive {
+			active++
+		}
+		if pr != nil && id != r.id {
+			pr.recentActive = false
+		}
+	}
+	return active >= quorum(len(members))
+}
+
+func (r *raft) bcastHeartbeat() {
+	for _, id := range r.ls.ids {
+		if id == r.id {
+			continue
+		}
+		pr := r.ls.prs[id]
+		r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed)})
+	}
+}
+
+func (r *raft) stepLeader(m Message) {
+	pr := r.ls.prs[m.From]
+	if pr == nil {
+		return
+	}
+	pr.recentActive = true
+	pr.idleTicks = 0
+	switch m.Type {
+	case MsgAppResp:
+		r.handleAppResp(m, pr)
+	case MsgHeartbeatResp:
+		pr.probeSent = false
+		if pr.state == stateReplicate && pr.inflights.full() {
+			pr.inflights.freeFirst()
+		}
+		if pr.match < r.log.lastIndex() {
+			// Something was lost: (re)send, even an empty append, so that
+			// the follower's answer tells us where it stands.
+			pr.sendEmpty = true
+			r.ls.dirty = true
+		}
+	}
+}
+
+func (r *raft) handleAppResp(m Message, pr *progress) {
+	r.ls.dirty = true
+	if m.Reject {
+		hint := m.RejectHint
+		if m.LogTerm > 0 {
+			hint, _ = r.log.findConflictByTerm(m.RejectHint, m.LogTerm)
+		}
+		pr.maybeDecrTo(m.Index, hint)
+		return
+	}
+	if !pr.maybeUpdate(m.Index) {
+		if pr.state == stateReplicate {
+			pr.inflights.freeLE(m.Index)
+		}
+		return
+	}
+	switch pr.state {
+	case stateProbe:
+		pr.becomeReplicate()
+	case stateSnapshot:
+		if pr.match+1 >= r.log.firstIndex() {
+			pr.becomeProbe()
+			pr.becomeReplicate()
+		}
+	case stateReplicate:
+		pr.inflights.freeLE(m.Index)
+	}
+	if r.maybeCommit() && r.role != Leader {
+		return
+	}
+	if !r.conf.contains(m.From) {
+		r.dropRemoved()
+	}
+	if m.From == r.ls.transferee && pr.match == r.log.lastIndex() {
+		r.send(Message{Type: MsgTimeoutNow, To: m.From})
+	}
+}
+
+// flush sends the appends that are due: new entries, commit updates and
+// probes. It runs when the driver asks for a Ready.
+func (r *raft) flush() {
+	if r.role != Leader || !r.ls.dirty {
+		return
+	}
+	r.ls.dirty = false
+	for _, id := range r.ls.ids {
+		if id == r.id {
+			continue
+		}
+		pr := r.ls.prs[id]
+		empty := pr.sendEmpty || r.ls.commitDirty
+		pr.sendEmpty = false
+		for r.maybeSendAppend(id, pr, empty) {
+			empty = false
+		}
+	}
+	r.ls.commitDirty = false
+}
+
+// maybeSendAppend sends one append (or a snapshot) to a peer; it reports
+// whether another append could follow right away.
+func (r *raft) maybeSendAppend(to ID, pr *progress, sendIfEmpty bool) bool {
+	if pr.paused() {
+		return false
+	}
+	prev := pr.next - 1
+	prevTerm, errT := r.log.term(prev)
+	ents, errE := r.log.entries(pr.next, r.maxBatch)
+	if errT != nil || errE != nil {
+		r.sendSnapshot(to, pr)
+		return false
+	}
+	if len(ents) == 0 && !sendIfEmpty {
+		return false
+	}
+	r.send(Message{Type: MsgApp, To: to, Index: prev, LogTerm: prevTerm, Entries: ents, Commit: r.log.committed})
+	if pr.state == stateProbe {
+		pr.probeSent = true
+		return false
+	}
+	if n := len(ents); n > 0 {
+		last := ents[n-1].Index
+		pr.next = last + 1
+		pr.inflights.add(last)
+		return true
+	}
+	return false
+}
+
+func (r *raft) sendSnapshot(to ID, pr *progress) {
+	if !pr.recentActive {
+		return
+	}
+	snap, err := r.log.snapshot()
+	if errors.Is(err, ErrSnapshotTemporarilyUnavailable) {
+		return
+	}
+	if err != nil {
+		panic(fmt.Sprintf("raft: reading snapshot: %v", err))
+	}
+	if snap.IsEmpty() {
+		panic("raft: a follower needs a snapshot but storage has none")
+	}
+	r.send(Message{Type: MsgSnap, To: to, Snapshot: &snap})
+	pr.becomeSnapshot(snap.Index)
+}

@@ -1,0 +1,204 @@
+package raft
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Node is one member of a raft group, driven from outside (like etcd-io/raft's
+// RawNode). It is not safe for concurrent use: one goroutine (the driver)
+// calls Tick, Step, Propose and friends, and between Ready and Advance it
+// calls nothing else.
+type Node struct {
+	r        *raft
+	prevSoft SoftState
+	prevHard HardState
+}
+
+// NewNode starts a node from its storage. A fresh group takes its members
+// from cfg.Peers; a restarted node recovers its term, vote, commit index,
+// log and membership from st.
+func NewNode(cfg Config, st Storage) (*Node, error) {
+	r, err := newRaft(cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	// Compare against what is stored, so that a bootstrap (or a commit index
+	// raised by the snapshot) is written out in the first Ready.
+	stored, _, err := st.InitialState()
+	if err != nil {
+		return nil, err
+	}
+	return &Node{r: r, prevSoft: r.softState(), prevHard: stored}, nil
+}
+
+// Tick advances the logical clock by one tick.
+func (n *Node) Tick() { n.r.tick() }
+
+// Step hands the node a message from a peer.
+func (n *Node) Step(m Message) error {
+	if m.Type == 0 || m.Type > MsgTimeoutNow {
+		return fmt.Errorf("raft: unknown message type %d", m.Type)
+	}
+	if m.From == None {
+		return fmt.Errorf("raft: message %s has no sender", m.Type)
+	}
+	n.r.step(m)
+	return nil
+}
+
+// Campaign starts an election now (a pre-election first if PreVote is on).
+func (n *Node) Campaign() { n.r.hup(false) }
+
+// Propose appends data to the log. Only the leader accepts proposals
+// (ErrNotLeader otherwise). Proposals made between two Ready calls are sent
+// to followers together.
+func (n *Node) Propose(data []byte) error { return n.r.propose(EntryNormal, data) }
+
+// ProposeConfChange proposes adding or removing one member. See ConfChange
+// for when the change takes effect.
+func (n *Node) ProposeConfChange(cc ConfChange) error { return n.r.proposeConfChange(cc) }
+
+// TransferLeadership asks the leader to hand leadership to peer to: once to
+// has the whole log it is told to campaign at once. Proposals are refused
+// meanwhile; the transfer is abandoned after an election timeout.
+func (n *Node) TransferLeadership(to ID) error { return n.r.transferLeadership(to) }
+
+// SoftState returns the current volatile state.
+func (n *Node) SoftState() SoftState { return n.r.softState() }
+
+// HasReady reports whether Ready has anything to hand out.
+func (n *Node) HasReady() bool {
+	r := n.r
+	r.flush()
+	return r.softState() != n.prevSoft || r.hardState() != n.prevHard ||
+		r.log.u.snap != nil || len(r.log.u.ents) > 0 || len(r.msgs) > 0 ||
+		r.log.hasNextCommitted()
+}
+
+// Ready returns the pending work. The caller must process it and call
+// Advance before calling anything else on the node.
+func (n *Node) Ready() Ready {
+	r := n.r
+	r.flush()
+	rd := Ready{
+		SoftState:        r.softState(),
+		Entries:          slices.Clip(r.log.u.ents),
+		Messages:         r.msgs,
+		CommittedEntries: r.log.nextCommitted(),
+	}
+	if hs := r.hardState(); hs != n.prevHard {
+		rd.HardState = &hs
+		rd.MustSync = hs.Term != n.prevHard.Term || hs.Vote != n.prevHard.Vote
+		n.prevHard = hs
+	}
+	if s := r.log.u.snap; s != nil {
+		snap := *s
+		rd.Snapshot = &snap
+	}
+	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
+	r.msgs = nil
+	n.prevSoft = rd.SoftState
+	return rd
+}
+
+// Advance tells the node that rd was processed: its entries and snapshot
+// are stable and its committed entries applied.
+func (n *Node) Advance(rd Ready) {
+	l := n.r.log
+	if s := rd.Snapshot; s != nil {
+		if l.u.snap != nil && l.u.snap.Index == s.Index {
+			l.u.snap = nil
+		}
+		l.applied = max(l.applied, s.Index)
+	}
+	if k := len(rd.Entries); k > 0 {
+		e := rd.Entries[k-1]
+		l.u.stableTo(e.Index, e.Term)
+	}
+	if k := len(rd.CommittedEntries); k > 0 {
+		l.appliedTo(rd.CommittedEntries[k-1].Index)
+		if ls := n.r.ls; ls != nil {
+			for i := range rd.CommittedEntries {
+				if e := &rd.CommittedEntries[i]; e.Type == EntryNormal {
+					ls.uncommitted -= min(ls.uncommitted, e.size())
+				}
+			}
+		}
+	}
+}
+
+// Compact prepares a snapshot of the state machine at index (which must be
+// applied) with the given state. The driver persists the returned snapshot
+// and drops the log entries it covers (see LogStore.Compact); the leader
+// then sends it to followers that fall behind it.
+func (n *Node) Compact(index uint64, data []byte) (Snapshot, error) {
+	r := n.r
+	if r.log.u.snap != nil {
+		return Snapshot{}, ErrSnapshotTemporarilyUnavailable
+	}
+	if index > r.log.applied {
+		return Snapshot{}, fmt.Errorf("raft: compact at %d beyond applied %d", index, r.log.applied)
+	}
+	if index < r.log.firstIndex() {
+		return Snapshot{}, ErrSnapOutOfDate
+	}
+	term, err := r.log.term(index)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	peers := slices.Clone(r.conf.at(index))
+	r.conf.compact(index)
+	return Snapshot{Index: index, Term: term, Peers: peers, Data: data}, nil
+}
+
+// PeerStatus is the leader's view of one member.
+type PeerStatus struct {
+	Match, Next  uint64
+	State        string // "probe", "replicate" or "snapshot"
+	RecentActive bool
+	IdleTicks    int // ticks since the leader last heard from the peer
+	Inflight     int
+	Paused       bool
+}
+
+// Status describes a node for monitoring ("current", "lag", "active").
+type Status struct {
+	ID ID
+	SoftState
+	Vote        ID
+	Commit      uint64
+	Applied     uint64
+	FirstIndex  uint64
+	LastIndex   uint64
+	Peers       []ID
+	Transferee  ID
+	Progress    map[ID]PeerStatus // leader only
+	PendingConf bool              // a membership change is not committed yet
+}
+
+// Status returns a snapshot of the node's state.
+func (n *Node) Status() Status {
+	r := n.r
+	s := Status{
+		ID:          r.id,
+		SoftState:   r.softState(),
+		Vote:        r.vote,
+		Commit:      r.log.committed,
+		Applied:     r.log.applied,
+		FirstIndex:  r.log.firstIndex(),
+		LastIndex:   r.log.lastIndex(),
+		Peers:       slices.Clone(r.conf.current()),
+		PendingConf: r.conf.lastIndex() > r.log.committed,
+	}
+	if r.role == Leader {
+		s.Transferee = r.ls.transferee
+		s.Progress = make(map[ID]PeerStatus, len(r.ls.prs))
+		for id, pr := range r.ls.prs {
+			s.Progress[id] = PeerStatus{Match: pr.match, Next: pr.next, State: pr.state.String(),
+				RecentActive: pr.recentActive, IdleTicks: pr.idleTicks,
+				Inflight: pr.inflights.count, Paused: pr.paused()}
+		}
+	}
+	return s
+}

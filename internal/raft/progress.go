@@ -1,0 +1,136 @@
+package raft
+
+// progressState is how the leader replicates to one follower.
+type progressState uint8
+
+const (
+	// stateProbe: one append at a time until the follower's match is found.
+	stateProbe progressState = iota
+	// stateReplicate: appends are pipelined, up to MaxInflight in flight.
+	stateReplicate
+	// stateSnapshot: a snapshot was sent; wait for its acknowledgement.
+	stateSnapshot
+)
+
+func (s progressState) String() string {
+	return [...]string{"probe", "replicate", "snapshot"}[s]
+}
+
+// inflights is a ring of the last indexes of appends in flight to a peer.
+type inflights struct {
+	start, count int
+	buf          []uint64
+}
+
+func newInflights(size int) inflights { return inflights{buf: make([]uint64, size)} }
+
+func (in *inflights) full() bool { return in.count == len(in.buf) }
+
+func (in *inflights) add(last uint64) {
+	if in.full() {
+		panic("raft: inflights overflow")
+	}
+	in.buf[(in.start+in.count)%len(in.buf)] = last
+	in.count++
+}
+
+// freeLE releases every append whose last index is <= to.
+func (in *inflights) freeLE(to uint64) {
+	for in.count > 0 && in.buf[in.start] <= to {
+		in.start = (in.start + 1) % len(in.buf)
+		in.count--
+	}
+	if in.count == 0 {
+		in.start = 0
+	}
+}
+
+func (in *inflights) freeFirst() {
+	if in.count > 0 {
+		in.freeLE(in.buf[in.start])
+	}
+}
+
+func (in *inflights) reset() { in.start, in.count = 0, 0 }
+
+// progress is the leader's view of one follower.
+type progress struct {
+	match, next     uint64
+	state           progressState
+	probeSent       bool   // probe: an append is out, wait for an answer or a heartbeat
+	pendingSnapshot uint64 // snapshot: index of the snapshot sent
+	snapTicks       int    // snapshot: ticks since it was sent
+	recentActive    bool   // heard from since the last check-quorum round
+	idleTicks       int    // ticks since the last message from the peer
+	sendEmpty       bool   // send an append at the next flush even without entries
+	inflights       inflights
+}
+
+func newProgress(next uint64, maxInflight int) *progress {
+	return &progress{next: next, inflights: newInflights(maxInflight), recentActive: true}
+}
+
+func (p *progress) becomeProbe() {
+	if p.state == stateSnapshot {
+		p.next = max(p.match+1, p.pendingSnapshot+1)
+	} else {
+		p.next = p.match + 1
+	}
+	p.state, p.probeSent, p.pendingSnapshot = stateProbe, false, 0
+	p.inflights.reset()
+}
+
+func (p *progress) becomeReplicate() {
+	p.state, p.probeSent, p.pendingSnapshot = stateReplicate, false, 0
+	p.next = p.match + 1
+	p.inflights.reset()
+}
+
+func (p *progress) becomeSnapshot(index uint64) {
+	p.state, p.probeSent, p.pendingSnapshot, p.snapTicks = stateSnapshot, false, index, 0
+	p.inflights.reset()
+}
+
+// maybeUpdate records that the follower holds the log up to n; it reports
+// whether that is news.
+func (p *progress) maybeUpdate(n uint64) bool {
+	updated := n > p.match
+	if updated {
+		p.match = n
+		p.probeSent = false
+	}
+	p.next = max(p.next, n+1)
+	return updated
+}
+
+// maybeDecrTo handles a rejection of the append after index `rejected`;
+// hint is the leader's guess of the last index that could match. It reports
+// whether the rejection was current (not a stale duplicate).
+func (p *progress) maybeDecrTo(rejected, hint uint64) bool {
+	switch p.state {
+	case stateReplicate:
+		if rejected <= p.match {
+			return false
+		}
+		p.becomeProbe()
+	case stateProbe:
+		if p.next-1 != rejected {
+			return false
+		}
+	default:
+		return false
+	}
+	p.next = max(min(rejected, hint+1), p.match+1)
+	p.probeSent = false
+	return true
+}
+
+func (p *progress) paused() bool {
+	switch p.state {
+	case stateProbe:
+		return p.probeSent
+	case stateReplicate:
+		return p.inflights.full()
+	}
+	return true
+}

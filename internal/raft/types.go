@@ -1,0 +1,233 @@
+// Package raft is Tern's consensus core: a pure state machine in the style of
+// etcd-io/raft's RawNode. It has no goroutines, no clock, no disk and no
+// sockets. Time advances through Tick, peers' messages arrive through Step,
+// and everything the outside world must do comes out as a Ready batch:
+// entries and hard state to persist, messages to send, committed entries to
+// apply. The driver (see Driver) persists, syncs, sends, applies and then
+// calls Advance, in that order, in one place.
+package raft
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ID identifies a peer of a raft group. Zero means "nobody".
+type ID uint64
+
+// None is the zero ID: no leader, no vote.
+const None ID = 0
+
+// EntryType tells what an entry carries.
+type EntryType uint8
+
+const (
+	// EntryNormal carries application data proposed with Propose.
+	EntryNormal EntryType = iota
+	// EntryNoOp is appended by every new leader; committing it commits the
+	// whole log before it (Raft §5.4.2, §8).
+	EntryNoOp
+	// EntryConfChange carries an encoded ConfChange (one peer added or removed).
+	EntryConfChange
+)
+
+func (t EntryType) String() string {
+	switch t {
+	case EntryNormal:
+		return "Normal"
+	case EntryNoOp:
+		return "NoOp"
+	case EntryConfChange:
+		return "ConfChange"
+	}
+	return fmt.Sprintf("EntryType(%d)", uint8(t))
+}
+
+// Entry is one record of the replicated log.
+type Entry struct {
+	Term  uint64
+	Index uint64
+	Type  EntryType
+	Data  []byte
+}
+
+// entryOverhead approximates the fixed cost of an entry (term, index, type,
+// framing) when batches are limited by bytes.
+const entryOverhead = 24
+
+func (e *Entry) size() uint64 { return uint64(len(e.Data)) + entryOverhead }
+
+// MessageType is the kind of a raft message.
+type MessageType uint8
+
+const (
+	// MsgPreVote asks whether the sender could win an election at Term
+	// (the sender's term plus one) without anyone changing term.
+	MsgPreVote MessageType = iota + 1
+	// MsgPreVoteResp answers a MsgPreVote.
+	MsgPreVoteResp
+	// MsgVote requests a vote for Term. Index/LogTerm describe the
+	// candidate's last entry.
+	MsgVote
+	// MsgVoteResp answers a MsgVote.
+	MsgVoteResp
+	// MsgApp carries Entries following (Index, LogTerm), and the leader's Commit.
+	MsgApp
+	// MsgAppResp acknowledges a MsgApp or MsgSnap: Index is the last index
+	// known to match; on Reject, Index is the rejected Index and
+	// RejectHint/LogTerm help the leader skip back quickly.
+	MsgAppResp
+	// MsgHeartbeat keeps followers from campaigning and carries a commit
+	// index no greater than what the follower is known to hold.
+	MsgHeartbeat
+	// MsgHeartbeatResp answers a MsgHeartbeat.
+	MsgHeartbeatResp
+	// MsgSnap carries a snapshot to a follower whose next entry the leader
+	// no longer has. It is answered with MsgAppResp.
+	MsgSnap
+	// MsgTimeoutNow tells a follower to campaign at once (leader transfer).
+	MsgTimeoutNow
+)
+
+var msgNames = [...]string{"", "PreVote", "PreVoteResp", "Vote", "VoteResp", "App", "AppResp",
+	"Heartbeat", "HeartbeatResp", "Snap", "TimeoutNow"}
+
+func (t MessageType) String() string {
+	if int(t) < len(msgNames) && t != 0 {
+		return msgNames[t]
+	}
+	return fmt.Sprintf("MessageType(%d)", uint8(t))
+}
+
+// Message is what peers exchange. Field meanings depend on Type (see the
+// MessageType constants).
+type Message struct {
+	Type       MessageType
+	From, To   ID
+	Term       uint64
+	LogTerm    uint64
+	Index      uint64
+	Commit     uint64
+	Entries    []Entry
+	Reject     bool
+	RejectHint uint64
+	Snapshot   *Snapshot
+	// Transfer marks vote requests caused by a leader transfer: receivers
+	// grant them even while they still follow a live leader.
+	Transfer bool
+}
+
+func (m Message) String() string {
+	s := fmt.Sprintf("%s %d->%d t%d i%d lt%d c%d", m.Type, m.From, m.To, m.Term, m.Index, m.LogTerm, m.Commit)
+	if len(m.Entries) > 0 {
+		s += fmt.Sprintf(" ents[%d..%d]", m.Entries[0].Index, m.Entries[len(m.Entries)-1].Index)
+	}
+	if m.Reject {
+		s += fmt.Sprintf(" reject(hint %d)", m.RejectHint)
+	}
+	if m.Snapshot != nil {
+		s += fmt.Sprintf(" snap(%d,%d)", m.Snapshot.Index, m.Snapshot.Term)
+	}
+	return s
+}
+
+// Snapshot is the state machine's state at Index, with the membership in
+// force at that index.
+type Snapshot struct {
+	Index uint64
+	Term  uint64
+	Peers []ID
+	Data  []byte
+}
+
+// IsEmpty reports whether s is the zero snapshot.
+func (s *Snapshot) IsEmpty() bool { return s.Index == 0 }
+
+// HardState is what must survive a crash besides the log.
+type HardState struct {
+	Term   uint64
+	Vote   ID
+	Commit uint64
+}
+
+// IsEmpty reports whether h is the zero hard state.
+func (h HardState) IsEmpty() bool { return h == HardState{} }
+
+// Role is a node's role in its group.
+type Role uint8
+
+const (
+	Follower Role = iota
+	PreCandidate
+	Candidate
+	Leader
+)
+
+func (r Role) String() string {
+	switch r {
+	case Follower:
+		return "Follower"
+	case PreCandidate:
+		return "PreCandidate"
+	case Candidate:
+		return "Candidate"
+	case Leader:
+		return "Leader"
+	}
+	return fmt.Sprintf("Role(%d)", uint8(r))
+}
+
+// SoftState is volatile state the upper layer wants to know about. It need
+// not be persisted.
+type SoftState struct {
+	Lead ID
+	Role Role
+	Term uint64
+	// LeaderReady is true on a leader once the NoOp entry of its term is
+	// committed and applied, i.e. once the state machine reflects the whole
+	// log. The upper layer must not serve as leader before that.
+	LeaderReady bool
+}
+
+// Ready is a batch of work for the driver. Process it in this order:
+// persist Snapshot, Entries and HardState; sync if MustSync; restore the
+// state machine from Snapshot if any; send Messages; apply
+// CommittedEntries; call Advance.
+type Ready struct {
+	SoftState        SoftState
+	HardState        *HardState // nil when unchanged
+	Entries          []Entry    // to append to stable storage
+	Snapshot         *Snapshot  // to persist and install, nil if none
+	Messages         []Message  // to send once the above is durable
+	CommittedEntries []Entry    // to apply, in order
+	// MustSync is true when the batch contains entries, a snapshot, or a
+	// changed term or vote: those must be durable before Messages leave.
+	MustSync bool
+}
+
+var (
+	// ErrNotLeader is returned by calls that only a leader can serve.
+	ErrNotLeader = errors.New("raft: not the leader")
+	// ErrProposalDropped is returned while a leader transfer is in progress
+	// or when the leader's uncommitted backlog is full.
+	ErrProposalDropped = errors.New("raft: proposal dropped")
+	// ErrConfChangePending is returned when a membership change is proposed
+	// while another one is uncommitted, or before the leader has committed
+	// an entry of its own term.
+	ErrConfChangePending = errors.New("raft: a membership change is pending")
+	// ErrInvalidConfChange is returned for adding a member, removing a
+	// non-member, or removing the last member.
+	ErrInvalidConfChange = errors.New("raft: invalid membership change")
+	// ErrUnknownPeer is returned for a leader transfer to a non-member.
+	ErrUnknownPeer = errors.New("raft: unknown peer")
+	// ErrCompacted is returned by Storage for indexes folded into a snapshot.
+	ErrCompacted = errors.New("raft: requested index is compacted")
+	// ErrUnavailable is returned by Storage for indexes past the log's end.
+	ErrUnavailable = errors.New("raft: requested entry is unavailable")
+	// ErrSnapOutOfDate is returned when installing or taking a snapshot older
+	// than the one already held.
+	ErrSnapOutOfDate = errors.New("raft: snapshot is out of date")
+	// ErrSnapshotTemporarilyUnavailable may be returned by Storage.Snapshot;
+	// the leader then retries later.
+	ErrSnapshotTemporarilyUnavailable = errors.New("raft: snapshot temporarily unavailable")
+)
