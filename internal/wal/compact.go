@@ -22,10 +22,9 @@ func (w *WAL) Compact(upTo uint64) error {
 		if upTo > w.lastIndex() {
 			return ErrUnavailable
 		}
-		k := upTo - w.meta.base
-		w.meta.baseTerm = w.ents[k-1].term
+		w.meta.baseTerm = w.loc(upTo).term
+		w.ents.dropFront(int(upTo - w.meta.base))
 		w.meta.base = upTo
-		w.ents = append(make([]entLoc, 0, len(w.ents)-int(k)), w.ents[k:]...)
 		w.cache.compact(upTo)
 		w.writeMeta()
 		if err := w.syncFiles(); err != nil {
@@ -40,8 +39,8 @@ func (w *WAL) Compact(upTo uint64) error {
 // truncated entries of an older segment never goes before those entries.
 func (w *WAL) removeSegments() error {
 	keep := w.active()
-	if len(w.ents) > 0 {
-		keep = w.ents[0].seg
+	if w.ents.len() > 0 {
+		keep = w.ents.at(0).seg
 	}
 	n := 0
 	for n < len(w.segs)-1 && w.segs[n] != keep {
@@ -110,7 +109,7 @@ func (w *WAL) holds(index, term uint64) bool {
 	case index == w.meta.base:
 		return w.meta.baseTerm == term
 	}
-	return w.ents[index-w.meta.base-1].term == term
+	return w.loc(index).term == term
 }
 
 // resetTo discards the whole log; it restarts after index.
@@ -125,7 +124,7 @@ func (w *WAL) resetTo(index, term uint64) error {
 	if term < w.meta.baseTerm {
 		return fmt.Errorf("wal: snapshot term %d below the compaction point's %d", term, w.meta.baseTerm)
 	}
-	w.ents = nil
+	w.ents = locIndex{}
 	w.meta.base, w.meta.baseTerm = index, term
 	w.cache.reset(index + 1)
 	return nil

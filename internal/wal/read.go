@@ -44,11 +44,10 @@ func (w *WAL) Entries(lo, hi, maxBytes uint64) ([]Record, error) {
 
 // fit counts the entries from lo (below hi) that fit in maxBytes, at least 1.
 func (w *WAL) fit(lo, hi, maxBytes uint64) uint64 {
-	locs := w.ents[lo-w.meta.base-1 : hi-w.meta.base-1]
-	total := uint64(frameLen(int(locs[0].size)))
+	total := uint64(frameLen(int(w.loc(lo).size)))
 	n := uint64(1)
-	for ; n < uint64(len(locs)); n++ {
-		total += uint64(frameLen(int(locs[n].size)))
+	for ; lo+n < hi; n++ {
+		total += uint64(frameLen(int(w.loc(lo + n).size)))
 		if total > maxBytes {
 			break
 		}
@@ -57,23 +56,27 @@ func (w *WAL) fit(lo, hi, maxBytes uint64) uint64 {
 }
 
 // readDisk appends entries [lo, hi) read back from the segment files,
-// checking every checksum again.
+// checking every checksum again. Entries adjacent in a file are read with
+// one ReadAt.
 func (w *WAL) readDisk(out []Record, lo, hi uint64) ([]Record, error) {
-	locs := w.ents[lo-w.meta.base-1 : hi-w.meta.base-1]
-	lastLoc := locs[len(locs)-1]
-	if s := w.active(); lastLoc.seg == s && lastLoc.off+frameLen(int(lastLoc.size)) > s.size {
+	last := w.loc(hi - 1)
+	if s := w.active(); last.seg == s && last.off+frameLen(int(last.size)) > s.size {
 		if err := w.flush(); err != nil {
 			return nil, w.fail(err)
 		}
 	}
-	for i := 0; i < len(locs); {
-		j, end := i+1, locs[i].off+frameLen(int(locs[i].size))
-		for j < len(locs) && locs[j].seg == locs[i].seg && locs[j].off == end && end-locs[i].off < maxReadRun {
-			end += frameLen(int(locs[j].size))
-			j++
+	for i := lo; i < hi; {
+		start := w.loc(i)
+		j, end := i+1, start.off+frameLen(int(start.size))
+		for ; j < hi && end-start.off < maxReadRun; j++ {
+			next := w.loc(j)
+			if next.seg != start.seg || next.off != end {
+				break
+			}
+			end += frameLen(int(next.size))
 		}
 		var err error
-		if out, err = readRun(out, locs[i:j], lo+uint64(i), end); err != nil {
+		if out, err = w.readRun(out, i, j, end); err != nil {
 			return nil, err
 		}
 		i = j
@@ -81,19 +84,19 @@ func (w *WAL) readDisk(out []Record, lo, hi uint64) ([]Record, error) {
 	return out, nil
 }
 
-// readRun reads the adjacent frames locs (entries first..) ending at end.
-func readRun(out []Record, locs []entLoc, first uint64, end int64) ([]Record, error) {
-	s, start := locs[0].seg, locs[0].off
+// readRun reads entries [lo, hi), adjacent in one segment and ending at end.
+func (w *WAL) readRun(out []Record, lo, hi uint64, end int64) ([]Record, error) {
+	s, start := w.loc(lo).seg, w.loc(lo).off
 	buf := make([]byte, end-start)
 	if n, err := s.f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && n == len(buf)) {
 		return nil, err
 	}
 	var p int64
-	for k, loc := range locs {
+	for i := lo; i < hi; i++ {
 		f, ok := parseFrame(buf[p:])
-		if !ok || f.typ == metaType || f.index != first+uint64(k) || f.term != loc.term {
+		if !ok || f.typ == metaType || f.index != i || f.term != w.loc(i).term {
 			return nil, fmt.Errorf("%w: %s: entry %d at offset %d reads back damaged",
-				ErrCorrupt, s.path, first+uint64(k), loc.off)
+				ErrCorrupt, s.path, i, start+p)
 		}
 		out = append(out, Record{Index: f.index, Term: f.term, Type: f.typ, Data: f.data[:len(f.data):len(f.data)]})
 		p += f.size
@@ -116,7 +119,7 @@ func (w *WAL) Term(index uint64) (uint64, error) {
 	case index > w.lastIndex():
 		return 0, ErrUnavailable
 	}
-	return w.ents[index-w.meta.base-1].term, nil
+	return w.loc(index).term, nil
 }
 
 // cache keeps the most recent entries: a contiguous suffix of the log in a

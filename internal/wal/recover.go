@@ -33,7 +33,9 @@ func (w *WAL) recover() error {
 	if err := w.cutTornTail(fileLen); err != nil {
 		return err
 	}
-	w.ents = append([]entLoc(nil), r.ents...)
+	for _, e := range r.ents {
+		w.ents.push(e)
+	}
 	w.meta, w.logHS = r.meta, r.meta.hs
 	w.cache.reset(w.lastIndex() + 1)
 	if w.active().size == 0 {

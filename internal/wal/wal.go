@@ -63,7 +63,7 @@ type WAL struct {
 	opts  Options
 	segs  []*segment // in seq order; the last one is active
 	buf   []byte     // encoded bytes of the active segment not yet written
-	ents  []entLoc   // live entries meta.base+1 .. LastIndex()
+	ents  locIndex   // live entries meta.base+1 .. LastIndex()
 	meta  metaState  // current state; meta.hs is the latest SetHardState
 	logHS HardState  // the hard state most recently encoded into the log
 	cache cache
@@ -89,14 +89,6 @@ type segment struct {
 
 // metaFrame is the size of a state record; every segment starts with one.
 const metaFrame = hdrSize + metaSize
-
-// entLoc locates a live entry.
-type entLoc struct {
-	seg  *segment
-	off  int64
-	term uint64
-	size uint32 // len(Data)
-}
 
 func segName(seq, first uint64) string { return fmt.Sprintf("%020d-%020d.wal", seq, first) }
 
@@ -147,11 +139,14 @@ func (w *WAL) createSegment(seq, first uint64) error {
 
 func (w *WAL) active() *segment { return w.segs[len(w.segs)-1] }
 
-func (w *WAL) lastIndex() uint64 { return w.meta.base + uint64(len(w.ents)) }
+func (w *WAL) lastIndex() uint64 { return w.meta.base + uint64(w.ents.len()) }
+
+// loc locates entry index, which must be in the log.
+func (w *WAL) loc(index uint64) *entLoc { return w.ents.at(int(index - w.meta.base - 1)) }
 
 func (w *WAL) lastTerm() uint64 {
-	if n := len(w.ents); n > 0 {
-		return w.ents[n-1].term
+	if n := w.ents.len(); n > 0 {
+		return w.ents.at(n - 1).term
 	}
 	return w.meta.baseTerm
 }

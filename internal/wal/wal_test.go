@@ -492,3 +492,52 @@ func TestWALConcurrentReaders(t *testing.T) {
 		}
 	}
 }
+
+func TestLocIndexChunks(t *testing.T) {
+	var x locIndex
+	var model []int64
+	check := func() {
+		t.Helper()
+		if x.len() != len(model) {
+			t.Fatalf("len %d, want %d", x.len(), len(model))
+		}
+		for k, off := range model {
+			if x.at(k).off != off {
+				t.Fatalf("at(%d) = %d, want %d", k, x.at(k).off, off)
+			}
+		}
+	}
+	next := int64(0)
+	push := func(n int) {
+		for range n {
+			x.push(entLoc{off: next})
+			model = append(model, next)
+			next++
+		}
+	}
+	push(3*locChunk + 5)
+	check()
+	x.dropFront(locChunk + 7)
+	model = model[locChunk+7:]
+	check()
+	x.truncate(locChunk - 3)
+	model = model[:locChunk-3]
+	check()
+	push(2*locChunk + 1)
+	check()
+	x.truncate(2 * locChunk)
+	model = model[:2*locChunk]
+	check()
+	push(1)
+	x.dropFront(5)
+	model = model[5:]
+	check()
+	x.dropFront(len(model))
+	model = nil
+	check()
+	push(10)
+	check()
+	x.truncate(0)
+	model = nil
+	check()
+}

@@ -75,7 +75,7 @@ func (w *WAL) appendOne(rec Record) error {
 	}
 	off := s.size + int64(len(w.buf))
 	w.buf = appendFrame(w.buf, rec.Index, rec.Term, rec.Type, rec.Data)
-	w.ents = append(w.ents, entLoc{seg: s, off: off, term: rec.Term, size: uint32(len(rec.Data))})
+	w.ents.push(entLoc{seg: s, off: off, term: rec.Term, size: uint32(len(rec.Data))})
 	w.cache.add(rec)
 	w.dirty.data = true
 	return nil
@@ -198,7 +198,7 @@ func (w *WAL) TruncateFrom(index uint64) error {
 		return fmt.Errorf("wal: truncation from %d would drop committed entries (commit %d, snapshot %d)",
 			index, max(w.meta.hs.Commit, w.logHS.Commit), w.meta.snapIndex)
 	}
-	w.ents = w.ents[:index-w.meta.base-1]
+	w.ents.truncate(int(index - w.meta.base - 1))
 	w.cache.truncate(index)
 	w.writeMeta()
 	return nil
