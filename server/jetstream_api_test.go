@@ -918,3 +918,138 @@ func TestJSAPIUpdateLosesNoPublish(t *testing.T) {
 		t.Fatalf("stored %d of %d publishes across %d limit updates", last, n, updates)
 	}
 }
+
+// Streams created, used, updated, purged and deleted concurrently with
+// readers listing them: every answer is a success or a "not found" (for
+// a stream deleted meanwhile), and nothing races (run with -race).
+func TestJSAPIStreamLifecycleConcurrent(t *testing.T) {
+	casStorages(t, testStreamLifecycleConcurrent)
+}
+
+func testStreamLifecycleConcurrent(t *testing.T, storage string) {
+	s := runJSServer(t)
+	const workers, cycles = 4, 8
+	stop := make(chan struct{})
+	var bad atomic.Int64
+	var mu sync.Mutex
+	var firstBad string
+	report := func(format string, a ...any) {
+		if bad.Add(1) == 1 {
+			mu.Lock()
+			firstBad = fmt.Sprintf(format, a...)
+			mu.Unlock()
+		}
+	}
+	okOrNotFound := func(what string, data []byte) {
+		var r struct {
+			Error *struct{ ErrCode int `json:"err_code"` } `json:"error"`
+		}
+		if err := json.Unmarshal(data, &r); err != nil {
+			report("%s: %v %s", what, err, data)
+		} else if r.Error != nil && r.Error.ErrCode != 10059 {
+			report("%s: %s", what, data)
+		}
+	}
+	var readers sync.WaitGroup
+	readers.Add(1)
+	go func() {
+		defer readers.Done()
+		nc := connectNATS(t, s.ClientURL())
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for _, subj := range []string{"$JS.API.STREAM.LIST", "$JS.API.STREAM.NAMES", "$JS.API.INFO",
+				fmt.Sprintf("$JS.API.STREAM.INFO.L%d", i%workers)} {
+				m, err := nc.Request(subj, nil, 5*time.Second)
+				if err != nil {
+					report("%s: %v", subj, err)
+					continue
+				}
+				okOrNotFound(subj, m.Data)
+			}
+			if m, err := nc.Request(fmt.Sprintf("$JS.API.DIRECT.GET.L%d", i%workers), []byte(`{"seq":1}`), 5*time.Second); err == nil {
+				if st := m.Header.Get("Status"); st != "" && st != "404" {
+					report("direct get status %s", st)
+				}
+			} else if !errors.Is(err, nats.ErrNoResponders) {
+				report("direct get: %v", err)
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			nc := connectNATS(t, s.ClientURL())
+			name := fmt.Sprintf("L%d", w)
+			req := func(subj, body string) []byte {
+				m, err := nc.Request(subj, []byte(body), 5*time.Second)
+				if err != nil {
+					report("%s: %v", subj, err)
+					return []byte("{}")
+				}
+				return m.Data
+			}
+			for c := 0; c < cycles; c++ {
+				cfg := fmt.Sprintf(`{"name":%q,"subjects":["l%d.>"],"storage":%q,"allow_direct":true,"max_msgs":%d}`, name, w, storage, 100+c)
+				okOrNotFound("create", req("$JS.API.STREAM.CREATE."+name, cfg))
+				for i := 0; i < 5; i++ {
+					if ack := req(fmt.Sprintf("l%d.x", w), "x"); !bytes.HasPrefix(ack, []byte(`{"stream":"`+name+`","seq":`)) {
+						report("publish: %s", ack)
+					}
+				}
+				cfg = fmt.Sprintf(`{"name":%q,"subjects":["l%d.>"],"storage":%q,"allow_direct":%v,"max_msgs":3}`, name, w, storage, c%2 == 0)
+				okOrNotFound("update", req("$JS.API.STREAM.UPDATE."+name, cfg))
+				okOrNotFound("purge", req("$JS.API.STREAM.PURGE."+name, `{"keep":1}`))
+				okOrNotFound("delete", req("$JS.API.STREAM.DELETE."+name, ""))
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(stop)
+	readers.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Fatalf("%d bad answers, first: %s", n, firstBad)
+	}
+	nc, _ := jsClient(t, s)
+	if r := jsAPIReq(t, nc, "$JS.API.STREAM.NAMES", ""); r.num("total") != "0" {
+		t.Fatalf("streams left: %v", r.get("streams"))
+	}
+	// Nothing of the deleted streams still listens.
+	if _, err := nc.Request("l0.x", nil, time.Second); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("publish after all deletes: %v", err)
+	}
+}
+
+// Limits added by an update apply to messages already stored: a lower
+// max_msgs_per_subject trims each subject, a new max_age expires old ones.
+func TestJSAPIStreamUpdateAppliesToStored(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	jsCreate(t, nc, "S", `{"name":"S","subjects":["u.*"],"storage":"memory"}`)
+	jsPubN(t, js, "u.a", 3) // 1-3
+	jsPubN(t, js, "u.b", 2) // 4-5
+	r := jsAPIReq(t, nc, "$JS.API.STREAM.UPDATE.S", `{"name":"S","subjects":["u.*"],"storage":"memory","max_msgs_per_subject":1}`)
+	wantAPIOK(t, r)
+	if r.num("state.messages") != "2" {
+		t.Fatalf("after max_msgs_per_subject 1: %v", r.get("state"))
+	}
+	for subj, seq := range map[string]string{"u.a": "3", "u.b": "5"} {
+		if r := jsAPIReq(t, nc, "$JS.API.STREAM.MSG.GET.S", `{"last_by_subj":"`+subj+`"}`); r.num("message.seq") != seq {
+			t.Fatalf("kept on %s: %v", subj, r.get("message"))
+		}
+	}
+	wantAPIOK(t, jsAPIReq(t, nc, "$JS.API.STREAM.UPDATE.S",
+		`{"name":"S","subjects":["u.*"],"storage":"memory","max_msgs_per_subject":1,"max_age":100000000,"duplicate_window":100000000}`))
+	waitFor(t, 3*time.Second, "max_age added by an update", func() bool {
+		n, _, _ := streamMsgs(t, nc, "S")
+		return n == 0
+	})
+	// The window can not exceed max_age.
+	r = jsAPIReq(t, nc, "$JS.API.STREAM.UPDATE.S", `{"name":"S","subjects":["u.*"],"storage":"memory","max_age":100000000,"duplicate_window":120000000000}`)
+	wantAPIErr(t, r, 500, 10052, "")
+}

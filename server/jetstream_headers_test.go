@@ -1067,3 +1067,32 @@ func TestJSNoAckStream(t *testing.T) {
 		t.Fatalf("no_ack stream holds %d messages", n)
 	}
 }
+
+// With a JetStream domain the PubAck names it, and the API answers on the
+// domain's prefix too.
+func TestJSDomainPubAckAndAPI(t *testing.T) {
+	o := testOptions()
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	o.JetStreamDomain = "hub"
+	s := runServer(t, o)
+	nc, _ := jsClient(t, s)
+	r := jsAPIReq(t, nc, "$JS.hub.API.STREAM.CREATE.S", `{"name":"S","subjects":["s"],"storage":"memory"}`)
+	wantAPIOK(t, r)
+	if got := jsPubRaw(t, nc, "s", "x"); got != `{"stream":"S","domain":"hub","seq":1}` {
+		t.Fatalf("PubAck with a domain: %s", got)
+	}
+	if got := jsPubRaw(t, nc, "s", "x", "Nats-Expected-Last-Sequence", "0"); got != `{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 1"},"stream":"S","seq":0}` {
+		t.Fatalf("error PubAck with a domain: %s", got)
+	}
+	if r = jsAPIReq(t, nc, "$JS.hub.API.INFO", ""); r.str("domain") != "hub" || r.num("streams") != "1" {
+		t.Fatalf("account info via the domain prefix: %v", r)
+	}
+	js, err := jetstream.NewWithDomain(nc, "hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := js.Publish(ctx(t), "s", []byte("y")); err != nil || ack.Domain != "hub" || ack.Sequence != 2 {
+		t.Fatalf("nats.go publish with a domain: %+v %v", ack, err)
+	}
+}
