@@ -942,7 +942,9 @@ func testStreamLifecycleConcurrent(t *testing.T, storage string) {
 	}
 	okOrNotFound := func(what string, data []byte) {
 		var r struct {
-			Error *struct{ ErrCode int `json:"err_code"` } `json:"error"`
+			Error *struct {
+				ErrCode int `json:"err_code"`
+			} `json:"error"`
 		}
 		if err := json.Unmarshal(data, &r); err != nil {
 			report("%s: %v %s", what, err, data)
