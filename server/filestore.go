@@ -15,8 +15,8 @@ import (
 
 // FileStoreConfig configures a file store.
 type FileStoreConfig struct {
-	BlockSize   uint64                            // target size of a block file; default 4 MiB
-	Compression string                            // "none" (or "") or "s2": compress sealed blocks
+	BlockSize   uint64                           // target size of a block file; default 4 MiB
+	Compression string                           // "none" (or "") or "s2": compress sealed blocks
 	Logf        func(format string, args ...any) // reports corruption and recovery; may be nil
 }
 
@@ -207,8 +207,8 @@ func (fs *fileStore) skipTo(last uint64) error {
 	var err error
 	if fs.active().first != 0 {
 		err = fs.seal(last)
-	} else {
-		err = fs.writeRecord(recBase, last)
+	} else if err = fs.writeRecord(recBase, last); err == nil {
+		fs.active().base = last
 	}
 	if err != nil {
 		return err

@@ -145,11 +145,11 @@ type parsedRec struct {
 // parsedBlock is what parsing a block's data found.
 type parsedBlock struct {
 	recs        []parsedRec
-	first, last uint64     // message (and erased) sequence range, first == 0 if none
-	lostAfter   []uint64   // corruption was skipped right after this message seq (0: block start)
-	badBytes    uint64     // bytes skipped as corrupt
-	end         int        // end of the last valid record
-	tail        bool       // invalid bytes after end with no valid record behind them
+	first, last uint64   // message (and erased) sequence range, first == 0 if none
+	lostAfter   []uint64 // corruption was skipped right after this message seq (0: block start)
+	badBytes    uint64   // bytes skipped as corrupt
+	end         int      // end of the last valid record
+	tail        bool     // invalid bytes after end with no valid record behind them
 }
 
 // parseBlockData walks data, verifying every record. Corrupt stretches in

@@ -165,31 +165,36 @@ func (fs *fileStore) trimCaches() {
 	evict(idxOnly, fsMaxLoadedIndexes, func(b *msgBlock) { b.idx = nil })
 }
 
-// fixSubjects rebuilds the per-subject state from the block indexes when
-// damage made it unknown.
+// fixSubjects rebuilds the per-subject state, and the byte counts, from
+// the block indexes when damage made them unknown.
 func (fs *fileStore) fixSubjects() {
 	for fs.disk.fssStale && !fs.closed {
 		fs.disk.fssStale = false
 		fss := map[string]*SimpleState{}
-		for _, b := range append([]*msgBlock(nil), fs.blocks...) {
-			if b.msgs == 0 {
-				continue
-			}
+		blocks := append([]*msgBlock(nil), fs.blocks...)
+		sizes := make([]uint64, len(blocks))
+		for k, b := range blocks {
 			x := fs.blockIdx(b)
-			if x == nil {
-				continue
-			}
-			for i := b.dels.nextClear(0); i < b.dels.n; i = b.dels.nextClear(i + 1) {
-				subj, _, ok := x.subject(i)
+			for i := b.dels.nextClear(0); x != nil && b.msgs > 0 && i < b.dels.n; i = b.dels.nextClear(i + 1) {
+				subj, size, ok := x.subject(i)
 				if !ok {
 					fs.loseSeq(b, b.first+i)
 					continue
 				}
 				addSubject(fss, subj, b.first+i)
+				sizes[k] += size
 			}
 		}
-		if !fs.disk.fssStale {
-			fs.fss = fss
+		if fs.disk.fssStale {
+			continue
+		}
+		fs.fss, fs.seqs.bytes = fss, 0
+		for k, b := range blocks {
+			if b.bytes > sizes[k] {
+				fs.lost.Bytes += b.bytes - sizes[k] // lost messages of unknown size
+			}
+			b.bytes = sizes[k]
+			fs.seqs.bytes += b.bytes
 		}
 	}
 }

@@ -6,21 +6,29 @@ import "sort"
 // [lo, hi] whose subject matches m, until fn returns false. Literal
 // subjects use the per-block posting lists, others scan the subject ids.
 func (fs *fileStore) forEachMatch(m *subjectMatcher, lo, hi uint64, fn func(seq uint64) bool) {
-	blocks := append([]*msgBlock(nil), fs.blocks[fs.blockFrom(lo):]...)
-	for _, b := range blocks {
-		if b.first == 0 || b.msgs == 0 {
-			continue
+	// Blocks are looked up by sequence at each step: loading an index may
+	// drop damaged blocks from fs.blocks.
+	for next := lo; next <= hi; {
+		i := fs.blockFrom(next)
+		if i >= len(fs.blocks) {
+			return
 		}
+		b := fs.blocks[i]
 		if b.first > hi {
 			return
+		}
+		if b.first == 0 || b.msgs == 0 {
+			next = b.maxSeq() + 1
+			continue
 		}
 		var x *blockIndex
 		if !m.all {
 			if x = fs.blockIdx(b); x == nil || b.msgs == 0 {
+				next = b.last + 1
 				continue
 			}
 		}
-		from, to := max(lo, b.first)-b.first, min(hi, b.last)-b.first
+		from, to := max(next, b.first)-b.first, min(hi, b.last)-b.first
 		var more bool
 		switch {
 		case m.all:
@@ -33,6 +41,7 @@ func (fs *fileStore) forEachMatch(m *subjectMatcher, lo, hi uint64, fn func(seq 
 		if !more {
 			return
 		}
+		next = b.last + 1
 	}
 }
 
@@ -97,12 +106,30 @@ func (fs *fileStore) matching(subject string, seq uint64) []uint64 {
 
 // nextForSubject is the first live sequence >= from on subj (0: none).
 func (fs *fileStore) nextForSubject(subj string, from uint64) uint64 {
-	var found uint64
-	fs.forEachMatch(&subjectMatcher{filter: subj}, from, fs.seqs.last, func(s uint64) bool {
-		found = s
-		return false
-	})
-	return found
+	for from <= fs.seqs.last {
+		i := fs.blockFrom(from)
+		if i >= len(fs.blocks) {
+			return 0
+		}
+		b := fs.blocks[i]
+		if b.first == 0 || b.msgs == 0 {
+			from = b.maxSeq() + 1
+			continue
+		}
+		if x := fs.blockIdx(b); x != nil && b.msgs > 0 {
+			if id, ok := x.lookup(subj); ok {
+				p := x.posts[id]
+				start := max(from, b.first) - b.first
+				for k := sort.Search(len(p), func(k int) bool { return uint64(p[k]) >= start }); k < len(p); k++ {
+					if !b.dels.has(uint64(p[k])) {
+						return b.first + uint64(p[k])
+					}
+				}
+			}
+		}
+		from = b.last + 1
+	}
+	return 0
 }
 
 // prevForSubject is the last live sequence <= from on subj (0: none).

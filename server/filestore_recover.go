@@ -155,6 +155,7 @@ func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 		return false
 	}
 	if isNew {
+		b.base = fs.seqs.last // keeps maxSeq ascending whatever the block holds
 		fs.blocks = append(fs.blocks, b)
 	}
 	rc := &replayCtx{b: b, data: data, pb: pb, lostAfter: map[uint64]bool{}}
@@ -325,8 +326,8 @@ func (fs *fileStore) noteTornPrev(b *msgBlock, prevLast uint64) {
 		return
 	}
 	start := prev.last + 1
-	if prev.first == 0 {
-		start = prev.base + 1
+	if prev.first == 0 { // nothing of the block survived
+		start = max(prev.base, fs.lastAssignedBefore(prev)) + 1
 	}
 	if prevLast < start || prevLast-start >= 1<<16 || start <= fs.lastAssignedBefore(prev) {
 		return

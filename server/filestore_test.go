@@ -257,18 +257,21 @@ func storeOp(t testing.TB, rng *rand.Rand, a, b StreamStore, step int) string {
 // (sometimes without its checkpoint or index files), and compares them.
 func TestFileStoreModelRestart(t *testing.T) {
 	variants := []struct {
-		name string
-		mk   func(t *testing.T) *fsHarness
+		name  string
+		seeds uint64
+		mk    func(t *testing.T) *fsHarness
 	}{
-		{"os", func(t *testing.T) *fsHarness { return newOSHarness(t, FileStoreConfig{BlockSize: 2048}, StoreLimits{}) }},
-		{"mem", func(t *testing.T) *fsHarness { return newMemHarness(t, FileStoreConfig{BlockSize: 1024}, StoreLimits{}) }},
-		{"s2", func(t *testing.T) *fsHarness {
+		{"os", 2, func(t *testing.T) *fsHarness { return newOSHarness(t, FileStoreConfig{BlockSize: 2048}, StoreLimits{}) }},
+		{"mem", 8, func(t *testing.T) *fsHarness {
+			return newMemHarness(t, FileStoreConfig{BlockSize: 1024}, StoreLimits{})
+		}},
+		{"s2", 8, func(t *testing.T) *fsHarness {
 			return newMemHarness(t, FileStoreConfig{BlockSize: 4096, Compression: "s2"}, StoreLimits{})
 		}},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			for seed := uint64(1); seed <= 6; seed++ {
+			for seed := uint64(1); seed <= v.seeds; seed++ {
 				rng := rand.New(rand.NewPCG(seed, 7))
 				h := v.mk(t)
 				model := newMemStore(StoreLimits{})

@@ -122,11 +122,17 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 		return fs.fail(fmt.Errorf("file store create block: %w", err))
 	}
 	fs.fsys.Remove(indexName(fs.dir, index))
-	mb := &msgBlock{index: index, base: base, cache: &blockCache{}, idx: newBlockIndex()}
+	// A stream that filled its last block gets a full-size buffer at once
+	// (no regrowth copies); a slow one starts small.
+	size := 64 << 10
+	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
+		size = int(fs.cfg.BlockSize) + 64<<10
+	}
+	mb := &msgBlock{index: index, base: base, cache: &blockCache{data: make([]byte, 0, size)}, idx: newBlockIndex()}
 	fs.blocks = append(fs.blocks, mb)
 	fs.aw = activeFile{f: f}
 	fs.disk.dirDirty = true
-	mb.cache.data = appendRecord(nil, recBase, base, int64(prevLast), "", nil, nil)
+	mb.cache.data = appendRecord(mb.cache.data, recBase, base, int64(prevLast), "", nil, nil)
 	mb.rawLen = int64(len(mb.cache.data))
 	return nil
 }
