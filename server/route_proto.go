@@ -33,6 +33,8 @@ func (s *Server) routeReadLoop(r *route) error {
 		case "PONG":
 		case "INFO":
 			err = s.routeGossip(args)
+		case "RAFT":
+			payload, err = s.routeRaft(r, args, payload)
 		default:
 			s.Debugf("Route %s: ignoring unknown operation %q", r.remote.Name, op)
 		}
@@ -122,6 +124,25 @@ func pickLocalMember(members []*subscription) *subscription {
 		}
 	}
 	return nil
+}
+
+// routeRaft reads a RAFT payload and hands it to its group.
+func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
+	size, err := strconv.Atoi(string(args))
+	if err != nil || size < 0 || size > 64*1024*1024 {
+		return buf, fmt.Errorf("bad RAFT size %q", args)
+	}
+	if cap(buf) < size+2 {
+		buf = make([]byte, size+2)
+	}
+	buf = buf[:size+2]
+	if _, err := io.ReadFull(r.br, buf); err != nil {
+		return buf, err
+	}
+	if err := s.deliverRaft(buf[:size]); err != nil {
+		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
+	}
+	return buf, nil
 }
 
 // routeSub records or drops the peer's interest.

@@ -43,6 +43,7 @@ type Server struct {
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
 	routes     routeTable
+	raft       raftGroups
 }
 
 type serverStats struct {
@@ -325,10 +326,11 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	s.stopMonitoring()
-	s.stopCluster()
 	if js := s.js.Load(); js != nil {
 		js.shutdown()
 	}
+	s.stopRaftGroups()
+	s.stopCluster()
 	for _, c := range clients {
 		c.closeConnection(ServerShutdown)
 	}

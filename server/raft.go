@@ -1,0 +1,315 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/fnv"
+	"sync"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// Raft groups run here: one goroutine per group owns its raft.Driver and
+// feeds it ticks, peer messages and proposals; the Driver persists →
+// syncs → sends → applies → advances in one place. Messages travel over
+// routes as RAFT operations.
+
+// raftTick is the group clock; elections take 10-20 ticks.
+var raftTick = 50 * time.Millisecond
+
+// raftID maps a server name to the peer id it has in every group. Server
+// names are stable across restarts (server ids are not).
+func raftID(serverName string) raft.ID {
+	h := fnv.New64a()
+	h.Write([]byte(serverName))
+	if v := h.Sum64(); v != 0 {
+		return raft.ID(v)
+	}
+	return 1
+}
+
+// groupSM is what a group applies to.
+type groupSM interface {
+	raft.StateMachine
+	// leaderChanged is called (on the group goroutine) when the soft state
+	// changes; ready means the node leads and has applied its whole log.
+	leaderChanged(st raft.SoftState)
+}
+
+// proposal is one entry to propose; done (if set) gets the outcome of the
+// proposal call (not of the apply).
+type proposal struct {
+	data []byte
+	done func(error)
+}
+
+type raftGroup struct {
+	name  string
+	srv   *Server
+	drv   *raft.Driver
+	sm    groupSM
+	inbox chan raft.Message
+	props chan proposal
+	ctrl  chan func(*raft.Node)
+	quit  chan struct{}
+	done  chan struct{}
+
+	mu      sync.Mutex
+	soft    raft.SoftState
+	status  raft.Status
+	failure error
+}
+
+// raftGroups is the server's registry of groups.
+type raftGroups struct {
+	mu     sync.Mutex
+	groups map[string]*raftGroup
+}
+
+var errGroupStopped = errors.New("raft group stopped")
+
+// startRaftGroup creates and runs a group with the given initial peers.
+func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
+	cfg := raft.DefaultConfig(raftID(s.name), peers)
+	g := &raftGroup{name: name, srv: s, sm: sm, inbox: make(chan raft.Message, 8192),
+		props: make(chan proposal, 8192), ctrl: make(chan func(*raft.Node), 16),
+		quit: make(chan struct{}), done: make(chan struct{})}
+	drv, err := raft.NewDriver(cfg, log, &raftTransport{s: s, group: name}, sm)
+	if err != nil {
+		return nil, err
+	}
+	g.drv = drv
+	s.raft.mu.Lock()
+	if s.raft.groups == nil {
+		s.raft.groups = map[string]*raftGroup{}
+	}
+	s.raft.groups[name] = g
+	s.raft.mu.Unlock()
+	s.wg.Add(1)
+	go g.run()
+	return g, nil
+}
+
+func (s *Server) raftGroup(name string) *raftGroup {
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	return s.raft.groups[name]
+}
+
+func (g *raftGroup) run() {
+	defer g.srv.wg.Done()
+	defer close(g.done)
+	tick := time.NewTicker(raftTick)
+	defer tick.Stop()
+	node := g.drv.Node
+	for {
+		select {
+		case <-tick.C:
+			node.Tick()
+		case m := <-g.inbox:
+			g.step(m)
+		case p := <-g.props:
+			g.propose(p)
+		case f := <-g.ctrl:
+			f(node)
+		case <-g.quit:
+			return
+		}
+		if err := g.drv.ProcessAll(); err != nil {
+			g.fail(err)
+			return
+		}
+		g.observe()
+	}
+}
+
+// step feeds a message and whatever else is already queued.
+func (g *raftGroup) step(m raft.Message) {
+	_ = g.drv.Node.Step(m)
+	for i := 0; i < 256; i++ {
+		select {
+		case m = <-g.inbox:
+			_ = g.drv.Node.Step(m)
+		default:
+			return
+		}
+	}
+}
+
+// propose proposes p and every other queued proposal, so one append (and
+// one fsync) carries a batch.
+func (g *raftGroup) propose(p proposal) {
+	for i := 0; ; i++ {
+		err := g.drv.Node.Propose(p.data)
+		if p.done != nil {
+			p.done(err)
+		}
+		if i == 1024 {
+			return
+		}
+		select {
+		case p = <-g.props:
+		default:
+			return
+		}
+	}
+}
+
+func (g *raftGroup) observe() {
+	st := g.drv.Node.Status()
+	g.mu.Lock()
+	changed := st.SoftState != g.soft
+	g.soft, g.status = st.SoftState, st
+	g.mu.Unlock()
+	if changed {
+		g.sm.leaderChanged(st.SoftState)
+	}
+}
+
+// fail stops the group and marks it unhealthy; the process keeps running.
+func (g *raftGroup) fail(err error) {
+	g.mu.Lock()
+	g.failure = err
+	g.mu.Unlock()
+	g.srv.Errorf("RAFT group %q halted: %v", g.name, err)
+}
+
+// Propose queues data for the group; it fails at once when the queue is full.
+func (g *raftGroup) Propose(data []byte, done func(error)) {
+	select {
+	case g.props <- proposal{data: data, done: done}:
+	case <-g.done:
+		if done != nil {
+			done(errGroupStopped)
+		}
+	default:
+		if done != nil {
+			done(raft.ErrProposalDropped)
+		}
+	}
+}
+
+// control runs f on the group goroutine (leader transfer, compaction).
+func (g *raftGroup) control(f func(*raft.Node)) {
+	select {
+	case g.ctrl <- f:
+	case <-g.done:
+	}
+}
+
+func (g *raftGroup) softState() raft.SoftState {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.soft
+}
+
+func (g *raftGroup) statusSnapshot() raft.Status {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.status
+}
+
+func (g *raftGroup) healthy() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.failure
+}
+
+func (g *raftGroup) stop() {
+	select {
+	case <-g.quit:
+	default:
+		close(g.quit)
+	}
+	<-g.done
+	g.srv.raft.mu.Lock()
+	if g.srv.raft.groups[g.name] == g {
+		delete(g.srv.raft.groups, g.name)
+	}
+	g.srv.raft.mu.Unlock()
+}
+
+// raftTransport sends a group's messages over routes.
+type raftTransport struct {
+	s     *Server
+	group string
+}
+
+func (t *raftTransport) Send(msgs []raft.Message) {
+	for i := range msgs {
+		r := t.s.routeForPeer(msgs[i].To)
+		if r == nil {
+			continue // raft retries
+		}
+		payload := make([]byte, 0, 64)
+		payload = binary.AppendUvarint(payload, uint64(len(t.group)))
+		payload = append(payload, t.group...)
+		payload = encodeRaftMsg(payload, &msgs[i])
+		line := make([]byte, 0, len(payload)+24)
+		line = append(line, "RAFT "...)
+		line = appendUint(line, uint64(len(payload)))
+		line = append(line, "\r\n"...)
+		line = append(line, payload...)
+		line = append(line, "\r\n"...)
+		r.c.queueProto(line)
+	}
+}
+
+func appendUint(b []byte, v uint64) []byte {
+	var tmp [20]byte
+	i := len(tmp)
+	for {
+		i--
+		tmp[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	return append(b, tmp[i:]...)
+}
+
+func (s *Server) routeForPeer(id raft.ID) *route {
+	for _, r := range s.routeList() {
+		if raftID(r.remote.Name) == id {
+			return r
+		}
+	}
+	return nil
+}
+
+// deliverRaft hands a RAFT payload from a route to its group.
+func (s *Server) deliverRaft(payload []byte) error {
+	n, k := binary.Uvarint(payload)
+	if k <= 0 || uint64(len(payload)-k) < n {
+		return errBadRaftMsg
+	}
+	name := string(payload[k : k+int(n)])
+	m, err := decodeRaftMsg(payload[k+int(n):])
+	if err != nil {
+		return err
+	}
+	g := s.raftGroup(name)
+	if g == nil {
+		return nil // not (yet) a member here
+	}
+	select {
+	case g.inbox <- m:
+	default: // full: drop, raft retries
+	}
+	return nil
+}
+
+// stopRaftGroups stops every group (shutdown).
+func (s *Server) stopRaftGroups() {
+	s.raft.mu.Lock()
+	groups := make([]*raftGroup, 0, len(s.raft.groups))
+	for _, g := range s.raft.groups {
+		groups = append(groups, g)
+	}
+	s.raft.mu.Unlock()
+	for _, g := range groups {
+		g.stop()
+	}
+}

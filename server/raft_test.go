@@ -1,0 +1,86 @@
+package server
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// countingSM records applied normal entries.
+type countingSM struct {
+	mu      sync.Mutex
+	applied []string
+	lead    raft.SoftState
+}
+
+func (c *countingSM) Restore(raft.Snapshot) error { return nil }
+func (c *countingSM) Apply(ents []raft.Entry) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range ents {
+		if e.Type == raft.EntryNormal {
+			c.applied = append(c.applied, string(e.Data))
+		}
+	}
+	return nil
+}
+func (c *countingSM) leaderChanged(st raft.SoftState) {
+	c.mu.Lock()
+	c.lead = st
+	c.mu.Unlock()
+}
+func (c *countingSM) snapshot() ([]string, raft.SoftState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.applied...), c.lead
+}
+
+func TestRaftGroupOverRoutes(t *testing.T) {
+	servers := runCluster(t, 3, nil)
+	var peers []raft.ID
+	for _, s := range servers {
+		peers = append(peers, raftID(s.Name()))
+	}
+	sms := make([]*countingSM, 3)
+	groups := make([]*raftGroup, 3)
+	for i, s := range servers {
+		sms[i] = &countingSM{}
+		g, err := s.startRaftGroup("T", peers, raft.NewMemoryStorage(), sms[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		groups[i] = g
+	}
+	leader := -1
+	waitFor(t, 10*time.Second, "a ready leader", func() bool {
+		for i, sm := range sms {
+			if _, st := sm.snapshot(); st.Role == raft.Leader && st.LeaderReady {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	for i := 0; i < 100; i++ {
+		groups[leader].Propose([]byte(fmt.Sprint(i)), nil)
+	}
+	waitFor(t, 10*time.Second, "replication", func() bool {
+		for _, sm := range sms {
+			if a, _ := sm.snapshot(); len(a) != 100 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, sm := range sms {
+		a, _ := sm.snapshot()
+		for i, v := range a {
+			if v != fmt.Sprint(i) {
+				t.Fatalf("order differs at %d: %q", i, v)
+			}
+		}
+	}
+}
