@@ -38,8 +38,9 @@ type StateMachine interface {
 
 // Driver runs one node: it is the single place where a Ready is processed,
 // in the order persist → sync → send → apply → advance. The simulator and
-// the server both use it; Tick, Step and Propose go to Node directly from
-// the same goroutine.
+// the server both use it. Tick and Step go through the Driver (which turns a
+// broken invariant into an error); Propose and the other calls go to Node
+// directly, from the same goroutine.
 type Driver struct {
 	Node *Node
 	Log  LogStore
@@ -52,7 +53,8 @@ type Driver struct {
 
 // NewDriver restores the state machine from the stored snapshot and starts
 // the node on log.
-func NewDriver(cfg Config, log LogStore, net Transport, sm StateMachine) (*Driver, error) {
+func NewDriver(cfg Config, log LogStore, net Transport, sm StateMachine) (d *Driver, err error) {
+	defer halted(&err)
 	snap, err := log.Snapshot()
 	if err != nil {
 		return nil, fmt.Errorf("raft: reading snapshot: %w", err)
@@ -73,11 +75,8 @@ func NewDriver(cfg Config, log LogStore, net Transport, sm StateMachine) (*Drive
 // error (a storage or state-machine failure, or a broken invariant in the
 // core) means the group must stop: the node's state is no longer trustworthy.
 func (d *Driver) Process() (done bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			done, err = true, fmt.Errorf("raft: group halted: %v\n%s", p, debug.Stack())
-		}
-	}()
+	defer halted(&err)
+	done = true
 	if !d.Node.HasReady() {
 		return false, nil
 	}
@@ -110,6 +109,26 @@ func (d *Driver) Process() (done bool, err error) {
 	}
 	d.Node.Advance(rd)
 	return true, nil
+}
+
+// halted converts a panic of the core into an error.
+func halted(err *error) {
+	if p := recover(); p != nil {
+		*err = fmt.Errorf("raft: group halted: %v\n%s", p, debug.Stack())
+	}
+}
+
+// Step hands a peer's message to the node.
+func (d *Driver) Step(m Message) (err error) {
+	defer halted(&err)
+	return d.Node.Step(m)
+}
+
+// Tick advances the node's clock.
+func (d *Driver) Tick() (err error) {
+	defer halted(&err)
+	d.Node.Tick()
+	return nil
 }
 
 // ProcessAll handles Readys until there are none left.
