@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
+	"io"
 	"sync"
 	"time"
 
@@ -48,6 +49,7 @@ type raftGroup struct {
 	name  string
 	srv   *Server
 	drv   *raft.Driver
+	log   raft.LogStore
 	sm    groupSM
 	inbox chan raft.Message
 	props chan proposal
@@ -72,7 +74,7 @@ var errGroupStopped = errors.New("raft group stopped")
 // startRaftGroup creates and runs a group with the given initial peers.
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
-	g := &raftGroup{name: name, srv: s, sm: sm, inbox: make(chan raft.Message, 8192),
+	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: make(chan raft.Message, 8192),
 		props: make(chan proposal, 8192), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	drv, err := raft.NewDriver(cfg, log, &raftTransport{s: s, group: name}, sm)
@@ -223,6 +225,11 @@ func (g *raftGroup) stop() {
 		close(g.quit)
 	}
 	<-g.done
+	if c, ok := g.log.(io.Closer); ok {
+		if err := c.Close(); err != nil {
+			g.srv.Warnf("RAFT group %q: closing its log: %v", g.name, err)
+		}
+	}
 	g.srv.raft.mu.Lock()
 	if g.srv.raft.groups[g.name] == g {
 		delete(g.srv.raft.groups, g.name)

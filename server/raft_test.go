@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
 )
 
 // countingSM records applied normal entries.
@@ -83,4 +84,77 @@ func TestRaftGroupOverRoutes(t *testing.T) {
 			}
 		}
 	}
+}
+
+func TestRaftGroupWALRestart(t *testing.T) {
+	servers := runCluster(t, 3, nil)
+	var peers []raft.ID
+	for _, s := range servers {
+		peers = append(peers, raftID(s.Name()))
+	}
+	dirs := []string{t.TempDir(), t.TempDir(), t.TempDir()}
+	start := func() ([]*countingSM, []*raftGroup) {
+		sms := make([]*countingSM, 3)
+		groups := make([]*raftGroup, 3)
+		for i, s := range servers {
+			log, err := openWALLog(vfs.Default, dirs[i], t.Logf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sms[i] = &countingSM{}
+			if groups[i], err = s.startRaftGroup("W", peers, log, sms[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return sms, groups
+	}
+	sms, groups := start()
+	leader := waitLeader(t, sms)
+	for i := 0; i < 50; i++ {
+		groups[leader].Propose([]byte(fmt.Sprint(i)), nil)
+	}
+	waitApplied(t, sms, 50)
+	for _, g := range groups {
+		g.stop()
+	}
+	// Restarted from their logs, the groups replay the same 50 entries and
+	// keep going.
+	sms, groups = start()
+	waitApplied(t, sms, 50)
+	leader = waitLeader(t, sms)
+	groups[leader].Propose([]byte("50"), nil)
+	waitApplied(t, sms, 51)
+	for _, sm := range sms {
+		a, _ := sm.snapshot()
+		for i, v := range a {
+			if v != fmt.Sprint(i) {
+				t.Fatalf("entry %d = %q", i, v)
+			}
+		}
+	}
+}
+
+func waitLeader(t *testing.T, sms []*countingSM) int {
+	leader := -1
+	waitFor(t, 10*time.Second, "a ready leader", func() bool {
+		for i, sm := range sms {
+			if _, st := sm.snapshot(); st.Role == raft.Leader && st.LeaderReady {
+				leader = i
+				return true
+			}
+		}
+		return false
+	})
+	return leader
+}
+
+func waitApplied(t *testing.T, sms []*countingSM, n int) {
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d applied everywhere", n), func() bool {
+		for _, sm := range sms {
+			if a, _ := sm.snapshot(); len(a) != n {
+				return false
+			}
+		}
+		return true
+	})
 }

@@ -1,0 +1,184 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/tern-mq/nats-server/internal/wal"
+)
+
+// walLog is a raft.LogStore on Tern's write-ahead log. Snapshots (state
+// data and membership) live in a file beside the log, written atomically.
+type walLog struct {
+	fs   vfs.FS
+	dir  string
+	w    *wal.WAL
+	snap raft.Snapshot
+}
+
+const snapshotFile = "snapshot"
+
+func openWALLog(fs vfs.FS, dir string, logf func(string, ...any)) (*walLog, error) {
+	w, err := wal.Open(fs, filepath.Join(dir, "wal"), wal.Options{Logf: logf})
+	if err != nil {
+		return nil, err
+	}
+	l := &walLog{fs: fs, dir: dir, w: w}
+	if err := l.loadSnapshot(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+func mapWALErr(err error) error {
+	switch {
+	case errors.Is(err, wal.ErrCompacted):
+		return raft.ErrCompacted
+	case errors.Is(err, wal.ErrUnavailable):
+		return raft.ErrUnavailable
+	}
+	return err
+}
+
+func (l *walLog) InitialState() (raft.HardState, []raft.ID, error) {
+	hs := l.w.HardState()
+	return raft.HardState{Term: hs.Term, Vote: raft.ID(hs.Vote), Commit: hs.Commit}, l.snap.Peers, nil
+}
+
+func (l *walLog) Entries(lo, hi, maxBytes uint64) ([]raft.Entry, error) {
+	recs, err := l.w.Entries(lo, hi, maxBytes)
+	if err != nil {
+		return nil, mapWALErr(err)
+	}
+	out := make([]raft.Entry, len(recs))
+	for i, r := range recs {
+		out[i] = raft.Entry{Index: r.Index, Term: r.Term, Type: raft.EntryType(r.Type), Data: r.Data}
+	}
+	return out, nil
+}
+
+func (l *walLog) Term(i uint64) (uint64, error) {
+	t, err := l.w.Term(i)
+	return t, mapWALErr(err)
+}
+
+func (l *walLog) FirstIndex() (uint64, error) { return l.w.FirstIndex(), nil }
+func (l *walLog) LastIndex() (uint64, error)  { return l.w.LastIndex(), nil }
+func (l *walLog) Snapshot() (raft.Snapshot, error) {
+	return l.snap, nil
+}
+
+// Save persists a snapshot from the leader, entries (truncating a
+// conflicting tail) and the hard state; Sync makes them durable.
+func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState) error {
+	if snap != nil {
+		if err := l.storeSnapshot(*snap); err != nil {
+			return err
+		}
+		if err := l.w.SaveSnapshotMeta(snap.Index, snap.Term); err != nil {
+			return err
+		}
+	}
+	if len(ents) > 0 {
+		if first := ents[0].Index; first <= l.w.LastIndex() {
+			if err := l.w.TruncateFrom(first); err != nil {
+				return err
+			}
+		}
+		recs := make([]wal.Record, len(ents))
+		for i, e := range ents {
+			recs[i] = wal.Record{Index: e.Index, Term: e.Term, Type: uint8(e.Type), Data: e.Data}
+		}
+		if err := l.w.Append(recs); err != nil {
+			return err
+		}
+	}
+	if hs != nil {
+		return l.w.SetHardState(wal.HardState{Term: hs.Term, Vote: uint64(hs.Vote), Commit: hs.Commit})
+	}
+	return nil
+}
+
+func (l *walLog) Sync() error { return l.w.Sync() }
+
+// Compact records a locally taken snapshot and drops the entries it covers.
+func (l *walLog) Compact(snap raft.Snapshot) error {
+	if err := l.storeSnapshot(snap); err != nil {
+		return err
+	}
+	if err := l.w.SaveSnapshotMeta(snap.Index, snap.Term); err != nil {
+		return err
+	}
+	return l.w.Compact(snap.Index)
+}
+
+func (l *walLog) Close() error { return l.w.Close() }
+
+// storeSnapshot writes [index][term][npeers][peers...][data] atomically.
+func (l *walLog) storeSnapshot(s raft.Snapshot) error {
+	b := binary.AppendUvarint(nil, s.Index)
+	b = binary.AppendUvarint(b, s.Term)
+	b = binary.AppendUvarint(b, uint64(len(s.Peers)))
+	for _, p := range s.Peers {
+		b = binary.AppendUvarint(b, uint64(p))
+	}
+	b = append(b, s.Data...)
+	path := filepath.Join(l.dir, snapshotFile)
+	tmp := path + ".tmp"
+	f, err := l.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := l.fs.Rename(tmp, path); err != nil {
+		return err
+	}
+	if err := l.fs.SyncDir(l.dir); err != nil {
+		return err
+	}
+	l.snap = s
+	return nil
+}
+
+func (l *walLog) loadSnapshot() error {
+	f, err := l.fs.OpenFile(filepath.Join(l.dir, snapshotFile), os.O_RDONLY, 0)
+	if err != nil {
+		return nil // no snapshot yet
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	b := make([]byte, st.Size())
+	if _, err := f.ReadAt(b, 0); err != nil && int64(len(b)) != st.Size() {
+		return err
+	}
+	r := &raftReader{b: b}
+	s := raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
+	n := r.uvarint()
+	for i := uint64(0); i < n && r.err == nil; i++ {
+		s.Peers = append(s.Peers, raft.ID(r.uvarint()))
+	}
+	if r.err != nil {
+		return errors.New("corrupt raft snapshot file")
+	}
+	s.Data = append([]byte(nil), r.b...)
+	l.snap = s
+	return nil
+}
