@@ -235,3 +235,51 @@ func TestNonMemberDoesNotCampaign(t *testing.T) {
 		t.Fatalf("non-member is %s at term %d", n.raft(4).role, n.raft(4).term)
 	}
 }
+
+func TestStepTermRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		msg      Message
+		lease    bool // the node follows a live leader (2)
+		wantTerm uint64
+		wantRole Role
+		wantLead ID
+		wantResp MessageType // 0: no response
+	}{
+		{"higher-term append: follow its sender", Message{Type: MsgApp, From: 3, Term: 7}, false, 7, Follower, 3, MsgAppResp},
+		{"higher-term heartbeat", Message{Type: MsgHeartbeat, From: 3, Term: 7}, false, 7, Follower, 3, MsgHeartbeatResp},
+		{"higher-term vote without lease", Message{Type: MsgVote, From: 3, Term: 7, Index: 9, LogTerm: 5}, false, 7, Follower, None, MsgVoteResp},
+		{"higher-term vote in lease: ignored", Message{Type: MsgVote, From: 3, Term: 7, Index: 9, LogTerm: 5}, true, 5, Follower, 2, 0},
+		{"higher-term pre-vote: term unchanged", Message{Type: MsgPreVote, From: 3, Term: 7, Index: 9, LogTerm: 5}, false, 5, Follower, None, MsgPreVoteResp},
+		{"rejected pre-vote response with higher term", Message{Type: MsgPreVoteResp, From: 3, Term: 7, Reject: true}, false, 7, Follower, None, 0},
+		{"granted pre-vote response: term unchanged", Message{Type: MsgPreVoteResp, From: 3, Term: 6}, false, 5, Follower, None, 0},
+		{"lower-term append: answer with our term", Message{Type: MsgApp, From: 3, Term: 4}, true, 5, Follower, 2, MsgAppResp},
+		{"lower-term pre-vote: reject", Message{Type: MsgPreVote, From: 3, Term: 4}, false, 5, Follower, None, MsgPreVoteResp},
+		{"lower-term vote: ignored", Message{Type: MsgVote, From: 3, Term: 4}, false, 5, Follower, None, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := newRaft(testConfig(1, []ID{1, 2, 3}), storageWith(1, 2, 5))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.becomeFollower(5, None)
+			if tt.lease {
+				r.lead = 2
+			}
+			tt.msg.To = 1
+			r.step(tt.msg)
+			if r.term != tt.wantTerm || r.role != tt.wantRole || r.lead != tt.wantLead {
+				t.Fatalf("term %d role %s lead %d", r.term, r.role, r.lead)
+			}
+			switch {
+			case tt.wantResp == 0 && len(r.msgs) != 0:
+				t.Fatalf("unexpected response %s", r.msgs[0])
+			case tt.wantResp != 0 && (len(r.msgs) != 1 || r.msgs[0].Type != tt.wantResp):
+				t.Fatalf("responses %v, want one %s", r.msgs, tt.wantResp)
+			case tt.wantResp != 0 && r.msgs[0].Term < r.term:
+				t.Fatalf("response carries term %d < %d", r.msgs[0].Term, r.term)
+			}
+		})
+	}
+}

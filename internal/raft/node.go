@@ -40,8 +40,11 @@ func (n *Node) Step(m Message) error {
 	if m.Type == 0 || m.Type > MsgTimeoutNow {
 		return fmt.Errorf("raft: unknown message type %d", m.Type)
 	}
-	if m.From == None {
-		return fmt.Errorf("raft: message %s has no sender", m.Type)
+	if m.From == None || m.From == n.r.id {
+		return fmt.Errorf("raft: message %s has sender %d", m.Type, m.From)
+	}
+	if m.To != n.r.id {
+		return fmt.Errorf("raft: message %s for %d reached %d", m.Type, m.To, n.r.id)
 	}
 	n.r.step(m)
 	return nil

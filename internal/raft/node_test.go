@@ -93,8 +93,11 @@ func TestStepRejectsBadMessages(t *testing.T) {
 	if err := n.node(1).Step(Message{Type: 99, From: 2}); err == nil {
 		t.Fatal("unknown type accepted")
 	}
-	if err := n.node(1).Step(Message{Type: MsgApp}); err == nil {
+	if err := n.node(1).Step(Message{Type: MsgApp, To: 1}); err == nil {
 		t.Fatal("message without sender accepted")
+	}
+	if err := n.node(1).Step(Message{Type: MsgApp, From: 2, To: 3}); err == nil {
+		t.Fatal("message for another node accepted")
 	}
 }
 

@@ -1,10 +1,3 @@
-// Package raft is Tern's consensus core: a pure state machine in the style of
-// etcd-io/raft's RawNode. It has no goroutines, no clock, no disk and no
-// sockets. Time advances through Tick, peers' messages arrive through Step,
-// and everything the outside world must do comes out as a Ready batch:
-// entries and hard state to persist, messages to send, committed entries to
-// apply. The driver (see Driver) persists, syncs, sends, applies and then
-// calls Advance, in that order, in one place.
 package raft
 
 import (

@@ -67,6 +67,8 @@ type checker struct {
 	views     map[raft.ID]*logView // per node
 	kvs       map[raft.ID]*KV      // per node, for the LeaderReady check
 	maxCommit uint64
+	// confChanges counts membership changes applied (after bootstrap).
+	confChanges int
 }
 
 func newChecker() *checker {
@@ -210,8 +212,12 @@ func (c *checker) onApply(id raft.ID, e *raft.Entry, kv *KV) error {
 	if t := c.committed[e.Index]; t != e.Term {
 		return fmt.Errorf("node %d applies (%d,%d) but (%d,%d) is committed", id, e.Index, e.Term, e.Index, t)
 	}
-	if d, ok := c.digests[e.Index]; ok && d != kv.digest {
+	d, ok := c.digests[e.Index]
+	if ok && d != kv.digest {
 		return fmt.Errorf("node %d digest at %d differs: %x vs %x", id, e.Index, kv.digest, d)
+	}
+	if !ok && e.Type == raft.EntryConfChange && e.Term > 1 {
+		c.confChanges++ // not counting the bootstrap entries
 	}
 	c.digests[e.Index] = kv.digest
 	if e.Type == raft.EntryNormal {

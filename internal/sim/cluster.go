@@ -23,6 +23,7 @@ type Stats struct {
 	Accepted, Committed            int // client proposals accepted by a leader / later applied
 	Crashes, Partitions, Snapshots int
 	Terms                          int    // distinct terms with a leader
+	ConfChanges                    int    // membership changes applied
 	FinalIndex                     uint64 // applied index everyone converged to
 	VirtualMs                      int64
 }

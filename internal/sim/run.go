@@ -77,6 +77,10 @@ func (c *Cluster) faultStep() {
 	if l := c.anyLeader(); l != nil && c.rng.IntN(3) == 0 {
 		n = l // leaders are where the interesting failures are
 	}
+	if c.membership && c.rng.IntN(4) == 0 {
+		c.randomConfChange()
+		return
+	}
 	switch r := c.rng.IntN(100); {
 	case r < 12: // crash now, losing part of what was not synced
 		c.crash(n, c.rng.IntN(len(n.disk.pending)+1))
@@ -101,10 +105,6 @@ func (c *Cluster) faultStep() {
 		c.randomizeNetwork()
 	case r < 80:
 		c.randomTransfer()
-	case r < 90:
-		if c.membership {
-			c.randomConfChange()
-		}
 	}
 }
 
@@ -288,6 +288,7 @@ func (c *Cluster) Stats() Stats {
 	s := c.stats
 	s.Accepted = len(c.accepted)
 	s.Terms = len(c.chk.leaders)
+	s.ConfChanges = c.chk.confChanges
 	s.VirtualMs = c.now
 	return s
 }

@@ -103,11 +103,12 @@ func TestSimSeeds(t *testing.T) {
 		total.Partitions += st.Partitions
 		total.Snapshots += st.Snapshots
 		total.Terms += st.Terms
+		total.ConfChanges += st.ConfChanges
 	}
 	el := time.Since(start)
-	t.Logf("%d seeds in %v: %.0f seeds/s; events %d, messages %d, proposals accepted %d / committed %d, crashes %d, partitions %d, snapshots sent %d, leader terms %d",
+	t.Logf("%d seeds in %v: %.0f seeds/s; events %d, messages %d, proposals accepted %d / committed %d, crashes %d, partitions %d, snapshots sent %d, leader terms %d, membership changes %d",
 		n, el.Round(time.Millisecond), float64(n)/el.Seconds(), total.Events, total.Messages,
-		total.Accepted, total.Committed, total.Crashes, total.Partitions, total.Snapshots, total.Terms)
+		total.Accepted, total.Committed, total.Crashes, total.Partitions, total.Snapshots, total.Terms, total.ConfChanges)
 }
 
 func TestSimDeterministic(t *testing.T) {

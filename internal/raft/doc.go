@@ -1,0 +1,53 @@
+// Package raft is Tern's consensus core: a pure state machine in the style of
+// etcd-io/raft's RawNode. It has no goroutines, no clock, no disk and no
+// sockets. Time advances through Tick, peers' messages arrive through Step,
+// proposals through Propose, and everything the outside world must do comes
+// out as a Ready batch: entries, hard state and snapshot to persist, messages
+// to send, committed entries to apply. Driver processes a Ready in the one
+// safe order — persist, sync, (restore,) send, apply, Advance — and is shared
+// by the simulator (internal/sim) and the server.
+//
+// What the core implements:
+//
+//   - Leader election (Raft §5.2) with randomized timeouts drawn from the
+//     injected Config.Rand, pre-vote (§9.6 of Ongaro's dissertation) and
+//     check-quorum: a leader that has not heard from a quorum within an
+//     election timeout steps down, and a follower that heard from a leader
+//     within that time ignores vote requests (its "lease").
+//   - Log replication (§5.3) with per-follower flow control: probing (one
+//     append in flight) until the follower's match index is known, then
+//     pipelining up to MaxInflight appends of up to MaxBatchBytes each.
+//     Appends are built when the driver asks for a Ready, so every proposal
+//     made since the last Ready travels in one message (batching) and is
+//     persisted with one sync (group commit).
+//   - Conflicts: a follower truncates a conflicting uncommitted tail; a
+//     rejection carries a hint (index, term) that lets the leader skip back
+//     a whole term per round trip.
+//   - Commitment only of entries of the leader's current term by counting
+//     replicas (§5.4.2, Figure 8); a new leader appends a NoOp entry of its
+//     term and reports SoftState.LeaderReady only once that entry is
+//     committed and applied, i.e. once the state machine reflects every
+//     committed entry. The upper layer must not act as leader before.
+//   - Snapshots (§7): the driver calls Node.Compact at an applied index
+//     with the state machine's state; the leader sends the latest snapshot
+//     to a follower whose next entry was compacted away, and resends it if
+//     no acknowledgement arrives within an election timeout.
+//   - Membership changes one server at a time (dissertation §4.1), taking
+//     effect when appended (see ConfChange), and leader transfer through
+//     MsgTimeoutNow.
+//   - Bootstrap: a new group's founding members write the initial
+//     membership into the log as committed AddPeer entries at term 1, so
+//     peers that join later learn it from the log (or a snapshot).
+//
+// Safety-relevant contracts for drivers:
+//
+//   - Everything in Ready.Entries, Ready.Snapshot and a Ready.HardState whose
+//     term or vote changed (Ready.MustSync) must be durable before any of
+//     Ready.Messages is sent.
+//   - Between Ready and Advance nothing else may be called on the Node.
+//   - A node joining an existing group starts with empty storage and no
+//     Config.Peers; giving it peers would bootstrap a conflicting log.
+//   - Storage errors and broken invariants panic inside the core; use
+//     Driver.Step, Driver.Tick and Driver.Process, which turn them into
+//     errors, then stop the group and mark it unhealthy.
+package raft
