@@ -64,16 +64,24 @@ type activeFile struct {
 
 // diskWork is what the next Sync or checkpoint has to do.
 type diskWork struct {
-	unsynced     []vfs.File // sealed block files to fsync and close
-	dirty        bool       // bytes written since the last fsync
-	dirDirty     bool       // entries created, renamed or removed since the last SyncDir
-	lingering    []uint32   // removed blocks whose files wait for a checkpoint
-	compress     []uint32   // sealed blocks waiting for compression
-	sealed       int        // blocks sealed since the last checkpoint
-	pendingFirst bool       // a recFirst record is owed to the log
-	ckptActive   uint32     // active block index of the last durable checkpoint
+	unsynced     []vfs.File    // sealed block files to fsync and close
+	dirty        bool          // bytes written since the last fsync
+	dirDirty     bool          // entries created, renamed or removed since the last SyncDir
+	lingering    []lingerBlock // removed blocks whose files wait for a checkpoint
+	compress     []uint32      // sealed blocks waiting for compression
+	sealed       int           // blocks sealed since the last checkpoint
+	pendingFirst bool          // a recFirst record is owed to the log
+	ckptActive   uint32        // active block index of the last durable checkpoint
 	ckptDue      bool
-	fssStale     bool // per-subject state must be rebuilt from the blocks
+	fssStale     bool   // per-subject state must be rebuilt from the blocks
+	compactions  uint64 // blocks rewritten so far
+	compactNext  uint32 // compaction looks at blocks from this index on (round robin)
+}
+
+// lingerBlock is a removed block whose file is still on disk.
+type lingerBlock struct {
+	index       uint32
+	first, last uint64
 }
 
 // tsCache remembers the timestamps of the first and last messages.
@@ -171,6 +179,7 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, size uint64) {
 	mb.msgs++
 	mb.bytes += size
+	mb.written += size
 	mb.maxTS = max(mb.maxTS, ts)
 	fs.seqs.last = max(fs.seqs.last, seq)
 	fs.seqs.msgs++

@@ -15,11 +15,15 @@ type msgBlock struct {
 	base        uint64 // every sequence <= base was assigned before this block's messages
 	first, last uint64 // message sequence range; first == 0 when the block has none
 	msgs, bytes uint64 // live messages and their accounted bytes
+	written     uint64 // accounted bytes of every message record in the file
 	dels        seqBits
-	maxTS       int64  // largest timestamp of a message ever written here
-	tombMax     uint64 // largest tombstone target below first (0: none)
-	rawLen      int64  // uncompressed length of the block's data
-	compressed  bool   // sealed and stored as an S2 file
+	gone        seqBits   // message records no longer in the file (dropped, lost)
+	maxTS       int64     // largest timestamp of a message ever written here
+	tombMax     uint64    // largest tombstone target below first (0: none)
+	tombs       uint64    // tombstone records in the file
+	tried       [2]uint64 // dead bytes and compaction count at the last compaction attempt
+	rawLen      int64     // uncompressed length of the block's data
+	compressed  bool      // sealed and stored as an S2 file
 	cache       *blockCache
 	idx         *blockIndex
 	used        uint64 // LRU tick of the last cache or index use
@@ -57,6 +61,18 @@ func (b *msgBlock) maxSeq() uint64 {
 // contains reports whether seq is in the block's message range.
 func (b *msgBlock) contains(seq uint64) bool {
 	return b.first != 0 && seq >= b.first && seq <= b.last
+}
+
+// markGone records that the message record at offset i left the file.
+func (b *msgBlock) markGone(i uint64) {
+	b.gone.grow(i + 1)
+	b.gone.set(i)
+}
+
+// present reports whether the file still holds the message record of seq.
+func (b *msgBlock) present(seq uint64) bool {
+	i := seq - b.first
+	return b.contains(seq) && !(i < b.gone.n && b.gone.has(i))
 }
 
 // live reports whether seq is a live message of this block.
@@ -157,7 +173,9 @@ type parsedBlock struct {
 // invalid tail is reported through end and tail.
 func parseBlockData(data []byte) *parsedBlock {
 	pb := &parsedBlock{}
-	maxSpan := uint64(len(data)/recOverhead + 1)
+	// A block's sequence range is bounded (its bitmaps and offset tables
+	// are sized by it); compaction leaves sparse blocks, hence the floor.
+	maxSpan := uint64(max(len(data)/recOverhead+1, 1<<21))
 	var lastMsg uint64
 	for off := 0; off < len(data); {
 		r, ok := checkRecord(data, off)

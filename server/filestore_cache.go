@@ -92,6 +92,7 @@ func (fs *fileStore) loseSeq(b *msgBlock, seq uint64) {
 	_, size, _ := b.idx.subject(seq - b.first)
 	fs.lost.Msgs = append(fs.lost.Msgs, seq)
 	fs.lost.Bytes += size
+	b.markGone(seq - b.first)
 	fs.dropLive(b, seq)
 }
 
@@ -103,6 +104,7 @@ func (fs *fileStore) loseBlock(b *msgBlock) {
 	for i := b.dels.nextClear(0); i < b.dels.n; i = b.dels.nextClear(i + 1) {
 		fs.lost.Msgs = append(fs.lost.Msgs, b.first+i)
 		b.dels.set(i)
+		b.markGone(i)
 	}
 	fs.lost.Bytes += b.bytes
 	fs.seqs.msgs -= min(b.msgs, fs.seqs.msgs)

@@ -16,8 +16,9 @@ import (
 //	"TCK1" | uvarint version
 //	uvarint first, last, msgs, bytes
 //	uvarint active block index, offset in its raw data
-//	uvarint blocks, each: index, base, first, last, msgs, bytes, zigzag maxTS,
-//	    tombMax, rawLen, compressed, runs, runs × (gap, length) of dels
+//	uvarint blocks, each: index, base, first, last, msgs, bytes, written, zigzag maxTS,
+//	    tombMax, tombs, rawLen, compressed, then the removed (dels) and the dropped
+//	    (gone) sequences, each as a count of runs and runs × (gap, length)
 //	uvarint subjects, each: length, bytes, msgs, first, last
 //	uvarint lost, lost × seq, lost bytes
 //	u64 hash of everything before
@@ -45,8 +46,9 @@ type checkpoint struct {
 type checkpointJob struct {
 	data      []byte
 	active    uint32
-	lingering []uint32 // removed blocks whose files can go once it is durable
-	compress  []uint32 // sealed blocks to compress
+	lingering []lingerBlock // removed blocks whose files can go once it is durable
+	compress  []uint32      // sealed blocks to compress
+	compact   []compactJob
 }
 
 // snapshotCheckpoint encodes the state; the caller holds mu and has flushed.
@@ -73,7 +75,8 @@ func (fs *fileStore) snapshotCheckpoint() *checkpointJob {
 	}
 	out = binary.AppendUvarint(out, fs.lost.Bytes)
 	out = binary.LittleEndian.AppendUint64(out, fsHash(out))
-	job := &checkpointJob{data: out, active: fs.active().index, lingering: fs.disk.lingering, compress: fs.disk.compress}
+	job := &checkpointJob{data: out, active: fs.active().index, lingering: fs.disk.lingering,
+		compress: fs.disk.compress, compact: fs.compactionJobs(fs.disk.sealed)}
 	fs.disk.lingering, fs.disk.compress = nil, nil
 	fs.disk.sealed, fs.disk.ckptDue = 0, false
 	return job
@@ -84,14 +87,21 @@ func encodeBlockMeta(out []byte, b *msgBlock) []byte {
 	if b.compressed {
 		compressed = 1
 	}
-	for _, v := range []uint64{uint64(b.index), b.base, b.first, b.last, b.msgs, b.bytes} {
+	for _, v := range []uint64{uint64(b.index), b.base, b.first, b.last, b.msgs, b.bytes, b.written} {
 		out = binary.AppendUvarint(out, v)
 	}
 	out = binary.AppendVarint(out, b.maxTS)
 	out = binary.AppendUvarint(out, b.tombMax)
+	out = binary.AppendUvarint(out, b.tombs)
 	out = binary.AppendUvarint(out, uint64(b.rawLen))
 	out = binary.AppendUvarint(out, compressed)
-	runs := b.dels.runs()
+	out = appendRuns(out, &b.dels)
+	return appendRuns(out, &b.gone)
+}
+
+// appendRuns encodes the set bits of s as (gap, length) runs.
+func appendRuns(out []byte, s *seqBits) []byte {
+	runs := s.runs()
 	out = binary.AppendUvarint(out, uint64(len(runs)))
 	prev := uint64(0)
 	for _, r := range runs {
@@ -100,6 +110,24 @@ func encodeBlockMeta(out []byte, b *msgBlock) []byte {
 		prev = r[0] + r[1]
 	}
 	return out
+}
+
+// readRuns decodes runs into s, which covers span bits.
+func readRuns(r *byteReader, s *seqBits, span uint64) bool {
+	s.grow(span)
+	nruns, pos := r.uvarint(), uint64(0)
+	for k := uint64(0); k < nruns && !r.bad; k++ {
+		pos += r.uvarint()
+		n := r.uvarint()
+		if pos+n > span || pos+n < pos {
+			return false
+		}
+		for i := pos; i < pos+n; i++ {
+			s.set(i)
+		}
+		pos += n
+	}
+	return !r.bad
 }
 
 // finishCheckpoint writes the checkpoint durably, then deletes the files of
@@ -117,8 +145,8 @@ func (fs *fileStore) finishCheckpoint(job *checkpointJob) error {
 	fs.mu.Lock()
 	fs.disk.ckptActive = job.active
 	fs.mu.Unlock()
-	for _, index := range job.lingering {
-		fs.removeBlockFiles(index)
+	for _, lb := range job.lingering {
+		fs.removeBlockFiles(lb.index)
 	}
 	if len(job.lingering) > 0 {
 		if err := fs.fsys.SyncDir(fs.dir); err != nil {
@@ -128,6 +156,11 @@ func (fs *fileStore) finishCheckpoint(job *checkpointJob) error {
 	for _, index := range job.compress {
 		if err := fs.compressBlockFile(index); err != nil {
 			fs.logf("compressing block %d: %v", index, err)
+		}
+	}
+	for _, cj := range job.compact {
+		if err := fs.compactBlock(cj); err != nil {
+			fs.logf("compacting block %d: %v", cj.index, err)
 		}
 	}
 	return nil
@@ -210,13 +243,14 @@ func decodeBlockMeta(r *byteReader) (*msgBlock, error) {
 	b := &msgBlock{}
 	index := r.uvarint()
 	b.base, b.first, b.last, b.msgs, b.bytes = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
+	b.written = r.uvarint()
 	ts, n := binary.Varint(r.b)
 	if n <= 0 || index > 1<<32-1 {
 		return nil, errBadCheckpoint
 	}
 	r.b = r.b[n:]
 	b.index, b.maxTS = uint32(index), ts
-	b.tombMax, b.rawLen = r.uvarint(), int64(r.uvarint())
+	b.tombMax, b.tombs, b.rawLen = r.uvarint(), r.uvarint(), int64(r.uvarint())
 	b.compressed = r.uvarint() == 1
 	var span uint64
 	if b.first != 0 {
@@ -225,20 +259,7 @@ func decodeBlockMeta(r *byteReader) (*msgBlock, error) {
 		}
 		span = b.last - b.first + 1
 	}
-	b.dels.grow(span)
-	nruns, pos := r.uvarint(), uint64(0)
-	for k := uint64(0); k < nruns && !r.bad; k++ {
-		pos += r.uvarint()
-		n := r.uvarint()
-		if pos+n > span || pos+n < pos {
-			return nil, errBadCheckpoint
-		}
-		for i := pos; i < pos+n; i++ {
-			b.dels.set(i)
-		}
-		pos += n
-	}
-	if r.bad || span-uint64(countSet(&b.dels)) != b.msgs {
+	if !readRuns(r, &b.dels, span) || !readRuns(r, &b.gone, span) || span-uint64(countSet(&b.dels)) != b.msgs {
 		return nil, errBadCheckpoint
 	}
 	return b, nil

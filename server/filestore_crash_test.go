@@ -334,7 +334,7 @@ func runBitFlip(t *testing.T, comp string, withCk bool, field int) {
 // random: operations return the error, the store refuses further writes,
 // and what was synced survives a crash.
 func TestFileStoreInjectedErrors(t *testing.T) {
-	for seed := uint64(1); seed <= 12; seed++ {
+	for seed := uint64(1); seed <= 40; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		h := newMemHarness(t, FileStoreConfig{BlockSize: 1500, Compression: []string{"none", "s2"}[seed%2]}, StoreLimits{})
 		model := newMemStore(StoreLimits{})

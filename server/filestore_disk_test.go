@@ -130,3 +130,48 @@ func TestFileStoreCleanRestartReadsNoSealedBlock(t *testing.T) {
 		h.fs.Stop()
 	}
 }
+
+// TestFileStoreCompaction runs a key-value workload (one message kept per
+// subject): compaction must keep the disk bounded and never change what
+// the store holds, across restarts with and without the checkpoint.
+func TestFileStoreCompaction(t *testing.T) {
+	for _, comp := range []string{"none", "s2"} {
+		lim := StoreLimits{MaxMsgsPerSubject: 1}
+		h := newMemHarness(t, FileStoreConfig{BlockSize: 2048, Compression: comp}, lim)
+		model := newMemStore(lim)
+		payload := []byte(strings.Repeat("v", 100))
+		maxDisk := 0
+		for i := 0; i < 6000; i++ {
+			subj := fmt.Sprintf("kv.%d", i%17)
+			if i%50 == 0 {
+				subj = fmt.Sprintf("cold.%d", i) // never updated: keeps old blocks partly live
+			}
+			h.fs.StoreMsg(subj, nil, payload, int64(i))
+			model.StoreMsg(subj, nil, payload, int64(i))
+			if i%97 == 0 {
+				h.fs.Sync()
+			}
+			if i%1000 == 999 {
+				maxDisk = max(maxDisk, len(diskBytes(t, h)))
+				compareStores(t, h.fs, model, fmt.Sprintf("%s step %d", comp, i))
+			}
+		}
+		h.fs.Sync()
+		t.Logf("%s: %d blocks, %d bytes on disk, at most %d", comp, len(h.fs.blocks), len(diskBytes(t, h)), maxDisk)
+		if disk := len(diskBytes(t, h)); disk > 40*2048 || maxDisk > 60*2048 {
+			t.Fatalf("%s: disk not reclaimed: %d bytes now, %d at most (%d blocks)", comp, disk, maxDisk, len(h.fs.blocks))
+		}
+		for _, withCk := range []bool{true, false} {
+			h.fs.Stop()
+			if !withCk {
+				h.fsys.Remove(h.dir + "/" + fsCheckpointFile)
+			}
+			h.open()
+			compareStores(t, h.fs, model, fmt.Sprintf("%s restart ckpt=%v", comp, withCk))
+		}
+		if logs := h.logs.take(); hasCorruption(logs) {
+			t.Fatalf("%s: %v", comp, logs)
+		}
+		h.fs.Stop()
+	}
+}

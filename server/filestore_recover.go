@@ -282,6 +282,7 @@ func (fs *fileStore) applyMsg(rc *replayCtx, pr parsedRec) {
 		b.dels.grow(s - b.first)
 		for g := b.last + 1; g < s; g++ {
 			b.dels.set(g - b.first)
+			b.markGone(g - b.first)
 		}
 	}
 	i := s - b.first
@@ -289,7 +290,9 @@ func (fs *fileStore) applyMsg(rc *replayCtx, pr parsedRec) {
 	b.last = s
 	subj, size, ok := b.idx.subject(i)
 	if pr.kind == recErased || !ok {
+		b.written += size
 		b.dels.set(i)
+		b.markGone(i)
 		fs.raiseLast(s)
 		return
 	}
@@ -338,6 +341,7 @@ func (fs *fileStore) noteTornPrev(b *msgBlock, prevLast uint64) {
 	prev.dels.grow(prevLast - prev.first + 1)
 	for s := start; s <= prevLast; s++ {
 		prev.dels.set(s - prev.first)
+		prev.markGone(s - prev.first)
 	}
 	prev.last = prevLast
 	fs.noteLost(start, prevLast)

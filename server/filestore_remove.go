@@ -135,7 +135,7 @@ func (fs *fileStore) dropEmpty(b *msgBlock) {
 func (fs *fileStore) removeBlock(i int) {
 	b := fs.blocks[i]
 	fs.blocks = append(fs.blocks[:i], fs.blocks[i+1:]...)
-	fs.disk.lingering = append(fs.disk.lingering, b.index)
+	fs.disk.lingering = append(fs.disk.lingering, lingerBlock{b.index, b.first, b.last})
 	for j, c := range fs.disk.compress {
 		if c == b.index {
 			fs.disk.compress = append(fs.disk.compress[:j], fs.disk.compress[j+1:]...)
@@ -258,7 +258,7 @@ func (fs *fileStore) purgeLocked() (uint64, error) {
 	fs.disk.unsynced = append(fs.disk.unsynced, oldFile)
 	fs.appendMeta(recFirst, fs.seqs.last+1)
 	for _, b := range old {
-		fs.disk.lingering = append(fs.disk.lingering, b.index)
+		fs.disk.lingering = append(fs.disk.lingering, lingerBlock{b.index, b.first, b.last})
 		b.cache, b.idx = nil, nil
 	}
 	fs.disk.compress = nil

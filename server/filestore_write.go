@@ -47,6 +47,9 @@ func noteTomb(mb *msgBlock, kind byte, seq uint64) {
 	if kind != recDel && kind != recFirst {
 		return
 	}
+	if kind == recDel {
+		mb.tombs++
+	}
 	t := seq
 	if kind == recFirst {
 		t = seq - 1
