@@ -97,7 +97,11 @@ type syncLock struct{ mu sync.Mutex }
 
 func init() {
 	fileStoreFactory = func(dir string, cfg *StreamConfig, limits StoreLimits, logf func(string, ...any)) (StreamStore, error) {
-		return newFileStore(vfs.Default, filepath.Join(dir, "msgs"), FileStoreConfig{Logf: logf}, limits)
+		fc := FileStoreConfig{Logf: logf}
+		if cfg.Compression == S2Compression {
+			fc.Compression = "s2"
+		}
+		return newFileStore(vfs.Default, filepath.Join(dir, "msgs"), fc, limits)
 	}
 }
 
@@ -285,6 +289,9 @@ func (fs *fileStore) loadLocked(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
 
 // msgTS returns the timestamp of live message seq.
 func (fs *fileStore) msgTS(seq uint64) (int64, bool) {
+	if fs.closed {
+		return 0, false
+	}
 	b := fs.findBlock(seq)
 	if b == nil || !b.live(seq) {
 		return 0, false

@@ -14,6 +14,9 @@ func (fs *fileStore) blockCache(b *msgBlock) *blockCache {
 		fs.touch(b)
 		return b.cache
 	}
+	if fs.closed {
+		return nil
+	}
 	data, err := fs.readBlock(b)
 	if err != nil {
 		fs.logf("block %d unreadable: %v", b.index, err)
@@ -123,6 +126,9 @@ func (fs *fileStore) blockIdx(b *msgBlock) *blockIndex {
 	if b.idx != nil {
 		fs.touch(b)
 		return b.idx
+	}
+	if fs.closed {
+		return nil
 	}
 	if x := fs.readIndexFile(b); x != nil {
 		b.idx = x

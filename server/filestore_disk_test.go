@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
@@ -174,4 +176,62 @@ func TestFileStoreCompaction(t *testing.T) {
 		}
 		h.fs.Stop()
 	}
+}
+
+// TestFileStoreConcurrent runs writers, readers, removers and syncs at the
+// same time (for the race detector), then checks the store after a restart.
+func TestFileStoreConcurrent(t *testing.T) {
+	h := newOSHarness(t, FileStoreConfig{BlockSize: 8192, Compression: "s2"}, StoreLimits{MaxMsgsPerSubject: 50})
+	fs := h.fs
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	run := func(f func(i int)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 4000; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+					f(i)
+				}
+			}
+		}()
+	}
+	for w := 0; w < 2; w++ {
+		run(func(i int) { fs.StoreMsg(fmt.Sprintf("c.%d.%d", w, i%20), nil, []byte("payload"), int64(i)) })
+	}
+	run(func(i int) {
+		var st StreamState
+		fs.FastState(&st)
+		if st.LastSeq > 0 {
+			fs.LoadMsg(uint64(i)%st.LastSeq+1, nil)
+			fs.LoadLastMsg("c.0.*", nil)
+			fs.LoadNextMsg("c.1.3", uint64(i)%st.LastSeq, nil)
+		}
+	})
+	run(func(i int) {
+		if i%3 == 0 {
+			fs.RemoveMsg(uint64(i))
+		}
+		fs.SubjectsState("c.>")
+	})
+	run(func(i int) { fs.Sync() })
+	for i := 0; i < 100 && !t.Failed(); i++ {
+		fs.FilteredState(uint64(i), "c.*.1")
+		if i%50 == 0 {
+			fs.EraseMsg(uint64(i * 3))
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	before := checkSelfConsistent(t, fs, "before restart")
+	h.restart()
+	after := checkSelfConsistent(t, h.fs, "after restart")
+	if len(before.msgs) != len(after.msgs) || before.last != after.last {
+		t.Fatalf("restart changed the store: %d/%d msgs, last %d/%d", len(before.msgs), len(after.msgs), before.last, after.last)
+	}
+	h.fs.Stop()
 }

@@ -185,21 +185,7 @@ func storeOp(t testing.TB, rng *rand.Rand, a, b StreamStore, step int) string {
 	randSeq := func() uint64 { return uint64(rng.IntN(int(st.LastSeq)+3)) + st.FirstSeq - min(st.FirstSeq, 2) }
 	switch op := rng.IntN(100); {
 	case op < 62:
-		subj := fmt.Sprintf("m.%d.%d", rng.IntN(4), rng.IntN(3))
-		var hdr []byte
-		if rng.IntN(4) == 0 {
-			hdr = []byte(fmt.Sprintf("NATS/1.0\r\nK: %d\r\n\r\n", step))
-		}
-		msg := make([]byte, rng.IntN(200))
-		if rng.IntN(30) == 0 {
-			msg = make([]byte, 3000+rng.IntN(3000))
-		}
-		for i := range msg {
-			msg[i] = byte(rng.IntN(256))
-		}
-		ts := int64(step*10 + rng.IntN(15))
-		x, ex := a.StoreMsg(subj, hdr, msg, ts)
-		y, ey := b.StoreMsg(subj, hdr, msg, ts)
+		x, ex, y, ey := randomStore(rng, a, b, step)
 		return check("store", x, y, ex, ey)
 	case op < 74:
 		s := randSeq()
@@ -250,6 +236,26 @@ func storeOp(t testing.TB, rng *rand.Rand, a, b StreamStore, step int) string {
 		}
 		return "sync"
 	}
+}
+
+// randomStore stores the same random message in both stores.
+func randomStore(rng *rand.Rand, a, b StreamStore, step int) (uint64, error, uint64, error) {
+	subj := fmt.Sprintf("m.%d.%d", rng.IntN(4), rng.IntN(3))
+	var hdr []byte
+	if rng.IntN(4) == 0 {
+		hdr = []byte(fmt.Sprintf("NATS/1.0\r\nK: %d\r\n\r\n", step))
+	}
+	msg := make([]byte, rng.IntN(200))
+	if rng.IntN(30) == 0 {
+		msg = make([]byte, 3000+rng.IntN(3000))
+	}
+	for i := range msg {
+		msg[i] = byte(rng.IntN(256))
+	}
+	ts := int64(step*10 + rng.IntN(15))
+	x, ex := a.StoreMsg(subj, hdr, msg, ts)
+	y, ey := b.StoreMsg(subj, hdr, msg, ts)
+	return x, ex, y, ey
 }
 
 // TestFileStoreModelRestart drives a file store and the memory store with
