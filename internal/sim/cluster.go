@@ -346,9 +346,6 @@ func (c *Cluster) RunFor(ms int64) error {
 	return c.err
 }
 
-// Node returns the node with index i (its id is i+1).
-func (c *Cluster) Node(i int) *simNode { return c.nodes[i] }
-
 // Crash kills node i now; keep unsynced writes survive.
 func (c *Cluster) Crash(i, keep int) { c.crash(c.nodes[i], keep) }
 
