@@ -121,15 +121,15 @@ func newFileStore(fsys vfs.FS, dir string, cfg FileStoreConfig, limits StoreLimi
 	}
 	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: map[string]*SimpleState{}}
 	fs.seqs.first = 1
+	// Limits are not enforced here: after a crash the store holds a prefix
+	// of its history, and trimming it to the limits would discard synced
+	// messages the lost removals made room for. The next write or
+	// UpdateLimits enforces them.
 	if err := fs.recover(); err != nil {
 		fs.closeFiles()
 		return nil, err
 	}
-	fs.enforceAllLimits()
-	if fs.werr != nil {
-		fs.closeFiles()
-		return nil, fs.werr
-	}
+	fs.fixSubjects()
 	return fs, nil
 }
 

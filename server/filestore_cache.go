@@ -39,7 +39,7 @@ func (fs *fileStore) blockCache(b *msgBlock) *blockCache {
 	}
 	fs.reconcile(b, c)
 	if !hadIdx && b != fs.active() {
-		if err := fs.writeIndexFile(b); err != nil {
+		if err := fs.writeIndexFile(b, false); err != nil {
 			fs.logf("writing index of block %d: %v", b.index, err)
 		}
 	}

@@ -104,9 +104,11 @@ func (c *crashChecker) check(t testing.TB, s StreamStore, model *memStore, what 
 	}
 }
 
-// modelFrom rebuilds a memory store holding exactly img.
+// modelFrom rebuilds a memory store holding exactly img, with limits lim
+// in force but not applied (as a reopened file store).
 func modelFrom(img storeImage, lim StoreLimits) *memStore {
-	m := newMemStore(lim)
+	m := newMemStore(StoreLimits{})
+	defer func() { m.limits = lim }()
 	for seq := uint64(1); seq <= img.last; seq++ {
 		if sm, ok := img.msgs[seq]; ok {
 			m.SkipMsgs(seq - m.last - 1)

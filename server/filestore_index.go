@@ -154,9 +154,11 @@ func (fs *fileStore) readIndexFile(b *msgBlock) *blockIndex {
 	return x
 }
 
-// writeIndexFile writes b's index file. It is not synced: a lost or torn
-// index is detected by its hash and rebuilt from the block.
-func (fs *fileStore) writeIndexFile(b *msgBlock) error {
+// writeIndexFile writes b's index file; with sync it is synced with the
+// block files at the next Sync (a block being sealed), else not (an index
+// rebuilt from its block). A lost or torn index is detected by its hash
+// and rebuilt from the block.
+func (fs *fileStore) writeIndexFile(b *msgBlock, sync bool) error {
 	if b.first == 0 || b.idx == nil {
 		return nil
 	}
@@ -165,9 +167,13 @@ func (fs *fileStore) writeIndexFile(b *msgBlock) error {
 		return err
 	}
 	_, err = f.Write(encodeIndex(b, b.idx))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	fs.disk.dirDirty = true
-	return err
+	if err != nil || !sync {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	fs.disk.unsynced = append(fs.disk.unsynced, f)
+	return nil
 }

@@ -179,7 +179,7 @@ func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 		fs.truncateTail(b, pb.end, len(data))
 	}
 	fs.reconcile(b, b.cache)
-	if err := fs.writeIndexFile(b); err != nil {
+	if err := fs.writeIndexFile(b, false); err != nil {
 		fs.logf("writing index of block %d: %v", b.index, err)
 	}
 	if fs.cfg.Compression == "s2" && !b.compressed {

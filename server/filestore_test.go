@@ -103,7 +103,7 @@ func (h *fsHarness) restart() {
 func (h *fsHarness) crash(keep func(string, int) int) {
 	h.t.Helper()
 	h.mem.CrashKeep(keep)
-	h.fs.Stop() // fails: the old handles are dead
+	h.fs = nil // the process died: the old store must not touch the disk again
 	h.open()
 }
 
@@ -225,9 +225,15 @@ func storeOp(t testing.TB, rng *rand.Rand, a, b StreamStore, step int) string {
 		y, ey := b.Purge()
 		return check("purge", x, y, ex, ey)
 	case op < 90:
-		l := StoreLimits{MaxMsgs: int64(rng.IntN(3) * 30), MaxMsgsPerSubject: int64(rng.IntN(3) * 3)}
-		if rng.IntN(3) == 0 {
-			l.MaxBytes = int64(5000 + rng.IntN(20000))
+		// Per-subject and global limits are not set together: memStore
+		// applies them subject by subject in map order, so its outcome is
+		// not deterministic when both apply at once.
+		l := StoreLimits{MaxMsgsPerSubject: int64(rng.IntN(3) * 3)}
+		if rng.IntN(2) == 0 {
+			l = StoreLimits{MaxMsgs: int64(rng.IntN(3) * 30)}
+			if rng.IntN(3) == 0 {
+				l.MaxBytes = int64(5000 + rng.IntN(20000))
+			}
 		}
 		return check("limits", nil, nil, a.UpdateLimits(l), b.UpdateLimits(l))
 	default:
@@ -282,7 +288,13 @@ func TestFileStoreModelRestart(t *testing.T) {
 				h := v.mk(t)
 				model := newMemStore(StoreLimits{})
 				for step := 0; step < 700; step++ {
-					storeOp(t, rng, h.fs, model, step)
+					op := storeOp(t, rng, h.fs, model, step)
+					var x, y StreamState
+					h.fs.FastState(&x)
+					model.FastState(&y)
+					if x.Msgs != y.Msgs || x.FirstSeq != y.FirstSeq || x.LastSeq != y.LastSeq || x.Bytes != y.Bytes {
+						t.Fatalf("seed %d step %d after %s: %+v want %+v", seed, step, op, x, y)
+					}
 					if step%50 == 49 {
 						compareStores(t, h.fs, model, fmt.Sprintf("seed %d step %d", seed, step))
 					}

@@ -100,7 +100,7 @@ func (fs *fileStore) seal(base uint64) error {
 		return err
 	}
 	mb := fs.active()
-	if err := fs.writeIndexFile(mb); err != nil {
+	if err := fs.writeIndexFile(mb, true); err != nil {
 		fs.logf("writing index of block %d: %v", mb.index, err)
 	}
 	fs.disk.unsynced = append(fs.disk.unsynced, fs.aw.f)
