@@ -208,6 +208,9 @@ func (fs *fileStore) FilteredState(seq uint64, subject string) SimpleState {
 			return *ss
 		}
 	}
+	if m.all {
+		return fs.countFrom(seq)
+	}
 	var st SimpleState
 	fs.forEachMatch(m, max(seq, fs.seqs.first), fs.seqs.last, func(s uint64) bool {
 		if st.Msgs == 0 {
@@ -217,5 +220,29 @@ func (fs *fileStore) FilteredState(seq uint64, subject string) SimpleState {
 		st.Last = s
 		return true
 	})
+	return st
+}
+
+// countFrom is the state of every live message at or after seq, counted
+// from the block counters (only the block holding seq is scanned).
+func (fs *fileStore) countFrom(seq uint64) SimpleState {
+	seq = max(seq, fs.seqs.first)
+	if fs.seqs.msgs == 0 || seq > fs.seqs.last {
+		return SimpleState{}
+	}
+	st := SimpleState{First: fs.nextLive(seq), Last: fs.lastLive()}
+	if st.First > st.Last {
+		return SimpleState{}
+	}
+	for i := fs.blockFrom(seq); i < len(fs.blocks); i++ {
+		b := fs.blocks[i]
+		if b.first >= seq || b.first == 0 {
+			st.Msgs += b.msgs
+			continue
+		}
+		for j := b.dels.nextClear(seq - b.first); j < b.dels.n; j = b.dels.nextClear(j + 1) {
+			st.Msgs++
+		}
+	}
 	return st
 }

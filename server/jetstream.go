@@ -23,6 +23,7 @@ type jetStream struct {
 	accounts map[string]*jsAccount
 	apiTotal atomic.Int64
 	apiErrs  atomic.Int64
+	cluster  *jsCluster // nil on a single server
 }
 
 // jsAccount is JetStream for one account.
@@ -43,6 +44,12 @@ func (s *Server) enableJetStream() error {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
 	s.js.Store(js)
+	if s.clusteredJetStream() {
+		if s.getOpts().ServerName == "" {
+			return fmt.Errorf("jetstream cluster requires `server_name` to be set")
+		}
+		js.startJetStreamCluster()
+	}
 	s.Noticef("Starting JetStream")
 	s.Noticef("  Store Directory: %q", o.StoreDir)
 	s.Noticef("  API Level: %d", JetStreamAPILevel)
@@ -77,8 +84,10 @@ func (js *jetStream) enableAccount(acc *Account) error {
 	js.mu.Lock()
 	js.accounts[acc.Name] = jsa
 	js.mu.Unlock()
-	if err := jsa.recoverStreams(); err != nil {
-		return err
+	if js.cluster == nil {
+		if err := jsa.recoverStreams(); err != nil {
+			return err
+		}
 	}
 	return jsa.subscribeAPI()
 }

@@ -93,7 +93,17 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
-	typ, resp := r.dispatch()
+	var typ string
+	var resp any
+	if js.cluster != nil {
+		var answer bool
+		if typ, resp, answer = r.clusteredDispatch(); !answer || resp == nil {
+			return // another server answers, or the apply will
+		}
+		setResponseType(resp, apiTypePrefix+typ)
+	} else {
+		typ, resp = r.dispatch()
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		b, _ = json.Marshal(&apiResponse{Type: apiTypePrefix + typ, Error: errStreamGeneral(err)})
@@ -218,8 +228,18 @@ func (r *apiRequest) accountInfo() any {
 
 // ClusterInfo is the cluster section of StreamInfo.
 type ClusterInfo struct {
-	Name   string `json:"name,omitempty"`
-	Leader string `json:"leader,omitempty"`
+	Name     string      `json:"name,omitempty"`
+	Leader   string      `json:"leader,omitempty"`
+	Replicas []*PeerInfo `json:"replicas,omitempty"`
+}
+
+// PeerInfo describes one replica as the leader sees it.
+type PeerInfo struct {
+	Name    string        `json:"name"`
+	Current bool          `json:"current"`
+	Offline bool          `json:"offline,omitempty"`
+	Active  time.Duration `json:"active"`
+	Lag     uint64        `json:"lag,omitempty"`
 }
 
 // StreamInfo describes a stream.

@@ -27,7 +27,7 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 	cfg := mset.cfg
 	mset.mu.Unlock()
 	si := &StreamInfo{Config: cfg, Created: mset.created.UTC(), TimeStamp: time.Now().UTC(),
-		Cluster: &ClusterInfo{Leader: mset.jsa.js.srv.Name()}}
+		Cluster: mset.clusterInfo()}
 	var paged apiPaged
 	if deleted {
 		si.State = mset.store.State()

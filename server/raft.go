@@ -5,6 +5,7 @@ import (
 	"errors"
 	"hash/fnv"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -108,9 +109,15 @@ func (g *raftGroup) run() {
 	for {
 		select {
 		case <-tick.C:
-			node.Tick()
+			if err := g.drv.Tick(); err != nil {
+				g.fail(err)
+				return
+			}
 		case m := <-g.inbox:
-			g.step(m)
+			if err := g.step(m); err != nil {
+				g.fail(err)
+				return
+			}
 		case p := <-g.props:
 			g.propose(p)
 		case f := <-g.ctrl:
@@ -126,15 +133,21 @@ func (g *raftGroup) run() {
 	}
 }
 
-// step feeds a message and whatever else is already queued.
-func (g *raftGroup) step(m raft.Message) {
-	_ = g.drv.Node.Step(m)
-	for i := 0; i < 256; i++ {
+// step feeds a message and whatever else is already queued. Ordinary
+// rejections (stale terms, unknown peers) are dropped; a broken invariant
+// in the core halts the group.
+func (g *raftGroup) step(m raft.Message) error {
+	for i := 0; ; i++ {
+		if err := g.drv.Step(m); err != nil && isRaftHalt(err) {
+			return err
+		}
+		if i == 256 {
+			return nil
+		}
 		select {
 		case m = <-g.inbox:
-			_ = g.drv.Node.Step(m)
 		default:
-			return
+			return nil
 		}
 	}
 }
@@ -319,4 +332,10 @@ func (s *Server) stopRaftGroups() {
 	for _, g := range groups {
 		g.stop()
 	}
+}
+
+// isRaftHalt tells a halted core (a recovered panic: a broken invariant)
+// from a message the core refused.
+func isRaftHalt(err error) bool {
+	return strings.HasPrefix(err.Error(), "raft: group halted")
 }

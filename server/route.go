@@ -267,6 +267,9 @@ func (s *Server) registerRoute(r *route) error {
 	}
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
+	if s.shutdown.Load() {
+		return errors.New("server shutting down")
+	}
 	if old, ok := s.routes.byID[r.remote.ID]; ok {
 		keepNew := r.solicited == (s.id < r.remote.ID)
 		if !keepNew {

@@ -147,6 +147,12 @@ func (s *Server) Start() {
 		s.Fatalf("Error starting system account: %v", err)
 		return
 	}
+	if o.Cluster.Port != 0 {
+		if err := s.startCluster(); err != nil {
+			s.Fatalf("Error listening on cluster port: %v", err)
+			return
+		}
+	}
 	if o.JetStream {
 		if err := s.enableJetStream(); err != nil {
 			s.Fatalf("Can't start JetStream: %v", err)
@@ -156,12 +162,6 @@ func (s *Server) Start() {
 	if o.HTTPPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			s.Fatalf("Error starting monitoring: %v", err)
-			return
-		}
-	}
-	if o.Cluster.Port != 0 {
-		if err := s.startCluster(); err != nil {
-			s.Fatalf("Error listening on cluster port: %v", err)
 			return
 		}
 	}

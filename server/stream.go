@@ -50,11 +50,13 @@ type stream struct {
 	applied uint64 // entries applied
 	digest  uint64 // running digest of outcomes (index, seq, error code)
 
-	subs      []*subscription
-	directSub *subscription
-	expiry    *time.Timer
-	syncer    *groupCommit
-	closed    bool
+	subs   []*subscription
+	ingest []*subscription // leader-only publish subscriptions (replicated)
+	group  *raftGroup      // nil for a stream on one server
+	leader bool            // leads its group and applied its whole log
+	expiry *time.Timer
+	syncer *groupCommit
+	closed bool
 }
 
 // processJetStreamMsg is the stream's deterministic apply function: the

@@ -188,8 +188,8 @@ func (mset *stream) stop(deleteData bool) error {
 	}
 	// Closed first, so a concurrent subscribe drops what it adds.
 	mset.closed = true
-	subs := mset.subs
-	mset.subs = nil
+	subs := append(mset.subs, mset.ingest...)
+	mset.subs, mset.ingest = nil, nil
 	if mset.expiry != nil {
 		mset.expiry.Stop()
 	}
@@ -211,6 +211,10 @@ func (mset *stream) stop(deleteData bool) error {
 
 // inbound is the internal subscription handler for the stream's subjects.
 func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, reply string, hdr, msg []byte) {
+	if mset.isClustered() {
+		mset.proposeInbound(subject, reply, hdr, msg)
+		return
+	}
 	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: time.Now().UnixNano()}
 	mset.mu.Lock()
 	if mset.closed {

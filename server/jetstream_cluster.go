@@ -1,0 +1,373 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// The meta group: every JetStream server of the cluster is a member. Its
+// log holds stream assignments (which servers replicate which stream);
+// every server applies them and starts or stops its replicas.
+
+const metaGroupName = "_meta_"
+
+// streamAssignment places a stream on servers.
+type streamAssignment struct {
+	Account string       `json:"account"`
+	Config  StreamConfig `json:"config"`
+	Peers   []string     `json:"peers"`
+	Created time.Time    `json:"created"`
+}
+
+func (sa *streamAssignment) groupName() string { return "S-" + sa.Account + "-" + sa.Config.Name }
+
+// metaEntry is one meta log entry.
+type metaEntry struct {
+	Op     string            `json:"op"` // "add", "del", "upd"
+	SA     *streamAssignment `json:"sa"`
+	Origin string            `json:"origin"`
+	Reply  string            `json:"reply,omitempty"`
+}
+
+// jsCluster is JetStream's cluster state on one server.
+type jsCluster struct {
+	mu      sync.Mutex
+	js      *jetStream
+	meta    *raftGroup
+	peers   []string
+	streams map[string]map[string]*streamAssignment // account → stream → assignment
+	leaders map[string]string                       // "account stream" → leader name
+}
+
+func (js *jetStream) groupDir(sa *streamAssignment) string {
+	return filepath.Join(js.storeDir, "_raft_", sa.groupName())
+}
+
+// clusteredJetStream reports whether JetStream runs replicated here.
+func (s *Server) clusteredJetStream() bool {
+	o := s.getOpts()
+	return o.JetStream && o.Cluster.Port != 0 && len(o.Routes) > 0
+}
+
+// startJetStreamCluster waits for the cluster's peers and starts the meta
+// group. The members are the servers named by the configured routes (and
+// this one); once known they are remembered in the meta directory.
+func (js *jetStream) startJetStreamCluster() {
+	s := js.srv
+	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, leaders: map[string]string{}}
+	js.cluster = jc
+	if sys := s.SystemAccount(); sys != nil {
+		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		peers := jc.waitForPeers()
+		if peers == nil {
+			return
+		}
+		if err := jc.startMeta(peers); err != nil {
+			s.Errorf("JetStream cluster: could not start the meta group: %v", err)
+		}
+	}()
+}
+
+func (jc *jsCluster) metaDir() string { return filepath.Join(jc.js.storeDir, "_raft_", metaGroupName) }
+
+// waitForPeers returns the meta membership: remembered, or learned from
+// the routes once every configured peer is connected.
+func (jc *jsCluster) waitForPeers() []string {
+	s := jc.js.srv
+	file := filepath.Join(jc.metaDir(), "peers.json")
+	if b, err := os.ReadFile(file); err == nil {
+		var peers []string
+		if json.Unmarshal(b, &peers) == nil && len(peers) > 0 {
+			return peers
+		}
+	}
+	want := s.expectedClusterSize()
+	for !s.shutdown.Load() {
+		names := []string{s.Name()}
+		for _, r := range s.routeList() {
+			names = append(names, r.remote.Name)
+		}
+		if len(names) >= want {
+			sort.Strings(names)
+			_ = os.MkdirAll(jc.metaDir(), 0o750)
+			b, _ := json.Marshal(names)
+			if err := writeFileSync(file, b); err != nil {
+				s.Errorf("JetStream cluster: %v", err)
+			}
+			return names
+		}
+		if s.sleepOrShutdown(50 * time.Millisecond) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// expectedClusterSize counts the distinct configured route targets other
+// than this server, plus this server.
+func (s *Server) expectedClusterSize() int {
+	own := s.ClusterAddr()
+	seen := map[string]bool{}
+	for _, u := range s.getOpts().Routes {
+		host, port, err := net.SplitHostPort(u.Host)
+		if err != nil {
+			continue
+		}
+		if own != nil && port == fmt.Sprint(own.Port) && (host == "127.0.0.1" || host == "localhost" || host == own.IP.String()) {
+			continue
+		}
+		seen[u.Host] = true
+	}
+	return len(seen) + 1
+}
+
+func (jc *jsCluster) startMeta(peers []string) error {
+	s := jc.js.srv
+	log, err := openWALLog(vfs.Default, jc.metaDir(), s.Errorf)
+	if err != nil {
+		return err
+	}
+	ids := make([]raft.ID, len(peers))
+	for i, p := range peers {
+		ids[i] = raftID(p)
+	}
+	jc.mu.Lock()
+	jc.peers = peers
+	jc.mu.Unlock()
+	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc})
+	if err != nil {
+		log.Close()
+		return err
+	}
+	jc.mu.Lock()
+	jc.meta = g
+	jc.mu.Unlock()
+	s.Noticef("JetStream cluster: meta group started with %v", peers)
+	return nil
+}
+
+// metaLeader reports whether this server leads the meta group (and has
+// applied its whole log).
+func (jc *jsCluster) isMetaLeader() bool {
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	st := g.softState()
+	return st.Role == raft.Leader && st.LeaderReady
+}
+
+func (jc *jsCluster) metaLeaderKnown() bool {
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	return g != nil && g.softState().Lead != raft.None
+}
+
+// metaSM applies meta entries.
+type metaSM struct{ jc *jsCluster }
+
+func (m *metaSM) Restore(snap raft.Snapshot) error {
+	if snap.IsEmpty() {
+		return nil
+	}
+	return errStreamSnapshotsUnsupported
+}
+
+func (m *metaSM) leaderChanged(raft.SoftState) {}
+
+func (m *metaSM) Apply(ents []raft.Entry) error {
+	for i := range ents {
+		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
+			continue
+		}
+		var me metaEntry
+		if err := json.Unmarshal(ents[i].Data, &me); err != nil || me.SA == nil {
+			m.jc.js.srv.Errorf("JetStream cluster: bad meta entry at %d: %v", ents[i].Index, err)
+			continue
+		}
+		m.jc.apply(&me)
+	}
+	return nil
+}
+
+// apply records an assignment change and acts on it locally.
+func (jc *jsCluster) apply(me *metaEntry) {
+	sa := me.SA
+	jc.mu.Lock()
+	accStreams := jc.streams[sa.Account]
+	if accStreams == nil {
+		accStreams = map[string]*streamAssignment{}
+		jc.streams[sa.Account] = accStreams
+	}
+	old := accStreams[sa.Config.Name]
+	var outcome *ApiError
+	switch me.Op {
+	case "add":
+		if old != nil && !sameConfig(&old.Config, &sa.Config) {
+			outcome = errStreamNameExist()
+		} else if old == nil {
+			accStreams[sa.Config.Name] = sa
+		} else {
+			sa = old
+		}
+	case "del":
+		if old == nil {
+			outcome = errStreamNotFound()
+		} else {
+			delete(accStreams, sa.Config.Name)
+			delete(jc.leaders, sa.Account+" "+sa.Config.Name)
+		}
+	case "upd":
+		if old == nil {
+			outcome = errStreamNotFound()
+		} else {
+			old.Config = sa.Config
+			sa = old
+		}
+	}
+	jc.mu.Unlock()
+	if outcome == nil {
+		jc.applyLocal(me.Op, sa, old)
+	}
+	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
+		go jc.respondMeta(me, sa, outcome)
+	}
+}
+
+func (jc *jsCluster) isPeer(sa *streamAssignment) bool {
+	for _, p := range sa.Peers {
+		if p == jc.js.srv.Name() {
+			return true
+		}
+	}
+	return false
+}
+
+// applyLocal starts, stops or updates this server's replica.
+func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
+	jsa := jc.js.account(sa.Account)
+	if jsa == nil || !jc.isPeer(sa) {
+		return
+	}
+	switch op {
+	case "add":
+		if old == nil || jsa.lookup(sa.Config.Name) == nil {
+			if _, err := jsa.startReplica(sa); err != nil {
+				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
+			}
+		}
+	case "del":
+		jsa.stopReplica(sa.Config.Name, true, sa)
+	case "upd":
+		if mset := jsa.lookup(sa.Config.Name); mset != nil && mset.isLeader() {
+			cfg := sa.Config
+			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
+		}
+	}
+}
+
+func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+	// $JSC.LEADER.<account>.<stream>
+	rest := subject[len("$JSC.LEADER."):]
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '.' {
+			jc.mu.Lock()
+			jc.leaders[rest[:i]+" "+rest[i+1:]] = string(msg)
+			jc.mu.Unlock()
+			return
+		}
+	}
+}
+
+func (jc *jsCluster) announce(account, stream, leader string) {
+	s := jc.js.srv
+	jc.mu.Lock()
+	jc.leaders[account+" "+stream] = leader
+	jc.mu.Unlock()
+	if sys := s.SystemAccount(); sys != nil {
+		s.deliver(nil, sys, "$JSC.LEADER."+account+"."+stream, "", nil, []byte(leader))
+	}
+}
+
+func (jc *jsCluster) streamLeader(account, stream string) string {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return jc.leaders[account+" "+stream]
+}
+
+func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return jc.streams[account][stream]
+}
+
+// assignments lists the account's assignments sorted by stream name.
+func (jc *jsCluster) assignments(account string) []*streamAssignment {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	out := make([]*streamAssignment, 0, len(jc.streams[account]))
+	for _, sa := range jc.streams[account] {
+		out = append(out, sa)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Config.Name < out[j].Config.Name })
+	return out
+}
+
+// placePeers picks n servers for a new stream: the least loaded first,
+// names breaking ties, so placement is spread and deterministic.
+func (jc *jsCluster) placePeers(n int) []string {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	if n > len(jc.peers) {
+		return nil
+	}
+	load := map[string]int{}
+	for _, acc := range jc.streams {
+		for _, sa := range acc {
+			for _, p := range sa.Peers {
+				load[p]++
+			}
+		}
+	}
+	cands := append([]string(nil), jc.peers...)
+	sort.Slice(cands, func(i, j int) bool {
+		if load[cands[i]] != load[cands[j]] {
+			return load[cands[i]] < load[cands[j]]
+		}
+		return cands[i] < cands[j]
+	})
+	return cands[:n]
+}
+
+// proposeMeta hands an entry to the meta group.
+func (jc *jsCluster) proposeMeta(me *metaEntry, fail func(*ApiError)) {
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	if g == nil {
+		fail(errClusterNotAvail())
+		return
+	}
+	b, _ := json.Marshal(me)
+	g.Propose(b, func(err error) {
+		if err != nil {
+			fail(errClusterNotAvail())
+		}
+	})
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// In a cluster every server hears every API request; exactly one answers:
+// the meta leader for account-wide calls, the stream leader for a stream's
+// calls. While nobody can answer, the server the client is connected to
+// answers "temporarily unavailable" (10008).
+
+// clusteredDispatch answers r if this server is the one that should; it
+// reports false when it stays silent.
+func (r *apiRequest) clusteredDispatch() (string, any, bool) {
+	jc := r.jsa.js.cluster
+	local := r.c != nil && r.c.route == nil
+	for _, route := range clusterRoutes {
+		if !matchesRoute(r.subject, route.prefix) {
+			continue
+		}
+		if route.meta {
+			if jc.isMetaLeader() {
+				return route.typ, route.handler(r), true
+			}
+			if local && !jc.metaLeaderKnown() {
+				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+			}
+			return "", nil, false
+		}
+		name := r.streamName(route.prefix)
+		if mset := r.jsa.lookup(name); mset != nil && mset.isLeader() {
+			return route.typ, route.handler(r), true
+		}
+		if jc.assignment(r.jsa.acc.Name, name) == nil {
+			// Unknown stream: the meta leader says so.
+			if jc.isMetaLeader() {
+				return route.typ, &apiResponse{Error: errStreamNotFound()}, true
+			}
+			if local && !jc.metaLeaderKnown() {
+				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+			}
+			return "", nil, false
+		}
+		if local && jc.streamLeader(r.jsa.acc.Name, name) == "" {
+			return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+		}
+		return "", nil, false
+	}
+	if local {
+		return "error_response", &apiResponse{Error: errNotImplemented("this API in clustered mode")}, true
+	}
+	return "", nil, false
+}
+
+func matchesRoute(subject, prefix string) bool {
+	if strings.HasSuffix(prefix, ".") {
+		return strings.HasPrefix(subject, prefix)
+	}
+	return subject == prefix
+}
+
+var clusterRoutes = []struct {
+	prefix  string
+	typ     string
+	meta    bool
+	handler apiHandler
+}{
+	{"INFO", "account_info_response", true, (*apiRequest).clusterAccountInfo},
+	{"STREAM.CREATE.", "stream_create_response", true, (*apiRequest).clusterStreamCreate},
+	{"STREAM.UPDATE.", "stream_update_response", true, (*apiRequest).clusterStreamUpdate},
+	{"STREAM.DELETE.", "stream_delete_response", true, (*apiRequest).clusterStreamDelete},
+	{"STREAM.NAMES", "stream_names_response", true, (*apiRequest).clusterStreamNames},
+	{"STREAM.LIST", "stream_list_response", true, (*apiRequest).clusterStreamList},
+	{"META.LEADER.STEPDOWN", "meta_leader_stepdown_response", true, (*apiRequest).metaStepdown},
+	{"STREAM.INFO.", "stream_info_response", false, (*apiRequest).streamInfo},
+	{"STREAM.MSG.GET.", "stream_msg_get_response", false, (*apiRequest).streamMsgGet},
+	{"STREAM.PURGE.", "stream_purge_response", false, (*apiRequest).clusterStreamPurge},
+	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", false, (*apiRequest).clusterStreamMsgDelete},
+	{"STREAM.LEADER.STEPDOWN.", "stream_leader_stepdown_response", false, (*apiRequest).streamStepdown},
+}
+
+func (r *apiRequest) clusterAccountInfo() any {
+	resp := r.accountInfo().(*accountInfoResponse)
+	resp.Streams = len(r.jsa.js.cluster.assignments(r.jsa.acc.Name))
+	return resp
+}
+
+func (r *apiRequest) clusterStreamCreate() any {
+	name := r.streamName("STREAM.CREATE.")
+	var cfg StreamConfig
+	if e := r.unmarshal(&cfg); e != nil {
+		return streamErr(e)
+	}
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		return streamErr(errStreamNameMismatch())
+	}
+	cfg.normalize()
+	if e := cfg.check(); e != nil {
+		return streamErr(e)
+	}
+	jc := r.jsa.js.cluster
+	if old := jc.assignment(r.jsa.acc.Name, name); old != nil {
+		if !sameConfig(&old.Config, &cfg) {
+			return streamErr(errStreamNameExist())
+		}
+	}
+	for _, sa := range jc.assignments(r.jsa.acc.Name) {
+		if sa.Config.Name != name && subjectsCollide(sa.Config.Subjects, cfg.Subjects) {
+			return streamErr(errSubjectsOverlap())
+		}
+	}
+	peers := jc.placePeers(cfg.Replicas)
+	if peers == nil {
+		return streamErr(errInsufficientResources())
+	}
+	sa := &streamAssignment{Account: r.jsa.acc.Name, Config: cfg, Peers: peers, Created: time.Now().UTC()}
+	return r.proposeMeta("add", sa)
+}
+
+// proposeMeta proposes a meta entry that the apply answers.
+func (r *apiRequest) proposeMeta(op string, sa *streamAssignment) any {
+	jc := r.jsa.js.cluster
+	me := &metaEntry{Op: op, SA: sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply)}
+	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
+	return nil
+}
+
+// respondLater answers the request from another goroutine.
+func (r *apiRequest) respondLater(e *ApiError) {
+	b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: e})
+	r.jsa.js.srv.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
+}
+
+// respondMeta answers a meta call once its entry is applied. A create is
+// answered once the stream has a leader (or after a bounded wait).
+func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiError) {
+	s := jc.js.srv
+	jsa := jc.js.account(sa.Account)
+	if jsa == nil {
+		return
+	}
+	var resp any
+	switch {
+	case e != nil && me.Op == "del":
+		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response", Error: e}}
+	case e != nil:
+		resp = streamErrTyped(e, "stream_create_response")
+	case me.Op == "del":
+		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response"}, Success: true}
+	default:
+		deadline := time.Now().Add(5 * time.Second)
+		for jc.streamLeader(sa.Account, sa.Config.Name) == "" && time.Now().Before(deadline) && !s.shutdown.Load() {
+			time.Sleep(10 * time.Millisecond)
+		}
+		si := jc.streamInfoFromAssignment(sa)
+		typ := "stream_create_response"
+		if me.Op == "upd" {
+			typ = "stream_update_response"
+		}
+		resp = &streamInfoResponse{apiResponse: apiResponse{Type: apiTypePrefix + typ}, StreamInfo: si, DidCreate: me.Op == "add"}
+	}
+	b, _ := json.Marshal(resp)
+	s.deliver(nil, jsa.acc, me.Reply, "", nil, b)
+}
+
+func streamErrTyped(e *ApiError, typ string) *streamInfoResponse {
+	return &streamInfoResponse{apiResponse: apiResponse{Type: apiTypePrefix + typ, Error: e}}
+}
+
+// streamInfoFromAssignment describes a stream from the meta view, with the
+// local replica's state when there is one.
+func (jc *jsCluster) streamInfoFromAssignment(sa *streamAssignment) *StreamInfo {
+	if jsa := jc.js.account(sa.Account); jsa != nil {
+		if mset := jsa.lookup(sa.Config.Name); mset != nil {
+			si, _ := mset.info("", false, 0)
+			return si
+		}
+	}
+	return &StreamInfo{Config: sa.Config, Created: sa.Created, TimeStamp: time.Now().UTC(),
+		State: StreamState{FirstSeq: 1}, Cluster: jc.clusterInfo(sa)}
+}
+
+func (jc *jsCluster) clusterInfo(sa *streamAssignment) *ClusterInfo {
+	ci := &ClusterInfo{Name: jc.js.srv.ClusterName(), Leader: jc.streamLeader(sa.Account, sa.Config.Name)}
+	for _, p := range sa.Peers {
+		if p != ci.Leader {
+			ci.Replicas = append(ci.Replicas, &PeerInfo{Name: p})
+		}
+	}
+	return ci
+}
+
+func (r *apiRequest) clusterStreamUpdate() any {
+	name := r.streamName("STREAM.UPDATE.")
+	var cfg StreamConfig
+	if e := r.unmarshal(&cfg); e != nil {
+		return streamErr(e)
+	}
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		return streamErr(errStreamNameMismatch())
+	}
+	jc := r.jsa.js.cluster
+	old := jc.assignment(r.jsa.acc.Name, name)
+	if old == nil {
+		return streamErr(errStreamNotFound())
+	}
+	cfg.normalize()
+	if e := cfg.check(); e != nil {
+		return streamErr(e)
+	}
+	if e := checkUpdate(&old.Config, &cfg); e != nil {
+		return streamErr(e)
+	}
+	sa := *old
+	sa.Config = cfg
+	return r.proposeMeta("upd", &sa)
+}
+
+func (r *apiRequest) clusterStreamDelete() any {
+	name := r.streamName("STREAM.DELETE.")
+	sa := r.jsa.js.cluster.assignment(r.jsa.acc.Name, name)
+	if sa == nil {
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
+	return r.proposeMeta("del", sa)
+}
+
+func (r *apiRequest) clusterStreamNames() any {
+	var req streamListRequest
+	if e := r.unmarshal(&req); e != nil {
+		return &streamNamesResponse{apiResponse: apiResponse{Error: e}}
+	}
+	resp := &streamNamesResponse{}
+	for _, sa := range r.jsa.js.cluster.assignments(r.jsa.acc.Name) {
+		if req.Subject == "" || anyCollides(sa.Config.Subjects, req.Subject) {
+			resp.Streams = append(resp.Streams, sa.Config.Name)
+		}
+	}
+	resp.apiPaged = apiPaged{Total: len(resp.Streams), Offset: req.Offset, Limit: jsNamesLimit}
+	if req.Offset < len(resp.Streams) {
+		resp.Streams = resp.Streams[req.Offset:]
+	} else {
+		resp.Streams = nil
+	}
+	return resp
+}
+
+func (r *apiRequest) clusterStreamList() any {
+	jc := r.jsa.js.cluster
+	resp := &streamListResponse{Streams: []*StreamInfo{}}
+	for _, sa := range jc.assignments(r.jsa.acc.Name) {
+		resp.Streams = append(resp.Streams, jc.streamInfoFromAssignment(sa))
+	}
+	resp.apiPaged = apiPaged{Total: len(resp.Streams), Limit: jsListLimit}
+	return resp
+}
+
+func (r *apiRequest) clusterStreamPurge() any {
+	mset := r.jsa.lookup(r.streamName("STREAM.PURGE."))
+	var req purgeRequest
+	if e := r.unmarshal(&req); e != nil {
+		return &purgeResponse{apiResponse: apiResponse{Error: e}}
+	}
+	if req.Sequence > 0 && req.Keep > 0 {
+		return &purgeResponse{apiResponse: apiResponse{Error: errBadRequest()}}
+	}
+	mset.propose(&streamEntry{op: streamOpPurge, origin: r.jsa.js.srv.Name(), reply: r.reply, purge: req})
+	return nil
+}
+
+func (r *apiRequest) clusterStreamMsgDelete() any {
+	mset := r.jsa.lookup(r.streamName("STREAM.MSG.DELETE."))
+	var req msgDeleteRequest
+	if e := r.unmarshal(&req); e != nil {
+		return &successResponse{apiResponse: apiResponse{Error: e}}
+	}
+	mset.propose(&streamEntry{op: streamOpDelete, origin: r.jsa.js.srv.Name(), reply: r.reply, seq: req.Seq, erase: !req.NoErase})
+	return nil
+}
+
+// streamStepdown hands the stream's leadership to another replica.
+func (r *apiRequest) streamStepdown() any {
+	mset := r.jsa.lookup(r.streamName("STREAM.LEADER.STEPDOWN."))
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil {
+		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
+	}
+	if !transferLeadership(g) {
+		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
+	}
+	return &successResponse{Success: true}
+}
+
+func (r *apiRequest) metaStepdown() any {
+	jc := r.jsa.js.cluster
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	if g == nil || !transferLeadership(g) {
+		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
+	}
+	return &successResponse{Success: true}
+}
+
+// transferLeadership moves a group's leadership to the most caught-up
+// other member.
+func transferLeadership(g *raftGroup) bool {
+	st := g.statusSnapshot()
+	var best raft.ID
+	var bestMatch uint64
+	for id, pr := range st.Progress {
+		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
+			best, bestMatch = id, pr.Match
+		}
+	}
+	if best == raft.None {
+		return false
+	}
+	done := make(chan error, 1)
+	g.control(func(n *raft.Node) { done <- n.TransferLeadership(best) })
+	select {
+	case err := <-done:
+		return err == nil
+	case <-time.After(2 * time.Second):
+		return false
+	}
+}

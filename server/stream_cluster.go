@@ -1,0 +1,369 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// A replicated stream is a stream whose every state change goes through
+// its raft group: the leader only validates what is stateless, stamps a
+// timestamp and proposes; every replica applies committed entries in log
+// order through processJetStreamMsg and friends. The server that proposed
+// an entry answers the client once it has applied it.
+
+// streamSM adapts a replica to raft.StateMachine.
+type streamSM struct{ mset *stream }
+
+func (sm *streamSM) Apply(ents []raft.Entry) error {
+	for i := range ents {
+		e := &ents[i]
+		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
+			continue
+		}
+		se, err := decodeStreamEntry(e.Data)
+		if err != nil {
+			return err
+		}
+		sm.mset.applyEntry(se, e.Index)
+	}
+	return nil
+}
+
+// Restore is not reached: replicated streams do not compact their logs yet,
+// so no snapshot is ever taken or sent.
+func (sm *streamSM) Restore(snap raft.Snapshot) error {
+	if snap.IsEmpty() {
+		return nil
+	}
+	return errStreamSnapshotsUnsupported
+}
+
+func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
+
+var errStreamSnapshotsUnsupported = jsError("stream snapshots are not supported yet")
+
+type jsError string
+
+func (e jsError) Error() string { return string(e) }
+
+// startReplica creates the local replica of an assigned stream and its
+// raft group. The store is rebuilt from the group's log, so it starts empty.
+func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
+	cfg := sa.Config
+	jsa.mu.Lock()
+	if old := jsa.streams[cfg.Name]; old != nil {
+		jsa.mu.Unlock()
+		return old, nil
+	}
+	dir := filepath.Join(jsa.dir, cfg.Name)
+	os.RemoveAll(dir)
+	store, err := jsa.openStore(dir, &cfg)
+	if err != nil {
+		jsa.mu.Unlock()
+		return nil, err
+	}
+	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, store: store, ddmap: map[string]*dedupeEntry{}}
+	jsa.streams[cfg.Name] = mset
+	jsa.mu.Unlock()
+	if cfg.FirstSeq > 1 {
+		_ = store.SkipMsgs(cfg.FirstSeq - 1)
+	}
+	s := jsa.js.srv
+	log, err := openWALLog(vfs.Default, jsa.js.groupDir(sa), s.Errorf)
+	if err != nil {
+		jsa.dropReplica(mset)
+		return nil, err
+	}
+	peers := make([]raft.ID, 0, len(sa.Peers))
+	for _, p := range sa.Peers {
+		peers = append(peers, raftID(p))
+	}
+	g, err := s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset})
+	if err != nil {
+		log.Close()
+		jsa.dropReplica(mset)
+		return nil, err
+	}
+	mset.mu.Lock()
+	mset.group = g
+	mset.mu.Unlock()
+	// Every replica serves direct gets (queue group _sys_), as nats-server.
+	if cfg.AllowDirect {
+		mset.subscribeDirect()
+	}
+	return mset, nil
+}
+
+func (jsa *jsAccount) dropReplica(mset *stream) {
+	jsa.mu.Lock()
+	if jsa.streams[mset.cfg.Name] == mset {
+		delete(jsa.streams, mset.cfg.Name)
+	}
+	jsa.mu.Unlock()
+	_ = mset.store.Delete()
+}
+
+// stopReplica stops the group and removes the replica (and its data when
+// the stream was deleted).
+func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssignment) {
+	jsa.mu.Lock()
+	mset := jsa.streams[name]
+	delete(jsa.streams, name)
+	jsa.mu.Unlock()
+	if mset == nil {
+		return
+	}
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g != nil {
+		g.stop()
+	}
+	_ = mset.stop(deleteData)
+	if deleteData && sa != nil {
+		os.RemoveAll(jsa.js.groupDir(sa))
+	}
+}
+
+func (mset *stream) subscribeDirect() {
+	name := mset.cfg.Name
+	for _, subj := range []string{"$JS.API.DIRECT.GET." + name, "$JS.API.DIRECT.GET." + name + ".>"} {
+		if sub, err := mset.jsa.acc.subscribeInternal(subj, "_sys_", mset.directGet); err == nil {
+			mset.mu.Lock()
+			mset.subs = append(mset.subs, sub)
+			mset.mu.Unlock()
+		}
+	}
+}
+
+// leaderChanged starts or stops serving publishes. A replica serves only
+// once it leads and has applied its whole log.
+func (mset *stream) leaderChanged(st raft.SoftState) {
+	lead := st.Role == raft.Leader && st.LeaderReady
+	mset.mu.Lock()
+	was := mset.leader
+	mset.leader = lead
+	closed := mset.closed
+	mset.mu.Unlock()
+	if closed || was == lead {
+		if !lead {
+			mset.announceLeader(st)
+		}
+		return
+	}
+	if lead {
+		mset.startServing()
+	} else {
+		mset.stopServing()
+	}
+	mset.announceLeader(st)
+}
+
+func (mset *stream) startServing() {
+	mset.mu.Lock()
+	cfg := mset.cfg
+	mset.mu.Unlock()
+	var subs []*subscription
+	for _, subj := range cfg.Subjects {
+		if sub, err := mset.jsa.acc.subscribeInternal(subj, "", mset.inbound); err == nil {
+			subs = append(subs, sub)
+		}
+	}
+	mset.mu.Lock()
+	if mset.closed {
+		mset.mu.Unlock()
+		for _, sub := range subs {
+			mset.jsa.acc.unsubscribe(sub)
+		}
+		return
+	}
+	mset.ingest = append(mset.ingest, subs...)
+	mset.scheduleExpiryLocked()
+	mset.mu.Unlock()
+}
+
+func (mset *stream) stopServing() {
+	mset.mu.Lock()
+	subs := mset.ingest
+	mset.ingest = nil
+	if mset.expiry != nil {
+		mset.expiry.Stop()
+		mset.expiry = nil
+	}
+	mset.mu.Unlock()
+	for _, sub := range subs {
+		mset.jsa.acc.unsubscribe(sub)
+	}
+}
+
+// announceLeader tells every server who leads the stream now.
+func (mset *stream) announceLeader(st raft.SoftState) {
+	js := mset.jsa.js
+	if js.cluster == nil {
+		return
+	}
+	leader := ""
+	if st.Role == raft.Leader && st.LeaderReady {
+		leader = js.srv.Name()
+	}
+	if leader == "" {
+		return // followers stay quiet; the new leader will announce
+	}
+	js.cluster.announce(mset.jsa.acc.Name, mset.cfg.Name, leader)
+}
+
+// proposeInbound is the leader's side of a publish to a replicated
+// stream: stateless checks, a timestamp, a proposal.
+func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
+	s := mset.jsa.js.srv
+	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
+		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: time.Now().UnixNano()}}
+	mset.propose(e)
+}
+
+// propose sends an entry to the group; a refused proposal is answered
+// with "temporarily unavailable" so the client can retry.
+func (mset *stream) propose(e *streamEntry) {
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	data := encodeStreamEntry(e)
+	reply := strings.Clone(e.reply)
+	g.Propose(data, func(err error) {
+		if err != nil && reply != "" {
+			b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
+			mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
+		}
+	})
+}
+
+// applyEntry applies one committed entry; the proposer answers.
+func (mset *stream) applyEntry(e *streamEntry, index uint64) {
+	s := mset.jsa.js.srv
+	mset.mu.Lock()
+	if mset.closed {
+		mset.mu.Unlock()
+		return
+	}
+	var resp []byte
+	switch e.op {
+	case streamOpMsg:
+		out := mset.processJetStreamMsg(&e.m)
+		if e.reply != "" && !mset.cfg.NoAck {
+			resp = mset.pubAckJSON(out, s.getOpts().JetStreamDomain)
+		}
+		if mset.leader && mset.expiry == nil && mset.cfg.MaxAge > 0 {
+			mset.scheduleExpiryLocked()
+		}
+	case streamOpPurge:
+		resp = mset.applyPurgeEntry(&e.purge)
+	case streamOpDelete:
+		resp = mset.applyDeleteEntry(e.seq, e.erase)
+	case streamOpExpire:
+		mset.applyExpire(e.cutoff)
+		if mset.leader {
+			mset.scheduleExpiryLocked()
+		}
+	case streamOpConfig:
+		mset.cfg = *e.cfg
+		_ = mset.store.UpdateLimits(limitsOf(e.cfg))
+	}
+	mset.mu.Unlock()
+	if resp != nil && e.origin == s.Name() && e.reply != "" {
+		s.deliver(nil, mset.jsa.acc, e.reply, "", nil, resp)
+	}
+}
+
+func (mset *stream) applyPurgeEntry(req *purgeRequest) []byte {
+	resp := &purgeResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_purge_response"}}
+	switch {
+	case mset.cfg.Sealed:
+		resp.Error = errSealed()
+	case mset.cfg.DenyPurge:
+		resp.Error = errPurgeFailed("stream purge not permitted")
+	default:
+		n, err := mset.applyPurge(req)
+		if err != nil {
+			resp.Error = errPurgeFailed(err.Error())
+		} else {
+			resp.Success, resp.Purged = true, n
+		}
+	}
+	b, _ := json.Marshal(resp)
+	return b
+}
+
+func (mset *stream) applyDeleteEntry(seq uint64, erase bool) []byte {
+	resp := &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_msg_delete_response"}}
+	switch {
+	case mset.cfg.Sealed:
+		resp.Error = errSealed()
+	case mset.cfg.DenyDelete:
+		resp.Error = errMsgDeleteFailed("message delete not permitted")
+	default:
+		ok, err := mset.applyDelete(seq, erase)
+		switch {
+		case err != nil:
+			resp.Error = errMsgDeleteFailed(err.Error())
+		case !ok:
+			resp.Error = errSequenceNotFound(seq)
+		default:
+			resp.Success = true
+		}
+	}
+	b, _ := json.Marshal(resp)
+	return b
+}
+
+// isClustered reports whether the stream is replicated through raft.
+func (mset *stream) isClustered() bool {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.group != nil
+}
+
+// isLeader reports whether this replica serves the stream.
+func (mset *stream) isLeader() bool {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.group == nil || mset.leader
+}
+
+// clusterInfo is StreamInfo's cluster section: the leader and, as the
+// leader's raft progress shows them, the other replicas.
+func (mset *stream) clusterInfo() *ClusterInfo {
+	s := mset.jsa.js.srv
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil {
+		return &ClusterInfo{Leader: s.Name()}
+	}
+	jc := mset.jsa.js.cluster
+	sa := jc.assignment(mset.jsa.acc.Name, mset.cfg.Name)
+	ci := &ClusterInfo{Name: s.ClusterName(), Leader: jc.streamLeader(mset.jsa.acc.Name, mset.cfg.Name)}
+	if sa == nil {
+		return ci
+	}
+	st := g.statusSnapshot()
+	for _, p := range sa.Peers {
+		if p == ci.Leader {
+			continue
+		}
+		pi := &PeerInfo{Name: p}
+		if pr, ok := st.Progress[raftID(p)]; ok {
+			pi.Current = pr.Match >= st.Commit
+			pi.Lag = st.LastIndex - min(st.LastIndex, pr.Match)
+			pi.Active = time.Duration(pr.IdleTicks) * raftTick
+			pi.Offline = !pr.RecentActive
+		}
+		ci.Replicas = append(ci.Replicas, pi)
+	}
+	return ci
+}

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"encoding/binary"
+	"encoding/json"
+)
+
+// Replicated stream log entries. Everything that changes a replicated
+// stream's state is one of these, applied in log order on every replica.
+const (
+	streamOpMsg    byte = 'M' // a publish
+	streamOpPurge  byte = 'P' // purge request (JSON purgeRequest)
+	streamOpDelete byte = 'D' // delete one message
+	streamOpExpire byte = 'E' // expire messages older than a cut-off
+	streamOpConfig byte = 'C' // new configuration (JSON StreamConfig)
+)
+
+// streamEntry is the decoded form. origin is the server that proposed the
+// entry: it answers the client (reply) once it has applied the entry.
+type streamEntry struct {
+	op     byte
+	origin string
+	reply  string
+	m      inMsg         // streamOpMsg
+	seq    uint64        // streamOpDelete
+	erase  bool          // streamOpDelete
+	cutoff int64         // streamOpExpire
+	purge  purgeRequest  // streamOpPurge
+	cfg    *StreamConfig // streamOpConfig
+}
+
+func encodeStreamEntry(e *streamEntry) []byte {
+	b := make([]byte, 0, 64+len(e.m.subj)+len(e.m.hdr)+len(e.m.msg))
+	b = append(b, e.op)
+	b = appendBytes(b, []byte(e.origin))
+	b = appendBytes(b, []byte(e.reply))
+	switch e.op {
+	case streamOpMsg:
+		b = binary.AppendVarint(b, e.m.ts)
+		b = appendBytes(b, []byte(e.m.subj))
+		b = appendBytes(b, e.m.hdr)
+		b = appendBytes(b, e.m.msg)
+	case streamOpDelete:
+		b = binary.AppendUvarint(b, e.seq)
+		if e.erase {
+			b = append(b, 1)
+		} else {
+			b = append(b, 0)
+		}
+	case streamOpExpire:
+		b = binary.AppendVarint(b, e.cutoff)
+	case streamOpPurge:
+		j, _ := json.Marshal(&e.purge)
+		b = appendBytes(b, j)
+	case streamOpConfig:
+		j, _ := json.Marshal(e.cfg)
+		b = appendBytes(b, j)
+	}
+	return b
+}
+
+func decodeStreamEntry(data []byte) (*streamEntry, error) {
+	r := &raftReader{b: data}
+	e := &streamEntry{op: r.byte()}
+	e.origin = string(r.bytes())
+	e.reply = string(r.bytes())
+	switch e.op {
+	case streamOpMsg:
+		e.m.ts = r.varint()
+		e.m.subj = string(r.bytes())
+		e.m.hdr = r.bytes()
+		e.m.msg = r.bytes()
+		e.m.reply = e.reply
+	case streamOpDelete:
+		e.seq = r.uvarint()
+		e.erase = r.byte() == 1
+	case streamOpExpire:
+		e.cutoff = r.varint()
+	case streamOpPurge:
+		if j := r.bytes(); r.err == nil && json.Unmarshal(j, &e.purge) != nil {
+			return nil, errBadRaftMsg
+		}
+	case streamOpConfig:
+		e.cfg = &StreamConfig{}
+		if j := r.bytes(); r.err == nil && json.Unmarshal(j, e.cfg) != nil {
+			return nil, errBadRaftMsg
+		}
+	default:
+		return nil, errBadRaftMsg
+	}
+	return e, r.err
+}
+
+func (r *raftReader) varint() int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.err = errBadRaftMsg
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
