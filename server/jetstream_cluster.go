@@ -371,3 +371,15 @@ func (jc *jsCluster) proposeMeta(me *metaEntry, fail func(*ApiError)) {
 		}
 	})
 }
+
+// streamSubject reports whether subject belongs to a stream of the account.
+func (jc *jsCluster) streamSubject(account, subject string) bool {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	for _, sa := range jc.streams[account] {
+		if matchesAny(subject, sa.Config.Subjects) {
+			return true
+		}
+	}
+	return false
+}

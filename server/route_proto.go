@@ -75,20 +75,26 @@ func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
 		queues = strings.Split(string(f[4]), ",")
 	}
 	msg := buf[:size]
-	s.deliverLocal(acc, string(f[1]), reply, string(f[3]) == "1", queues, msg[:hdrLen], msg[hdrLen:])
+	mode := string(f[3])
+	n := s.deliverLocal(acc, string(f[1]), reply, mode != "0", queues, msg[:hdrLen], msg[hdrLen:])
+	if n == 0 && mode != "0" && reply != "" {
+		s.rerouteStreamPublish(acc, string(f[1]), reply, msg[:hdrLen], msg[hdrLen:], mode == "1")
+	}
 	return buf, nil
 }
 
-// deliverLocal hands a routed message to this server's own subscribers.
-func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, queues []string, hdr, msg []byte) {
+// deliverLocal hands a routed message to this server's own subscribers
+// and returns how many received it.
+func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, queues []string, hdr, msg []byte) int {
 	if len(hdr) == 0 {
 		hdr = nil
 	}
+	n := 0
 	res := matchSubject(acc, subject)
 	if plain {
 		for _, sub := range res.Plain {
-			if sub.route == nil {
-				s.deliverTo(nil, acc, sub, subject, reply, hdr, msg)
+			if sub.route == nil && s.deliverTo(nil, acc, sub, subject, reply, hdr, msg) {
+				n++
 			}
 		}
 	}
@@ -97,11 +103,44 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 			if res.Queues[i].Name != q {
 				continue
 			}
-			if sub := pickLocalMember(res.Queues[i].Members); sub != nil {
-				s.deliverTo(nil, acc, sub, subject, reply, hdr, msg)
+			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, acc, sub, subject, reply, hdr, msg) {
+				n++
 			}
 		}
 	}
+	return n
+}
+
+// rerouteStreamPublish handles a publish that was routed here for a
+// replicated stream whose leadership moved while it was in flight: it is
+// routed once more, by this server's current view of interest, so it
+// reaches the new leader instead of vanishing. Re-routed copies carry
+// mode "2" and are never re-routed again.
+func (s *Server) rerouteStreamPublish(acc *Account, subject, reply string, hdr, msg []byte, forward bool) {
+	js := s.js.Load()
+	if js == nil || js.cluster == nil || !js.cluster.streamSubject(acc.Name, subject) {
+		return
+	}
+	res := matchSubject(acc, subject)
+	for _, sub := range res.Plain {
+		if sub.route == nil {
+			return // served here after all
+		}
+		if !forward {
+			break
+		}
+		rc := sub.route
+		rc.mu.Lock()
+		if !rc.closing {
+			rc.appendRMSGModeLocked(acc.Name, subject, reply, "2", nil, hdr, msg)
+		}
+		rc.mu.Unlock()
+		rc.out.signal()
+		return
+	}
+	// Nobody serves the stream right now (between leaders): the publish was
+	// not stored anywhere, so say so and let the client retry.
+	s.deliver(nil, acc, reply, "", []byte("NATS/1.0 503\r\nNats-Subject: "+subject+"\r\n\r\n"), nil)
 }
 
 func pickLocalMember(members []*subscription) *subscription {
@@ -259,6 +298,16 @@ func (s *Server) sendAllInterest(r *route) {
 
 // appendRMSGLocked queues a message for a route.
 func (c *client) appendRMSGLocked(acc, subject, reply string, plain bool, queues []string, hdr, msg []byte) {
+	mode := "0"
+	if plain {
+		mode = "1"
+	}
+	c.appendRMSGModeLocked(acc, subject, reply, mode, queues, hdr, msg)
+}
+
+// appendRMSGModeLocked queues a message with an explicit delivery mode:
+// "0" queue groups only, "1" plain subscribers too, "2" plain, re-routed.
+func (c *client) appendRMSGModeLocked(acc, subject, reply, mode string, queues []string, hdr, msg []byte) {
 	b := c.out.hdr[:0]
 	b = append(b, "RMSG "...)
 	b = append(b, acc...)
@@ -270,11 +319,9 @@ func (c *client) appendRMSGLocked(acc, subject, reply string, plain bool, queues
 	} else {
 		b = append(b, reply...)
 	}
-	if plain {
-		b = append(b, " 1 "...)
-	} else {
-		b = append(b, " 0 "...)
-	}
+	b = append(b, ' ')
+	b = append(b, mode...)
+	b = append(b, ' ')
 	if len(queues) == 0 {
 		b = append(b, '-')
 	} else {
