@@ -11,6 +11,7 @@ require (
 )
 
 require (
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/nats-io/nats.go v1.55.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 )

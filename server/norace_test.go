@@ -1,0 +1,285 @@
+//go:build !race
+
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// casInput/casOutput are one compare-and-set write in the history.
+type casInput struct {
+	Key      string
+	Expected uint64
+	Value    string
+}
+
+type casOutput struct {
+	Kind int    // casOK, casWrongSeq, casNotStored
+	Rev  uint64 // new sequence (casOK) or the reported current one (casWrongSeq)
+}
+
+const (
+	casOK = iota
+	casWrongSeq
+	casNotStored
+)
+
+// casModel is a per-key register whose revision is the stream sequence of
+// the key's last message. A rejection must be explained by the state: the
+// reported sequence is the register's current revision.
+var casModel = porcupine.Model{
+	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
+		byKey := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range history {
+			k := op.Input.(casInput).Key
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], op)
+		}
+		var out [][]porcupine.Operation
+		for _, k := range keys {
+			out = append(out, byKey[k])
+		}
+		return out
+	},
+	Init: func() any { return uint64(0) },
+	Step: func(state, input, output any) (bool, any) {
+		rev, in, out := state.(uint64), input.(casInput), output.(casOutput)
+		switch out.Kind {
+		case casOK:
+			return rev == in.Expected && out.Rev > rev, out.Rev
+		case casWrongSeq:
+			return rev != in.Expected && rev == out.Rev, rev
+		}
+		return true, rev // not stored: no effect
+	},
+	Equal: func(a, b any) bool { return a.(uint64) == b.(uint64) },
+}
+
+type chaosCluster struct {
+	t     *testing.T
+	confs []string
+	ports []int
+	procs []*serverProcess
+	mu    sync.Mutex
+}
+
+func startChaosCluster(t *testing.T) *chaosCluster {
+	c := &chaosCluster{t: t}
+	var cports []int
+	for i := 0; i < 3; i++ {
+		c.ports = append(c.ports, freePort(t))
+		cports = append(cports, freePort(t))
+	}
+	var routes []string
+	for _, p := range cports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	for i := 0; i < 3; i++ {
+		dir := t.TempDir()
+		conf := fmt.Sprintf("server_name: N%d\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q }\n"+
+			"cluster { name: CHAOS, listen: 127.0.0.1:%d, routes: [%s] }\n",
+			i+1, c.ports[i], dir, cports[i], strings.Join(routes, ", "))
+		path := filepath.Join(dir, "n.conf")
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.confs = append(c.confs, path)
+	}
+	c.procs = make([]*serverProcess, 3)
+	for i := range c.confs {
+		c.procs[i] = startProcess(t, c.ports[i], "-c", c.confs[i])
+	}
+	return c
+}
+
+func (c *chaosCluster) urls() string {
+	var u []string
+	for _, p := range c.ports {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return strings.Join(u, ",")
+}
+
+// kill9 kills server i and restarts it after a pause.
+func (c *chaosCluster) bounce(i int, pause time.Duration) {
+	c.mu.Lock()
+	p := c.procs[i]
+	c.mu.Unlock()
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	time.Sleep(pause)
+	np := startProcess(c.t, c.ports[i], "-c", c.confs[i])
+	c.mu.Lock()
+	c.procs[i] = np
+	c.mu.Unlock()
+}
+
+func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
+	duration := 12 * time.Second
+	if d, err := time.ParseDuration(os.Getenv("TERN_CHAOS_DURATION")); err == nil {
+		duration = d
+	}
+	c := startChaosCluster(t)
+	nc := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	js, _ := jetstream.New(nc)
+	waitFor(t, 20*time.Second, "the R3 stream", func() bool {
+		_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "KV", Subjects: []string{"kv.>"}, Replicas: 3})
+		return err == nil
+	})
+	var (
+		hmu     sync.Mutex
+		history []porcupine.Operation
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+	)
+	start := time.Now()
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cas := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+			known := map[string]uint64{}
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("kv.k%d", rand.IntN(4))
+				in := casInput{Key: key, Expected: known[key], Value: fmt.Sprintf("w%d-%d", w, n)}
+				call := time.Since(start).Nanoseconds()
+				out := chaosWrite(cas, in)
+				ret := time.Since(start).Nanoseconds()
+				switch out.Kind {
+				case casOK, casWrongSeq:
+					known[key] = out.Rev
+				default:
+					ret = -1 // unknown outcome: resolved after the run
+				}
+				hmu.Lock()
+				history = append(history, porcupine.Operation{ClientId: w, Input: in, Call: call, Output: out, Return: ret})
+				hmu.Unlock()
+			}
+		}()
+	}
+	// Kill -9 a random server every couple of seconds, then bring it back.
+	deadline := time.Now().Add(duration)
+	for time.Now().Before(deadline) {
+		time.Sleep(1500 * time.Millisecond)
+		c.bounce(rand.IntN(3), 500*time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	close(stop)
+	wg.Wait()
+	stored := readWholeStream(t, js, "KV")
+	end := time.Since(start).Nanoseconds()
+	checkChaosHistory(t, history, stored, end)
+}
+
+// chaosWrite publishes with the expectation and classifies the answer.
+// Anything but a definite answer is casNotStored for now (resolved later).
+func chaosWrite(nc *nats.Conn, in casInput) casOutput {
+	m := nats.NewMsg(in.Key)
+	m.Data = []byte(in.Value)
+	m.Header.Set(JSExpectedLastSubjSeq, strconv.FormatUint(in.Expected, 10))
+	resp, err := nc.RequestMsg(m, 2*time.Second)
+	if err != nil {
+		return casOutput{Kind: casNotStored, Rev: 1<<64 - 1}
+	}
+	var ack casAck
+	if json.Unmarshal(resp.Data, &ack) != nil {
+		return casOutput{Kind: casNotStored, Rev: 1<<64 - 1}
+	}
+	switch {
+	case ack.Error == nil && ack.Seq > 0:
+		return casOutput{Kind: casOK, Rev: ack.Seq}
+	case ack.Error != nil && ack.Error.ErrCode == 10071:
+		rev, _ := strconv.ParseUint(strings.TrimPrefix(ack.Error.Description, "wrong last sequence: "), 10, 64)
+		return casOutput{Kind: casWrongSeq, Rev: rev}
+	}
+	return casOutput{Kind: casNotStored, Rev: 1<<64 - 1}
+}
+
+type storedMsg struct {
+	subj string
+	seq  uint64
+}
+
+func readWholeStream(t *testing.T, js jetstream.JetStream, name string) map[string]storedMsg {
+	var st jetstream.Stream
+	waitFor(t, 30*time.Second, "stream available after chaos", func() bool {
+		var err error
+		st, err = js.Stream(ctx(t), name)
+		return err == nil
+	})
+	info := st.CachedInfo()
+	out := map[string]storedMsg{}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		var m *jetstream.RawStreamMsg
+		waitFor(t, 10*time.Second, "message "+strconv.FormatUint(seq, 10), func() bool {
+			var err error
+			m, err = st.GetMsg(ctx(t), seq)
+			return err == nil
+		})
+		out[string(m.Data)] = storedMsg{subj: m.Subject, seq: m.Sequence}
+	}
+	t.Logf("stream holds %d messages", len(out))
+	return out
+}
+
+// checkChaosHistory resolves ambiguous writes from the stream, checks that
+// every acknowledged write is stored as acknowledged, and that the history
+// is linearizable.
+func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[string]storedMsg, end int64) {
+	acked, wrong, unknown := 0, 0, 0
+	for i := range history {
+		op := &history[i]
+		in, out := op.Input.(casInput), op.Output.(casOutput)
+		sm, ok := stored[in.Value]
+		switch out.Kind {
+		case casOK:
+			acked++
+			if !ok || sm.seq != out.Rev || sm.subj != in.Key {
+				t.Fatalf("acknowledged write %+v -> %+v is not in the stream as acknowledged (%+v, %v)", in, out, sm, ok)
+			}
+		case casWrongSeq:
+			wrong++
+			if ok {
+				t.Fatalf("rejected write %+v is in the stream at %d", in, sm.seq)
+			}
+		default:
+			unknown++
+			if op.Return < 0 {
+				op.Return = end
+			}
+			if ok {
+				op.Output = casOutput{Kind: casOK, Rev: sm.seq}
+			}
+		}
+	}
+	t.Logf("history: %d ops, %d acknowledged, %d rejected (10071), %d ambiguous", len(history), acked, wrong, unknown)
+	if acked == 0 {
+		t.Fatal("no write succeeded")
+	}
+	res, _ := porcupine.CheckOperationsVerbose(casModel, history, 60*time.Second)
+	if res != porcupine.Ok {
+		t.Fatalf("history is not linearizable (%v)", res)
+	}
+}
