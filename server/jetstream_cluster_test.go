@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -125,4 +126,143 @@ func TestJetStreamClusterCreateAndPublish(t *testing.T) {
 		t.Fatalf("after delete: %v", err)
 	}
 	_ = nats.ErrTimeout
+}
+
+// scriptedPublish is one step of a publish script with headers.
+type scriptedPublish struct {
+	subj string
+	hdr  map[string]string
+}
+
+var parityScript = []scriptedPublish{
+	{"p.a", nil},
+	{"p.a", map[string]string{JSMsgId: "id1"}},
+	{"p.a", map[string]string{JSMsgId: "id1"}}, // duplicate
+	{"p.b", map[string]string{JSExpectedLastSubjSeq: "0"}},
+	{"p.b", map[string]string{JSExpectedLastSubjSeq: "0"}}, // wrong now
+	{"p.a", map[string]string{JSExpectedLastSeq: "4"}},
+	{"p.a", map[string]string{JSExpectedLastSeq: "1"}},
+	{"p.c", map[string]string{JSExpectedLastMsgId: "id1"}}, // last stored had no id
+	{"p.c", map[string]string{JSMsgId: "id2"}},
+	{"p.c", map[string]string{JSExpectedLastMsgId: "id2"}},
+	{"p.c", map[string]string{JSExpectedStream: "OTHER"}},
+	{"p.d", map[string]string{JSExpectedLastSubjSeq: "7", JSExpectedLastSubjSeqSubj: "{p}p.*"}},
+	{"p.d", map[string]string{JSExpectedLastSubjSeq: "2", JSExpectedLastSubjSeqSubj: "{p}p.a"}},
+	{"p.d", map[string]string{JSExpectedLastSubjSeqSubj: "{p}p.a"}},
+}
+
+// runScript publishes the script and returns each raw answer with the
+// stream name removed, so R1 and R3 answers can be compared.
+func runScript(t *testing.T, nc *nats.Conn, stream string, prefix string) []string {
+	var out []string
+	for _, p := range parityScript {
+		m := nats.NewMsg(prefix + p.subj)
+		for k, v := range p.hdr {
+			m.Header.Set(k, strings.ReplaceAll(v, "{p}", prefix))
+		}
+		m.Data = []byte("x")
+		ack, err := clusterCASPublish(nc, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Error != nil {
+			out = append(out, fmt.Sprintf("err %d %s", ack.Error.ErrCode, ack.Error.Description))
+		} else {
+			out = append(out, fmt.Sprintf("seq %d dup %v", ack.Seq, ack.Duplicate))
+		}
+	}
+	return out
+}
+
+func TestJetStreamClusterR1AndR3GiveTheSameAnswers(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[1])
+	for _, r := range []int{1, 3} {
+		name := fmt.Sprintf("P%d", r)
+		if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: name, Subjects: []string{name + ".p.*"}, Replicas: r}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r1 := runScript(t, nc, "P1", "P1.")
+	r3 := runScript(t, nc, "P3", "P3.")
+	for i := range r1 {
+		if r1[i] != r3[i] {
+			t.Fatalf("step %d: R1 %q, R3 %q", i, r1[i], r3[i])
+		}
+	}
+	// The script exercises acceptance, duplicates and every rejection kind.
+	want := map[string]bool{"seq 1 dup false": true, "seq 2 dup true": true, "err 10071 wrong last sequence: 3": true, "err 10071 wrong last sequence: 5": true, "seq 6 dup false": true,
+		"err 10070 wrong last msg ID: ": true, "err 10060 expected stream does not match": true, "err 10193 missing sequence for expected last sequence per subject": true}
+	seen := map[string]bool{}
+	for _, a := range r3 {
+		seen[a] = true
+	}
+	for w := range want {
+		if !seen[w] {
+			t.Fatalf("script answers %q lack %q", r3, w)
+		}
+	}
+}
+
+func TestJetStreamClusterLastMsgIdMismatchIsARejection(t *testing.T) {
+	// nats-server 2.14 treats this as a fatal write error on R3 and loses
+	// the stream leader; here it is an ordinary 10070 and the stream goes on.
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "MID", Subjects: []string{"mid"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	m := nats.NewMsg("mid")
+	m.Header.Set(JSMsgId, "a")
+	if ack, err := clusterCASPublish(nc, m); err != nil || ack.Error != nil {
+		t.Fatalf("%+v %v", ack, err)
+	}
+	for i := 0; i < 5; i++ {
+		m = nats.NewMsg("mid")
+		m.Header.Set(JSExpectedLastMsgId, "b")
+		ack, err := clusterCASPublish(nc, m)
+		if err != nil || ack.Error == nil || ack.Error.ErrCode != 10070 || ack.Error.Description != "wrong last msg ID: a" {
+			t.Fatalf("mismatch %d: %+v %v", i, ack.Error, err)
+		}
+	}
+	m = nats.NewMsg("mid")
+	m.Header.Set(JSExpectedLastMsgId, "a")
+	if ack, err := clusterCASPublish(nc, m); err != nil || ack.Error != nil || ack.Seq != 2 {
+		t.Fatalf("matching expectation: %+v %v", ack, err)
+	}
+	checkReplicasAgree(t, c, "MID", 2)
+}
+
+func TestJetStreamClusterRetriedMsgIdAfterRejection(t *testing.T) {
+	// nats-server 2.10 acks such a retry as a duplicate with seq 0 although
+	// nothing was stored; here the retry is judged again.
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[2])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "RT", Subjects: []string{"rt"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := clusterCASPublish(nc, nats.NewMsg("rt")); err != nil || ack.Seq != 1 {
+		t.Fatal(ack, err)
+	}
+	bad := func() *nats.Msg {
+		m := nats.NewMsg("rt")
+		m.Header.Set(JSMsgId, "retry-me")
+		m.Header.Set(JSExpectedLastSubjSeq, "0")
+		return m
+	}
+	for i := 0; i < 3; i++ {
+		ack, err := clusterCASPublish(nc, bad())
+		if err != nil || ack.Duplicate || ack.Error == nil || ack.Error.ErrCode != 10071 {
+			t.Fatalf("retry %d: %+v %v", i, ack, err)
+		}
+	}
+	good := bad()
+	good.Header.Set(JSExpectedLastSubjSeq, "1")
+	if ack, err := clusterCASPublish(nc, good); err != nil || ack.Error != nil || ack.Duplicate || ack.Seq != 2 {
+		t.Fatalf("corrected retry: %+v %v", ack, err)
+	}
+	if ack, err := clusterCASPublish(nc, good); err != nil || !ack.Duplicate || ack.Seq != 2 {
+		t.Fatalf("true duplicate: %+v %v", ack, err)
+	}
+	checkReplicasAgree(t, c, "RT", 2)
 }
