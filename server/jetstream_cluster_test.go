@@ -266,3 +266,63 @@ func TestJetStreamClusterRetriedMsgIdAfterRejection(t *testing.T) {
 	}
 	checkReplicasAgree(t, c, "RT", 2)
 }
+
+func TestJetStreamClusterSnapshotCatchup(t *testing.T) {
+	old := snapshotEvery
+	snapshotEvery = 100
+	t.Cleanup(func() { snapshotEvery = old })
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Stop a server that does not lead the stream; the others move on and
+	// compact their logs past everything it has.
+	leader := st.CachedInfo().Cluster.Leader
+	down := -1
+	for i, s := range c.servers {
+		if s.Name() != leader && s != c.servers[0] {
+			down = i
+		}
+	}
+	c.servers[down].Shutdown()
+	for i := 0; i < 1000; i++ {
+		m := nats.NewMsg(fmt.Sprintf("snap.k%d", i%10))
+		if i%7 == 0 {
+			m.Header.Set(JSMsgId, fmt.Sprintf("id-%d", i))
+		}
+		if ack, err := clusterCASPublish(nc, m); err != nil || ack.Error != nil {
+			t.Fatalf("publish %d: %+v %v", i, ack, err)
+		}
+	}
+	if err := st.DeleteMsg(ctx(t), 500); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Purge(ctx(t), jetstream.WithPurgeSubject("snap.k3")); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ { // a tail after the last snapshot
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("snap.tail")); err != nil || ack.Error != nil {
+			t.Fatalf("tail: %+v %v", ack, err)
+		}
+	}
+	c.servers[down] = runServer(t, c.opts[down])
+	var want StreamState
+	for _, m := range c.replicas("SNAP") {
+		if m.jsa.js.srv != c.servers[down] {
+			m.store.FastState(&want)
+		}
+	}
+	checkReplicasAgree(t, c, "SNAP", want.Msgs)
+	for _, m := range c.replicas("SNAP") {
+		if m.jsa.js.srv == c.servers[down] {
+			m.mu.Lock()
+			installs := m.installs
+			m.mu.Unlock()
+			if installs == 0 {
+				t.Fatalf("the restarted replica caught up without installing a snapshot")
+			}
+		}
+	}
+}

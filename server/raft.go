@@ -129,6 +129,7 @@ func (g *raftGroup) run() {
 			g.fail(err)
 			return
 		}
+		g.maybeSnapshot()
 		g.observe()
 	}
 }
@@ -168,6 +169,26 @@ func (g *raftGroup) propose(p proposal) {
 		default:
 			return
 		}
+	}
+}
+
+// snapshotter is implemented by state machines that compact their log.
+type snapshotter interface {
+	wantSnapshot() (index uint64, data []byte, ok bool)
+}
+
+// maybeSnapshot compacts the log once the state machine asks for it.
+func (g *raftGroup) maybeSnapshot() {
+	sn, ok := g.sm.(snapshotter)
+	if !ok {
+		return
+	}
+	index, data, due := sn.wantSnapshot()
+	if !due {
+		return
+	}
+	if err := g.drv.Compact(index, data); err != nil && err != raft.ErrSnapshotTemporarilyUnavailable {
+		g.srv.Warnf("RAFT group %q: snapshot at %d failed: %v", g.name, index, err)
 	}
 }
 

@@ -50,13 +50,16 @@ type stream struct {
 	applied uint64 // entries applied
 	digest  uint64 // running digest of outcomes (index, seq, error code)
 
-	subs   []*subscription
-	ingest []*subscription // leader-only publish subscriptions (replicated)
-	group  *raftGroup      // nil for a stream on one server
-	leader bool            // leads its group and applied its whole log
-	expiry *time.Timer
-	syncer *groupCommit
-	closed bool
+	subs      []*subscription
+	ingest    []*subscription // leader-only publish subscriptions (replicated)
+	group     *raftGroup      // nil for a stream on one server
+	leader    bool            // leads its group and applied its whole log
+	lastIndex uint64          // last raft index applied (replicated)
+	snapIndex uint64          // raft index of the last snapshot taken or installed
+	installs  int             // snapshots installed, for tests and monitoring
+	expiry    *time.Timer
+	syncer    *groupCommit
+	closed    bool
 }
 
 // processJetStreamMsg is the stream's deterministic apply function: the

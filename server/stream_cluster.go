@@ -23,6 +23,9 @@ type streamSM struct{ mset *stream }
 func (sm *streamSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
 		e := &ents[i]
+		sm.mset.mu.Lock()
+		sm.mset.lastIndex = e.Index
+		sm.mset.mu.Unlock()
 		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
 			continue
 		}
@@ -35,14 +38,22 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 	return nil
 }
 
-// Restore is not reached: replicated streams do not compact their logs yet,
-// so no snapshot is ever taken or sent.
+// Restore installs a snapshot: the exact state at its index.
 func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
-	return errStreamSnapshotsUnsupported
+	if err := sm.mset.restoreSnapshot(snap.Data); err != nil {
+		return err
+	}
+	sm.mset.mu.Lock()
+	sm.mset.lastIndex, sm.mset.snapIndex = snap.Index, snap.Index
+	sm.mset.installs++
+	sm.mset.mu.Unlock()
+	return nil
 }
+
+func (sm *streamSM) wantSnapshot() (uint64, []byte, bool) { return sm.mset.wantSnapshot() }
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 
