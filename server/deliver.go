@@ -232,11 +232,7 @@ func (c *client) appendMsgLocked(subject, sid, reply string, hdr, msg []byte) {
 	}
 	b = strconv.AppendInt(b, int64(len(hdr)+len(msg)), 10)
 	b = append(b, "\r\n"...)
-	c.out.hdr = b
-	c.out.write(b)
-	c.out.write(hdr)
-	c.out.write(msg)
-	c.out.writeString("\r\n")
+	c.out.writeMsg(b, hdr, msg)
 }
 
 // sendNoResponders answers a request nobody received with a 503 status on

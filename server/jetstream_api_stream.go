@@ -62,21 +62,8 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 
 func (r *apiRequest) streamCreate() any {
 	name := r.streamName("STREAM.CREATE.")
-	var cfg StreamConfig
-	if e := r.unmarshal(&cfg); e != nil {
-		return streamErr(e)
-	}
-	if cfg.Name == "" {
-		cfg.Name = name
-	}
-	if cfg.Name != name {
-		return streamErr(errStreamNameMismatch())
-	}
-	if cfg.Sealed { // a stream is sealed only by an update, as in nats-server
-		return streamErr(errStreamInvalidConfig("stream configuration for create can not be sealed"))
-	}
-	cfg.normalize()
-	if e := cfg.check(); e != nil {
+	cfg, e := r.createConfig(name)
+	if e != nil {
 		return streamErr(e)
 	}
 	if cfg.Replicas > 1 {
@@ -184,6 +171,25 @@ func (r *apiRequest) streamInfo() any {
 	}
 	si, paged := mset.info(req.SubjectsFilter, req.DeletedDetails, req.Offset)
 	return &streamInfoResponse{StreamInfo: si, apiPaged: paged}
+}
+
+// createConfig reads, normalises and validates a create request's config.
+func (r *apiRequest) createConfig(name string) (StreamConfig, *ApiError) {
+	var cfg StreamConfig
+	if e := r.unmarshal(&cfg); e != nil {
+		return cfg, e
+	}
+	if cfg.Name == "" {
+		cfg.Name = name
+	}
+	if cfg.Name != name {
+		return cfg, errStreamNameMismatch()
+	}
+	if cfg.Sealed { // a stream is sealed only by an update, as in nats-server
+		return cfg, errStreamInvalidConfig("stream configuration for create can not be sealed")
+	}
+	cfg.normalize()
+	return cfg, cfg.check()
 }
 
 type successResponse struct {

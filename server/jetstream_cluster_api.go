@@ -91,18 +91,8 @@ func (r *apiRequest) clusterAccountInfo() any {
 
 func (r *apiRequest) clusterStreamCreate() any {
 	name := r.streamName("STREAM.CREATE.")
-	var cfg StreamConfig
-	if e := r.unmarshal(&cfg); e != nil {
-		return streamErr(e)
-	}
-	if cfg.Name == "" {
-		cfg.Name = name
-	}
-	if cfg.Name != name {
-		return streamErr(errStreamNameMismatch())
-	}
-	cfg.normalize()
-	if e := cfg.check(); e != nil {
+	cfg, e := r.createConfig(name)
+	if e != nil {
 		return streamErr(e)
 	}
 	jc := r.jsa.js.cluster

@@ -117,12 +117,13 @@ func (c *chaosCluster) urls() string {
 	return strings.Join(u, ",")
 }
 
-// kill9 kills server i and restarts it after a pause.
-func (c *chaosCluster) bounce(i int, pause time.Duration) {
+// bounce stops server i (SIGKILL, or a graceful SIGINT) and restarts it
+// after a pause, as a rolling restart or a crash would.
+func (c *chaosCluster) bounce(i int, pause time.Duration, sig syscall.Signal) {
 	c.mu.Lock()
 	p := c.procs[i]
 	c.mu.Unlock()
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Process.Signal(sig)
 	_ = p.cmd.Wait()
 	time.Sleep(pause)
 	np := startProcess(c.t, c.ports[i], "-c", c.confs[i])
@@ -179,11 +180,16 @@ func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
 			}
 		}()
 	}
-	// Kill -9 a random server every couple of seconds, then bring it back.
+	// Kill -9 a random server every couple of seconds, then bring it back;
+	// every third bounce is a graceful restart instead (rolling upgrade).
 	deadline := time.Now().Add(duration)
-	for time.Now().Before(deadline) {
+	for n := 0; time.Now().Before(deadline); n++ {
 		time.Sleep(1500 * time.Millisecond)
-		c.bounce(rand.IntN(3), 500*time.Millisecond)
+		sig := syscall.SIGKILL
+		if n%3 == 2 {
+			sig = syscall.SIGINT
+		}
+		c.bounce(rand.IntN(3), 500*time.Millisecond, sig)
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)

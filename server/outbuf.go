@@ -71,6 +71,16 @@ func (o *outbound) writeString(s string) {
 	o.write(unsafeBytes(s))
 }
 
+// writeMsg queues a message: its control line (kept as the scratch
+// buffer for the next one), headers, payload and the closing CRLF.
+func (o *outbound) writeMsg(ctrl, hdr, msg []byte) {
+	o.hdr = ctrl
+	o.write(ctrl)
+	o.write(hdr)
+	o.write(msg)
+	o.writeString("\r\n")
+}
+
 // take hands the queued chunks to the write loop.
 func (o *outbound) take() ([][]byte, int) {
 	chunks, n := o.chunks, o.pending

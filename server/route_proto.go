@@ -332,11 +332,7 @@ func (c *client) appendRMSGModeLocked(acc, subject, reply, mode string, queues [
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(len(hdr)+len(msg)), 10)
 	b = append(b, "\r\n"...)
-	c.out.hdr = b
-	c.out.write(b)
-	c.out.write(hdr)
-	c.out.write(msg)
-	c.out.writeString("\r\n")
+	c.out.writeMsg(b, hdr, msg)
 }
 
 // routePing keeps routes alive and detects dead peers.
