@@ -74,7 +74,8 @@ type client struct {
 	rng        *rand.Rand
 
 	stats  clientStats
-	rstats readStats // read loop only
+	rstats readStats     // read loop only
+	jsAcks []deferredAck // read loop only
 }
 
 // clientStats are the connection's counters. The in counters and the
@@ -129,6 +130,7 @@ func (c *client) readLoop() {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
 			perr := c.parser.Parse(buf[:n])
+			c.flushJSAcks()
 			c.publishStats()
 			c.flushPending()
 			if perr != nil {

@@ -418,7 +418,8 @@ func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	return nil
 }
 
-func (ms *memStore) Sync() error { return nil }
+func (ms *memStore) Sync() error  { return nil }
+func (ms *memStore) Flush() error { return nil }
 
 func (ms *memStore) Stop() error {
 	ms.mu.Lock()

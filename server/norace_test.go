@@ -289,3 +289,86 @@ func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[s
 		t.Fatalf("history is not linearizable (%v)", res)
 	}
 }
+
+// TestNoRaceJetStreamKill9FileStream kills a single server with SIGKILL
+// while publishers run; after a restart every acknowledged message is
+// there with its sequence, subject and payload, and the per-subject counts
+// equal a full scan.
+func TestNoRaceJetStreamKill9FileStream(t *testing.T) {
+	port := freePort(t)
+	dir := t.TempDir()
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir}
+	p := startProcess(t, port, args...)
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	nc := connectNATS(t, url)
+	js, _ := jetstream.New(nc)
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "K9", Subjects: []string{"k9.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	type acked struct {
+		subj string
+		seq  uint64
+	}
+	var mu sync.Mutex
+	acks := map[string]acked{}
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pc, err := nats.Connect(url, nats.NoReconnect())
+			if err != nil {
+				return
+			}
+			defer pc.Close()
+			pjs, _ := jetstream.New(pc)
+			for i := 0; ; i++ {
+				subj := fmt.Sprintf("k9.s%d", i%16)
+				payload := fmt.Sprintf("w%d-%d", w, i)
+				f, err := pjs.PublishAsync(subj, []byte(payload))
+				if err != nil {
+					return
+				}
+				select {
+				case ack := <-f.Ok():
+					mu.Lock()
+					acks[payload] = acked{subj, ack.Sequence}
+					mu.Unlock()
+				case <-f.Err():
+					return
+				case <-time.After(5 * time.Second):
+					return
+				}
+			}
+		}()
+	}
+	waitFor(t, 10*time.Second, "some acks", func() bool { mu.Lock(); defer mu.Unlock(); return len(acks) > 2000 })
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	wg.Wait()
+	startProcess(t, port, args...)
+	nc2 := connectNATS(t, url)
+	js2, _ := jetstream.New(nc2)
+	stored := readWholeStream(t, js2, "K9")
+	mu.Lock()
+	defer mu.Unlock()
+	for payload, a := range acks {
+		sm, ok := stored[payload]
+		if !ok || sm.seq != a.seq || sm.subj != a.subj {
+			t.Fatalf("acknowledged %q (%+v) is not stored as acknowledged: %+v %v", payload, a, sm, ok)
+		}
+	}
+	counts := map[string]uint64{}
+	for _, sm := range stored {
+		counts[sm.subj]++
+	}
+	st, _ := js2.Stream(ctx(t), "K9")
+	info, err := st.Info(ctx(t), jetstream.WithSubjectFilter(">"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(info.State.Subjects) != fmt.Sprint(counts) {
+		t.Fatalf("per-subject state %v differs from a full scan %v", info.State.Subjects, counts)
+	}
+	t.Logf("%d acknowledged, %d stored after SIGKILL", len(acks), len(stored))
+}

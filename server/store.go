@@ -123,6 +123,9 @@ type StreamStore interface {
 	// FilteredState is the state of messages at or after seq matching subject.
 	FilteredState(seq uint64, subject string) SimpleState
 	UpdateLimits(StoreLimits) error
+	// Flush hands everything stored so far to the operating system, so it
+	// survives the process being killed (a power loss needs Sync).
+	Flush() error
 	// Sync flushes and fsyncs everything stored so far.
 	Sync() error
 	Stop() error

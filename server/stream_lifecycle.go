@@ -232,11 +232,19 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		return
 	}
 	ack := mset.pubAckJSON(out, mset.jsa.js.srv.getOpts().JetStreamDomain)
-	if syncer != nil && syncer.always && out.err == nil && !out.dup {
-		syncer.ackAfterSync(strings.Clone(reply), ack)
-		return
+	switch {
+	case syncer != nil && syncer.always && out.err == nil:
+		syncer.ackAfterSync(strings.Clone(reply), ack) // after an fsync
+	case syncer != nil && out.err == nil && c != nil && c.route == nil:
+		c.deferAck(mset, reply, ack) // after this read's write to the OS
+	case syncer != nil && out.err == nil:
+		if err := mset.store.Flush(); err != nil {
+			ack = mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
+		}
+		mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
+	default:
+		mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
 	}
-	mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
 }
 
 // rebuildDedupe restores the duplicate window and the last message id from
