@@ -44,8 +44,11 @@ type fileStore struct {
 	disk   diskWork
 	lost   LostStreamData
 	times  tsCache
-	tick   uint64 // LRU clock for block caches
-	werr   error  // sticky write or sync error: the store refuses writes
+	tick   uint64      // LRU clock for block caches
+	rd     blockReader // sealed block file of the last random read
+	rdx    blockReader // index file of the last random read
+	spare  []byte      // data buffer of an evicted block, reused by the next active block
+	werr   error       // sticky write or sync error: the store refuses writes
 	closed bool
 	syncer syncLock
 }
@@ -264,19 +267,11 @@ func (fs *fileStore) loadLocked(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
 	if b == nil || !b.live(seq) {
 		return nil, ErrStoreMsgNotFound
 	}
-	c := fs.blockCache(b)
-	if c == nil || !b.live(seq) {
+	r, ok := fs.readRecord(b, seq)
+	if !ok {
 		return nil, ErrStoreMsgNotFound
 	}
-	i := seq - b.first
-	if i >= uint64(len(c.offs)) || c.offs[i] == noOff {
-		return nil, ErrStoreMsgNotFound
-	}
-	r, ok := decodeRecord(c.data, int(c.offs[i]))
-	if !ok || r.seq != seq || r.kind != recMsg {
-		return nil, ErrStoreMsgNotFound
-	}
-	subj, _, ok := b.idx.subject(i)
+	subj, _, ok := b.idx.subject(seq - b.first)
 	if !ok {
 		subj = string(r.subj)
 	}
@@ -289,19 +284,12 @@ func (fs *fileStore) loadLocked(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
 
 // msgTS returns the timestamp of live message seq.
 func (fs *fileStore) msgTS(seq uint64) (int64, bool) {
-	if fs.closed {
-		return 0, false
-	}
 	b := fs.findBlock(seq)
 	if b == nil || !b.live(seq) {
 		return 0, false
 	}
-	c := fs.blockCache(b)
-	if c == nil || !b.live(seq) || seq-b.first >= uint64(len(c.offs)) {
-		return 0, false
-	}
-	r, ok := decodeRecord(c.data, int(c.offs[seq-b.first]))
-	return r.ts, ok && r.seq == seq
+	r, ok := fs.readRecord(b, seq)
+	return r.ts, ok
 }
 
 func (fs *fileStore) LastSeqForSubject(filter string) uint64 {

@@ -48,6 +48,7 @@ type blockIndex struct {
 	posts  [][]uint32        // by subject id: offsets (seq-first), ascending
 	ids    []uint32          // by offset: subject id or noID
 	sizes  []uint32          // by offset: accounted size, 0 when no message
+	recOff []uint32          // by offset: record offset in the raw data, noOff when none
 }
 
 // maxSeq is the highest sequence the block accounts for.
@@ -214,6 +215,7 @@ func buildView(data []byte, pb *parsedBlock, first, last uint64) (*blockCache, *
 	if first == 0 || last < first {
 		return c, x
 	}
+	defer func() { x.recOff = c.offs }()
 	n := last - first + 1
 	c.offs = make([]uint32, n)
 	for i := range c.offs {

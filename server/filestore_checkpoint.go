@@ -183,6 +183,9 @@ func (fs *fileStore) compressBlockFile(index uint32) error {
 			b.compressed = true
 		}
 	}
+	if fs.rd.index == index {
+		fs.rd.drop()
+	}
 	fs.disk.dirDirty = true
 	return fs.fsys.Remove(blockName(fs.dir, index, false))
 }

@@ -157,12 +157,16 @@ func (fs *fileStore) compactBlock(j compactJob) error {
 	}
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	fs.disk.compactions++
+	if fs.rd.index == j.index {
+		fs.rd.drop()
+	}
 	if b := fs.blockByIndex(j.index); b != nil {
-		b.rawLen, b.written, b.tombMax, b.tombs, b.cache = int64(len(out)), res.written, res.tombMax, res.tombs, nil
-		fs.disk.compactions++
+		b.rawLen, b.written, b.tombMax, b.tombs = int64(len(out)), res.written, res.tombMax, res.tombs
 		for _, seq := range res.dropped {
 			b.markGone(seq - b.first)
 		}
+		fs.newOffsets(b, out)
 		if b.msgs == 0 {
 			fs.dropEmpty(b)
 		}
@@ -212,4 +216,19 @@ func (fs *fileStore) blockByIndex(index uint32) *msgBlock {
 		}
 	}
 	return nil
+}
+
+// newOffsets installs the data of a rewritten block and rewrites its
+// index file, whose record offsets changed.
+func (fs *fileStore) newOffsets(b *msgBlock, data []byte) {
+	c, x := buildView(data, parseBlockData(data), b.first, b.last)
+	if b.idx == nil {
+		b.idx = x
+	}
+	b.idx.recOff, b.cache = c.offs, c
+	if err := fs.writeIndexFile(b, true); err != nil {
+		fs.logf("writing index of block %d: %v", b.index, err)
+	}
+	fs.touch(b)
+	fs.trimCaches()
 }

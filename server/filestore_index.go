@@ -11,12 +11,19 @@ import (
 // A block's subject index file (NNNNNNNNNN.idx) is written when the block
 // is sealed and rebuilt from the block when missing or damaged:
 //
-//	"TIX1" | u32 block index | uvarint first, last
+//	header: "TIX2" | u32 block index | u64 first | u64 last | u32 n | u32 0
+//	table:  n × (u32 record offset in the raw data or 0xFFFFFFFF, u32 accounted size)
 //	uvarint subjects, each: uvarint length, bytes, uvarint count,
-//	    count uvarint offset deltas (offset = seq-first, ascending)
-//	last-first+1 uvarint accounted sizes
+//	    count uvarint deltas of offsets (seq-first, ascending)
 //	u64 hash of everything before
-const idxMagic = "TIX1"
+//
+// The fixed-width table lets a random read find one record with an 8-byte
+// read, without loading the index (the record's own checksum and sequence
+// are checked; on any doubt the whole block is loaded).
+const (
+	idxMagic  = "TIX2"
+	idxHdrLen = 32
+)
 
 var errBadIndex = errors.New("bad index file")
 
@@ -25,10 +32,20 @@ func encodeIndex(b *msgBlock, x *blockIndex) []byte {
 	if b.first != 0 {
 		n = b.last - b.first + 1
 	}
-	out := append([]byte(idxMagic), 0, 0, 0, 0)
+	out := make([]byte, idxHdrLen, idxHdrLen+8*n+16*uint64(len(x.subjs))+4*n+8)
+	copy(out, idxMagic)
 	binary.LittleEndian.PutUint32(out[4:], b.index)
-	out = binary.AppendUvarint(out, b.first)
-	out = binary.AppendUvarint(out, b.last)
+	binary.LittleEndian.PutUint64(out[8:], b.first)
+	binary.LittleEndian.PutUint64(out[16:], b.last)
+	binary.LittleEndian.PutUint32(out[24:], uint32(n))
+	for i := uint64(0); i < n; i++ {
+		off, size := noOff, uint32(0)
+		if i < uint64(len(x.recOff)) && i < uint64(len(x.sizes)) {
+			off, size = x.recOff[i], x.sizes[i]
+		}
+		out = binary.LittleEndian.AppendUint32(out, off)
+		out = binary.LittleEndian.AppendUint32(out, size)
+	}
 	out = binary.AppendUvarint(out, uint64(len(x.subjs)))
 	for id, s := range x.subjs {
 		out = binary.AppendUvarint(out, uint64(len(s)))
@@ -44,33 +61,29 @@ func encodeIndex(b *msgBlock, x *blockIndex) []byte {
 			prev = p
 		}
 	}
-	for i := uint64(0); i < n; i++ {
-		var size uint32
-		if i < uint64(len(x.sizes)) {
-			size = x.sizes[i]
-		}
-		out = binary.AppendUvarint(out, uint64(size))
-	}
 	return binary.LittleEndian.AppendUint64(out, fsHash(out))
 }
 
 // decodeIndex parses an index file for block b; it must describe exactly
 // b's message range.
 func decodeIndex(b *msgBlock, data []byte) (*blockIndex, error) {
-	if len(data) < 16 || string(data[:4]) != idxMagic ||
+	if len(data) < idxHdrLen+8 || string(data[:4]) != idxMagic ||
 		binary.LittleEndian.Uint64(data[len(data)-8:]) != fsHash(data[:len(data)-8]) {
 		return nil, errBadIndex
 	}
-	r := &byteReader{b: data[8 : len(data)-8]}
-	if binary.LittleEndian.Uint32(data[4:]) != b.index || r.uvarint() != b.first || r.uvarint() != b.last || b.first == 0 {
+	n := uint64(binary.LittleEndian.Uint32(data[24:]))
+	if binary.LittleEndian.Uint32(data[4:]) != b.index || binary.LittleEndian.Uint64(data[8:]) != b.first ||
+		binary.LittleEndian.Uint64(data[16:]) != b.last || b.first == 0 || n != b.last-b.first+1 ||
+		uint64(len(data)) < idxHdrLen+8*n+8 {
 		return nil, errBadIndex
 	}
-	n := b.last - b.first + 1
 	x := newBlockIndex()
-	x.ids, x.sizes = make([]uint32, n), make([]uint32, n)
+	x.ids, x.sizes, x.recOff = make([]uint32, n), make([]uint32, n), make([]uint32, n)
 	for i := range x.ids {
-		x.ids[i] = noID
+		t := data[idxHdrLen+8*i:]
+		x.ids[i], x.recOff[i], x.sizes[i] = noID, binary.LittleEndian.Uint32(t), binary.LittleEndian.Uint32(t[4:])
 	}
+	r := &byteReader{b: data[idxHdrLen+8*n : len(data)-8]}
 	nsubj := r.uvarint()
 	for s := uint64(0); s < nsubj && !r.bad; s++ {
 		name := string(r.bytes(r.uvarint()))
@@ -82,6 +95,7 @@ func decodeIndex(b *msgBlock, data []byte) (*blockIndex, error) {
 		if cnt > n {
 			return nil, errBadIndex
 		}
+		x.posts[id] = make([]uint32, 0, cnt)
 		for k := uint64(0); k < cnt && !r.bad; k++ {
 			d := r.uvarint()
 			off += d
@@ -92,13 +106,24 @@ func decodeIndex(b *msgBlock, data []byte) (*blockIndex, error) {
 			x.posts[id] = append(x.posts[id], uint32(off))
 		}
 	}
-	for i := range x.sizes {
-		x.sizes[i] = uint32(r.uvarint())
-	}
 	if r.bad || len(r.b) != 0 {
 		return nil, errBadIndex
 	}
 	return x, nil
+}
+
+// indexEntry reads the table entry of offset i from b's index file without
+// loading the index: the record offset and accounted size.
+func (fs *fileStore) indexEntry(b *msgBlock, i uint64) (uint32, uint32, bool) {
+	f, err := fs.rdx.open(fs, indexName(fs.dir, b.index), b.index)
+	if err != nil {
+		return 0, 0, false
+	}
+	var e [8]byte
+	if _, err := f.ReadAt(e[:], int64(idxHdrLen+8*i)); err != nil {
+		return 0, 0, false
+	}
+	return binary.LittleEndian.Uint32(e[:]), binary.LittleEndian.Uint32(e[4:]), true
 }
 
 // byteReader decodes varints and byte strings, remembering any overrun.

@@ -100,6 +100,7 @@ func (fs *fileStore) seal(base uint64) error {
 		return err
 	}
 	mb := fs.active()
+	mb.idx.recOff = mb.cache.offs
 	if err := fs.writeIndexFile(mb, true); err != nil {
 		fs.logf("writing index of block %d: %v", mb.index, err)
 	}
@@ -131,7 +132,11 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
 		size = int(fs.cfg.BlockSize) + 64<<10
 	}
-	mb := &msgBlock{index: index, base: base, cache: &blockCache{data: make([]byte, 0, size)}, idx: newBlockIndex()}
+	buf := fs.spare
+	if fs.spare = nil; cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	mb := &msgBlock{index: index, base: base, cache: &blockCache{data: buf}, idx: newBlockIndex()}
 	fs.blocks = append(fs.blocks, mb)
 	fs.aw = activeFile{f: f}
 	fs.disk.dirDirty = true
@@ -239,6 +244,8 @@ func (fs *fileStore) closeFiles() {
 		fs.aw.f.Close()
 		fs.aw = activeFile{}
 	}
+	fs.rd.drop()
+	fs.rdx.drop()
 	for _, b := range fs.blocks {
 		b.cache, b.idx = nil, nil
 	}
