@@ -25,6 +25,7 @@ const (
 	fsFlushBound              = 256 << 10 // buffered bytes that trigger a write
 	fsMaxCachedBlocks         = 4         // sealed blocks whose data stays in memory
 	fsMaxLoadedIndexes        = 32        // sealed blocks whose subject index stays in memory
+	fsSequentialRun           = 16        // forward reads in a row that load a block whole
 	fsCheckpointFile          = "checkpoint"
 )
 

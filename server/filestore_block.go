@@ -27,6 +27,8 @@ type msgBlock struct {
 	cache       *blockCache
 	idx         *blockIndex
 	used        uint64 // LRU tick of the last cache or index use
+	lastRead    uint64 // last record read alone from the file
+	run         int    // reads in a row going forward through the block
 }
 
 const (

@@ -177,7 +177,7 @@ func (fs *fileStore) trimCaches() {
 		if cap(b.cache.data) > cap(fs.spare) {
 			fs.spare = b.cache.data[:0]
 		}
-		b.cache = nil
+		b.cache, b.run = nil, 0
 	})
 	evict(idxOnly, fsMaxLoadedIndexes, func(b *msgBlock) { b.idx = nil })
 }
@@ -236,9 +236,19 @@ func (fs *fileStore) readRecord(b *msgBlock, seq uint64) (record, bool) {
 		return record{}, false
 	}
 	i := seq - b.first
+	// Random reads get one record at a time; a run of reads going forward
+	// through the block (a consumer) loads it whole.
 	if b.cache == nil && !b.compressed {
-		if r, ok := fs.readOneRecord(b, i); ok {
-			return r, true
+		if seq > b.lastRead && seq-b.lastRead <= 8 {
+			b.run++
+		} else {
+			b.run = 0
+		}
+		b.lastRead = seq
+		if b.run < fsSequentialRun {
+			if r, ok := fs.readOneRecord(b, i); ok {
+				return r, true
+			}
 		}
 	}
 	c := fs.blockCache(b)

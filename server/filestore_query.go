@@ -179,11 +179,7 @@ func (fs *fileStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*St
 		start = max(start, ss.First)
 	}
 	for start <= fs.seqs.last {
-		var found uint64
-		fs.forEachMatch(m, start, fs.seqs.last, func(s uint64) bool {
-			found = s
-			return false
-		})
+		found := fs.nextMatch(m, start)
 		if found == 0 {
 			break
 		}
@@ -245,4 +241,23 @@ func (fs *fileStore) countFrom(seq uint64) SimpleState {
 		}
 	}
 	return st
+}
+
+// nextMatch is the first live sequence >= start matching m (0: none).
+func (fs *fileStore) nextMatch(m *subjectMatcher, start uint64) uint64 {
+	switch {
+	case m.all:
+		if s := fs.nextLive(start); s <= fs.seqs.last {
+			return s
+		}
+		return 0
+	case !m.wild:
+		return fs.nextForSubject(m.filter, start)
+	}
+	var found uint64
+	fs.forEachMatch(m, start, fs.seqs.last, func(s uint64) bool {
+		found = s
+		return false
+	})
+	return found
 }

@@ -397,7 +397,7 @@ type subjectMatcher struct {
 }
 
 func newSubjectMatcher(filter string) *subjectMatcher {
-	return &subjectMatcher{filter: filter, all: matchAll(filter), wild: sublist.SubjectHasWildcard(filter), seen: map[string]bool{}}
+	return &subjectMatcher{filter: filter, all: matchAll(filter), wild: sublist.SubjectHasWildcard(filter)}
 }
 
 func (m *subjectMatcher) match(subj string) bool {
@@ -410,6 +410,9 @@ func (m *subjectMatcher) match(subj string) bool {
 	ok, found := m.seen[subj]
 	if !found {
 		ok = sublist.MatchLiteral(subj, m.filter)
+		if m.seen == nil {
+			m.seen = map[string]bool{}
+		}
 		m.seen[subj] = ok
 	}
 	return ok
