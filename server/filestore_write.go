@@ -128,15 +128,20 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	fs.fsys.Remove(indexName(fs.dir, index))
 	// A stream that filled its last block gets a full-size buffer at once
 	// (no regrowth copies); a slow one starts small.
-	size := 64 << 10
+	size, count := 64<<10, 0
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
 		size = int(fs.cfg.BlockSize) + 64<<10
+		if prev := fs.blocks[n-1]; prev.first != 0 {
+			count = int(prev.last-prev.first) + 64
+		}
 	}
 	buf := fs.spare
 	if fs.spare = nil; cap(buf) < size {
 		buf = make([]byte, 0, size)
 	}
-	mb := &msgBlock{index: index, base: base, cache: &blockCache{data: buf}, idx: newBlockIndex()}
+	mb := &msgBlock{index: index, base: base, idx: newBlockIndex(),
+		cache: &blockCache{data: buf, offs: make([]uint32, 0, count)}}
+	mb.idx.ids, mb.idx.sizes = make([]uint32, 0, count), make([]uint32, 0, count)
 	fs.blocks = append(fs.blocks, mb)
 	fs.aw = activeFile{f: f}
 	fs.disk.dirDirty = true
