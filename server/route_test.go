@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -179,5 +180,22 @@ func TestRouteInterestRemovedAndReconnect(t *testing.T) {
 	pub.Publish("back", []byte("ok"))
 	if m, err := sub2.NextMsg(2 * time.Second); err != nil || string(m.Data) != "ok" {
 		t.Fatalf("after restart: %v %v", m, err)
+	}
+}
+
+func TestRouteConnectURLsInInfo(t *testing.T) {
+	servers := runCluster(t, 3, nil)
+	nc := connectNATS(t, servers[0].ClientURL())
+	want := map[string]bool{}
+	for _, s := range servers {
+		want[strings.TrimPrefix(s.ClientURL(), "nats://")] = true
+	}
+	got := nc.DiscoveredServers()
+	for _, u := range got {
+		delete(want, strings.TrimPrefix(u, "nats://"))
+	}
+	delete(want, strings.TrimPrefix(servers[0].ClientURL(), "nats://"))
+	if len(want) != 0 {
+		t.Fatalf("INFO connect_urls lack %v (discovered %v)", want, got)
 	}
 }

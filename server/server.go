@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -305,7 +307,18 @@ func (s *Server) connectURLs() []string {
 	if o.ClientAdvertise != "" {
 		return []string{o.ClientAdvertise}
 	}
-	return nil
+	if s.routes.byID == nil {
+		return nil
+	}
+	// In a cluster, clients learn every server's client address.
+	urls := []string{strings.TrimPrefix(s.ClientURL(), "nats://")}
+	for _, r := range s.routeList() {
+		if u := strings.TrimPrefix(r.remote.ClientURL, "nats://"); u != "" {
+			urls = append(urls, u)
+		}
+	}
+	sort.Strings(urls)
+	return urls
 }
 
 // Shutdown closes listeners and connections and waits for every goroutine.
