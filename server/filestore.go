@@ -1,5 +1,27 @@
 package server
 
+// The file store keeps a stream in a directory of files:
+//
+//	NNNNNNNNNN.blk  a block: checksummed records (filestore_record.go), append
+//	                only; the highest one is the active block, held in memory
+//	                and written out in batches
+//	NNNNNNNNNN.blz  a sealed block compressed in S2 chunks (filestore_compress.go)
+//	NNNNNNNNNN.idx  a sealed block's subject index and record table
+//	                (filestore_index.go)
+//	checkpoint      the whole in-memory state at one point of the log
+//	                (filestore_checkpoint.go)
+//
+// Every change is a record in the active block: messages, tombstones,
+// "everything below N is removed" and "everything up to N is assigned"
+// markers. The per-subject state and the per-block counters and deletion
+// bitmaps live in memory; a clean Stop writes a checkpoint of them, and
+// Sync writes one when blocks were sealed or removed since the last. Open
+// loads the checkpoint and replays only the records written after it
+// (filestore_recover.go); without a usable checkpoint it replays every
+// block. Files of removed blocks are deleted, and blocks with many removed
+// messages compacted (filestore_compact.go), only after a checkpoint that
+// no longer needs them is durable.
+
 import (
 	"errors"
 	"fmt"
@@ -29,7 +51,10 @@ const (
 	fsCheckpointFile          = "checkpoint"
 )
 
-var errFileStoreSubject = errors.New("subject too long for the file store")
+var (
+	errFileStoreSubject = errors.New("subject too long for the file store")
+	errFileStoreTooBig  = errors.New("message too large for the file store")
+)
 
 // fileStore is the block-file StreamStore. Lock order: syncer.mu, then mu.
 type fileStore struct {
@@ -160,6 +185,9 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 	}
 	if len(subj) > 0xFFFF {
 		return 0, errFileStoreSubject
+	}
+	if recSize(subj, hdr, msg) > recMaxLen {
+		return 0, errFileStoreTooBig
 	}
 	if err := fs.makeRoom(recSize(subj, hdr, msg)); err != nil {
 		return 0, err

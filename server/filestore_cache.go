@@ -2,6 +2,7 @@ package server
 
 import (
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/tern-mq/nats-server/internal/vfs"
@@ -29,8 +30,8 @@ func (fs *fileStore) blockCache(b *msgBlock) *blockCache {
 		b.idx = fs.readIndexFile(b)
 	}
 	c, x := buildView(data, pb, b.first, b.last)
-	hadIdx := b.idx != nil
-	if !hadIdx {
+	hadIdx := b.idx != nil && slices.Equal(b.idx.recOff, c.offs)
+	if b.idx == nil {
 		b.idx = x
 	}
 	b.idx.recOff = c.offs // the data is the authority on where records are
