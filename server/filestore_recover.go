@@ -140,7 +140,9 @@ type replayCtx struct {
 
 // replayBlock applies the records of b at or after offset from; a new
 // block is appended to fs.blocks first (the checkpoint's active block is
-// there already). False when from does not fall on a record boundary.
+// there already). Damage before from is not a torn tail: the messages the
+// checkpoint holds live there are reported lost. False when the
+// checkpoint's active block cannot be read.
 func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 	data, err := fs.readBlock(b)
 	if err != nil {
@@ -151,8 +153,10 @@ func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 		data = nil
 	}
 	pb := parseBlockData(data)
-	if from > 0 && !recordBoundary(pb, from) {
-		return false
+	if from > int64(len(data)) {
+		// Data the checkpoint vouches for is gone: what it held live
+		// there is reported lost below.
+		fs.logf("block %d: %d bytes, the checkpoint covers %d", b.index, len(data), from)
 	}
 	if isNew {
 		b.base = fs.seqs.last // keeps maxSeq ascending whatever the block holds
@@ -175,7 +179,7 @@ func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 	if pb.badBytes > 0 {
 		fs.logf("block %d: %d corrupt bytes skipped", b.index, pb.badBytes)
 	}
-	if pb.tail && !b.compressed {
+	if pb.tail && !b.compressed && int64(pb.end) >= from {
 		fs.truncateTail(b, pb.end, len(data))
 	}
 	fs.reconcile(b, b.cache)
@@ -187,14 +191,6 @@ func (fs *fileStore) replayBlock(b *msgBlock, from int64, isNew bool) bool {
 	}
 	fs.trimCaches()
 	return true
-}
-
-func recordBoundary(pb *parsedBlock, off int64) bool {
-	if off == int64(pb.end) {
-		return true
-	}
-	i := sort.Search(len(pb.recs), func(i int) bool { return int64(pb.recs[i].off) >= off })
-	return i < len(pb.recs) && int64(pb.recs[i].off) == off
 }
 
 // view (re)builds the block's cache and index for messages from lo on.
