@@ -35,7 +35,7 @@ func (c *client) flushJSAcks() {
 			continue
 		}
 		flushed = append(flushed, a.mset)
-		if err := a.mset.store.Flush(); err != nil {
+		if err := a.mset.st().Flush(); err != nil {
 			if failed == nil {
 				failed = map[*stream]error{}
 			}

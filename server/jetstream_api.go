@@ -215,7 +215,7 @@ func (r *apiRequest) accountInfo() any {
 		API: JetStreamAPIStats{Level: JetStreamAPILevel, Total: uint64(js.apiTotal.Load()), Errors: uint64(js.apiErrs.Load())}}
 	for _, mset := range r.jsa.streamList() {
 		var ss StreamState
-		mset.store.FastState(&ss)
+		mset.st().FastState(&ss)
 		if mset.config().Storage == MemoryStorage {
 			st.Memory += ss.Bytes
 		} else {

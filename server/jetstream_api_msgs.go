@@ -46,9 +46,9 @@ func (r *apiRequest) streamPurge() any {
 // applyPurge is the deterministic purge operation; the caller holds mu.
 func (mset *stream) applyPurge(req *purgeRequest) (uint64, error) {
 	if req.Subject == "" && req.Sequence == 0 && req.Keep == 0 {
-		return mset.store.Purge()
+		return mset.st().Purge()
 	}
-	return mset.store.PurgeEx(req.Subject, req.Sequence, req.Keep)
+	return mset.st().PurgeEx(req.Subject, req.Sequence, req.Keep)
 }
 
 // StoredMsg is a message as STREAM.MSG.GET returns it.
@@ -102,11 +102,11 @@ func (req *msgGetRequest) valid() bool {
 func (mset *stream) load(req *msgGetRequest, sm *StoreMsg) (*StoreMsg, error) {
 	switch {
 	case req.LastFor != "":
-		return mset.store.LoadLastMsg(req.LastFor, sm)
+		return mset.st().LoadLastMsg(req.LastFor, sm)
 	case req.NextFor != "":
-		return mset.store.LoadNextMsg(req.NextFor, req.Seq, sm)
+		return mset.st().LoadNextMsg(req.NextFor, req.Seq, sm)
 	}
-	return mset.store.LoadMsg(req.Seq, sm)
+	return mset.st().LoadMsg(req.Seq, sm)
 }
 
 func (r *apiRequest) streamMsgGet() any {
@@ -165,7 +165,7 @@ func (r *apiRequest) streamMsgDelete() any {
 // applyDelete is the deterministic delete operation; the caller holds mu.
 func (mset *stream) applyDelete(seq uint64, erase bool) (bool, error) {
 	if erase {
-		return mset.store.EraseMsg(seq)
+		return mset.st().EraseMsg(seq)
 	}
-	return mset.store.RemoveMsg(seq)
+	return mset.st().RemoveMsg(seq)
 }

@@ -30,16 +30,16 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 		Cluster: mset.clusterInfo()}
 	var paged apiPaged
 	if deleted {
-		si.State = mset.store.State()
+		si.State = mset.st().State()
 	} else {
-		mset.store.FastState(&si.State)
+		mset.st().FastState(&si.State)
 	}
 	si.State.Deleted = nil
 	if deleted {
-		si.State.Deleted = mset.store.State().Deleted
+		si.State.Deleted = mset.st().State().Deleted
 	}
 	if filter != "" {
-		subjects := mset.store.SubjectsState(filter)
+		subjects := mset.st().SubjectsState(filter)
 		names := make([]string, 0, len(subjects))
 		for s := range subjects {
 			names = append(names, s)
@@ -140,7 +140,7 @@ func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
 		return errStreamGeneral(err)
 	}
 	mset.cfg = *cfg
-	_ = mset.store.UpdateLimits(limitsOf(cfg))
+	_ = mset.st().UpdateLimits(limitsOf(cfg))
 	mset.scheduleExpiryLocked()
 	mset.mu.Unlock()
 	if err := mset.subscribe(); err != nil {

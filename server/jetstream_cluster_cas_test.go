@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -169,31 +170,41 @@ func stepdownStream(t *testing.T, nc *nats.Conn, name string) {
 // and compares their digests and per-subject state.
 func checkReplicasAgree(t *testing.T, c *jsTestCluster, name string, msgs uint64) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "replicas converge", func() bool {
+	agree := func() (bool, string) {
 		reps := c.replicas(name)
-		if len(reps) != 3 {
-			return false
-		}
+		var desc []string
+		ok := len(reps) == 3
 		for _, m := range reps {
 			var st StreamState
-			m.store.FastState(&st)
+			m.st().FastState(&st)
 			m.mu.Lock()
-			a0, d0 := m.applied, m.digest
+			a, d, li, in := m.applied, m.digest, m.lastIndex, m.installs
 			m.mu.Unlock()
+			desc = append(desc, fmt.Sprintf("%s: msgs %d applied %d digest %x index %d installs %d",
+				m.jsa.js.srv.Name(), st.Msgs, a, d, li, in))
 			r0 := reps[0]
 			r0.mu.Lock()
-			a1, d1 := r0.applied, r0.digest
+			a0, d0 := r0.applied, r0.digest
 			r0.mu.Unlock()
-			if st.Msgs != msgs || a0 != a1 || d0 != d1 {
-				return false
-			}
+			ok = ok && st.Msgs == msgs && a == a0 && d == d0
 		}
-		return true
-	})
+		return ok, strings.Join(desc, "; ")
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, desc := agree()
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas do not converge: %s", desc)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	reps := c.replicas(name)
-	want := reps[0].store.SubjectsState(">")
+	want := reps[0].st().SubjectsState(">")
 	for _, m := range reps[1:] {
-		got := m.store.SubjectsState(">")
+		got := m.st().SubjectsState(">")
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("per-subject state differs:\n%v\n%v", got, want)
 		}

@@ -107,7 +107,7 @@ func TestJetStreamClusterCreateAndPublish(t *testing.T) {
 		}
 		for _, m := range reps {
 			var st StreamState
-			m.store.FastState(&st)
+			m.st().FastState(&st)
 			if st.Msgs != 3 {
 				return false
 			}
@@ -308,13 +308,11 @@ func TestJetStreamClusterSnapshotCatchup(t *testing.T) {
 		}
 	}
 	c.servers[down] = runServer(t, c.opts[down])
-	var want StreamState
-	for _, m := range c.replicas("SNAP") {
-		if m.jsa.js.srv != c.servers[down] {
-			m.store.FastState(&want)
-		}
+	info, err := st.Info(ctx(t)) // answered by the leader, after its applies
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkReplicasAgree(t, c, "SNAP", want.Msgs)
+	checkReplicasAgree(t, c, "SNAP", info.State.Msgs)
 	for _, m := range c.replicas("SNAP") {
 		if m.jsa.js.srv == c.servers[down] {
 			m.mu.Lock()

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -177,10 +179,12 @@ func (ms *memStore) LastSeqForSubject(filter string) uint64 {
 
 func (ms *memStore) lastSeqLocked(filter string) uint64 {
 	if filter == "" || filter == ">" {
-		if len(ms.msgs) == 0 {
-			return 0
+		for seq := ms.last; seq >= ms.first && seq > 0; seq-- {
+			if _, ok := ms.msgs[seq]; ok {
+				return seq
+			}
 		}
-		return ms.last
+		return 0
 	}
 	if !sublist.SubjectHasWildcard(filter) {
 		if ss := ms.fss[filter]; ss != nil {
@@ -411,9 +415,14 @@ func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	ms.limits = l
-	for subj := range ms.fss {
+	// Per-subject limits first, subjects in sorted order, then the global
+	// limits: the outcome must not depend on map iteration order.
+	global := l
+	ms.limits = StoreLimits{MaxMsgsPerSubject: l.MaxMsgsPerSubject}
+	for _, subj := range slices.Sorted(maps.Keys(ms.fss)) {
 		ms.enforceLimitsLocked(subj)
 	}
+	ms.limits = global
 	ms.enforceLimitsLocked("")
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,7 +41,7 @@ type stream struct {
 	name    string       // cfg.Name, never changes: read without mu
 	cfg     StreamConfig // written by updates under jsa.mu and mu
 	created time.Time
-	store   StreamStore
+	store   atomic.Pointer[storeRef] // replaced only when a snapshot is installed
 
 	ddmap  map[string]*dedupeEntry
 	ddarr  []*dedupeEntry // ordered by ts (apply order)
@@ -61,6 +62,14 @@ type stream struct {
 	syncer    *groupCommit
 	closed    bool
 }
+
+// storeRef holds the stream's store; installing a snapshot swaps it.
+type storeRef struct{ StreamStore }
+
+// st returns the stream's current store.
+func (mset *stream) st() StreamStore { return mset.store.Load().StreamStore }
+
+func (mset *stream) setStore(s StreamStore) { mset.store.Store(&storeRef{s}) }
 
 // processJetStreamMsg is the stream's deterministic apply function: the
 // outcome and the new state depend only on the current state and the
@@ -108,7 +117,7 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 	if err := mset.checkDiscardNew(m); err != nil {
 		return pubOutcome{err: err}
 	}
-	seq, serr := mset.store.StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	seq, serr := mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
 	if serr != nil {
 		return pubOutcome{err: errStoreFailed(serr)}
 	}
@@ -126,7 +135,7 @@ func (mset *stream) checkExpectations(m *inMsg) *ApiError {
 	if v := getHeader(JSExpectedLastSeq, m.hdr); v != nil {
 		want, ok := parseUintHeader(v)
 		var st StreamState
-		mset.store.FastState(&st)
+		mset.st().FastState(&st)
 		if !ok || st.LastSeq != want {
 			return errWrongLastSeq(st.LastSeq)
 		}
@@ -147,7 +156,7 @@ func (mset *stream) checkExpectations(m *inMsg) *ApiError {
 		subj = string(subjHdr)
 	}
 	want, ok := parseUintHeader(seqHdr)
-	last := mset.store.LastSeqForSubject(subj)
+	last := mset.st().LastSeqForSubject(subj)
 	if !ok || last != want {
 		return errWrongLastSeq(last)
 	}
@@ -173,9 +182,9 @@ func (mset *stream) rollupOf(hdr []byte) (string, *ApiError) {
 func (mset *stream) applyRollup(rollup, subj string, seq uint64) {
 	switch rollup {
 	case JSMsgRollupSubject:
-		_, _ = mset.store.PurgeEx(subj, seq, 0)
+		_, _ = mset.st().PurgeEx(subj, seq, 0)
 	case JSMsgRollupAll:
-		_, _ = mset.store.PurgeEx("", seq, 0)
+		_, _ = mset.st().PurgeEx("", seq, 0)
 	}
 }
 
@@ -193,7 +202,7 @@ func (mset *stream) checkDiscardNew(m *inMsg) *ApiError {
 			return false
 		}
 		if subjState == nil {
-			ss := mset.store.FilteredState(0, m.subj)
+			ss := mset.st().FilteredState(0, m.subj)
 			subjState = &ss
 		}
 		return subjState.Msgs >= uint64(cfg.MaxMsgsPer)
@@ -202,7 +211,7 @@ func (mset *stream) checkDiscardNew(m *inMsg) *ApiError {
 		return errStoreFailed(ErrMaxMsgsPerSubject)
 	}
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	// As nats-server: a message that replaces one at its subject's limit
 	// does not grow the stream, so a full stream still takes it (a full KV
 	// bucket keeps accepting updates of existing keys).
@@ -215,7 +224,7 @@ func (mset *stream) checkDiscardNew(m *inMsg) *ApiError {
 		}
 		// Only if dropping the subject's oldest message makes the room.
 		var sm StoreMsg
-		old, err := mset.store.LoadMsg(subjState.First, &sm)
+		old, err := mset.st().LoadMsg(subjState.First, &sm)
 		if err != nil || storedMsgSize(old.Subj, old.Hdr, old.Msg) < size {
 			return errStoreFailed(ErrMaxBytes)
 		}

@@ -79,7 +79,8 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
 		jsa.mu.Unlock()
 		return nil, err
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, store: store, ddmap: map[string]*dedupeEntry{}}
+	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}}
+	mset.setStore(store)
 	jsa.streams[cfg.Name] = mset
 	jsa.mu.Unlock()
 	if cfg.FirstSeq > 1 {
@@ -117,7 +118,7 @@ func (jsa *jsAccount) dropReplica(mset *stream) {
 		delete(jsa.streams, mset.cfg.Name)
 	}
 	jsa.mu.Unlock()
-	_ = mset.store.Delete()
+	_ = mset.st().Delete()
 }
 
 // stopReplica stops the group and removes the replica (and its data when
@@ -283,7 +284,7 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64) {
 		}
 	case streamOpConfig:
 		mset.cfg = *e.cfg
-		_ = mset.store.UpdateLimits(limitsOf(e.cfg))
+		_ = mset.st().UpdateLimits(limitsOf(e.cfg))
 	}
 	mset.mu.Unlock()
 	if resp != nil && e.origin == s.Name() && e.reply != "" {

@@ -84,7 +84,7 @@ func (mset *stream) directBatch(req *msgGetRequest, respond func(hdr, msg []byte
 	var last uint64
 	sent, bytes := 0, 0
 	for sent < req.Batch {
-		m, err := mset.store.LoadNextMsg(filter, start, &sm)
+		m, err := mset.st().LoadNextMsg(filter, start, &sm)
 		if err != nil {
 			break
 		}
@@ -92,7 +92,7 @@ func (mset *stream) directBatch(req *msgGetRequest, respond func(hdr, msg []byte
 			break
 		}
 		// As nats-server: the matching messages from this one on.
-		pending := mset.store.FilteredState(m.Seq, filter).Msgs
+		pending := mset.st().FilteredState(m.Seq, filter).Msgs
 		respond(directHeaders(mset.name, m, JSNumPending, strconv.FormatUint(pending, 10),
 			JSLastSequence, strconv.FormatUint(last, 10)), m.Msg)
 		last, start = m.Seq, m.Seq+1
@@ -103,7 +103,7 @@ func (mset *stream) directBatch(req *msgGetRequest, respond func(hdr, msg []byte
 		status("404 Message Not Found")
 		return
 	}
-	pending := mset.store.FilteredState(start, filter).Msgs
+	pending := mset.st().FilteredState(start, filter).Msgs
 	respond(newHdr("204 EOB").add(JSNumPending, strconv.FormatUint(pending, 10)).
 		add(JSLastSequence, strconv.FormatUint(last, 10)).bytes(), nil)
 }
@@ -114,7 +114,7 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 	var seqs []uint64
 	seen := map[uint64]bool{}
 	for _, f := range req.MultiLast {
-		for subj, ss := range mset.store.SubjectsState(f) {
+		for subj, ss := range mset.st().SubjectsState(f) {
 			if seq := mset.lastAtOrBefore(subj, ss, req.UpToSeq); seq > 0 && !seen[seq] {
 				seen[seq] = true
 				seqs = append(seqs, seq)
@@ -135,7 +135,7 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 	var sm StoreMsg
 	pending, last := uint64(len(seqs)-1), uint64(0)
 	for _, seq := range seqs {
-		if m, err := mset.store.LoadMsg(seq, &sm); err == nil {
+		if m, err := mset.st().LoadMsg(seq, &sm); err == nil {
 			respond(directHeaders(mset.name, m, JSNumPending, strconv.FormatUint(pending, 10),
 				JSLastSequence, strconv.FormatUint(last, 10)), m.Msg)
 			last = m.Seq
@@ -145,7 +145,7 @@ func (mset *stream) directMultiLast(req *msgGetRequest, respond func(hdr, msg []
 		}
 	}
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	upTo := req.UpToSeq
 	if upTo == 0 {
 		upTo = st.LastSeq
@@ -168,7 +168,7 @@ func (mset *stream) lastAtOrBefore(subj string, ss SimpleState, upTo uint64) uin
 	var sm StoreMsg
 	var last uint64
 	for seq := ss.First; seq <= upTo; {
-		m, err := mset.store.LoadNextMsg(subj, seq, &sm)
+		m, err := mset.st().LoadNextMsg(subj, seq, &sm)
 		if err != nil || m.Seq > upTo {
 			break
 		}

@@ -45,7 +45,8 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 	if err != nil {
 		return nil, errStreamCreate(err)
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, cfg: *cfg, created: created, store: store, ddmap: map[string]*dedupeEntry{}}
+	mset := &stream{jsa: jsa, name: cfg.Name, cfg: *cfg, created: created, ddmap: map[string]*dedupeEntry{}}
+	mset.setStore(store)
 	if !recovering {
 		if cfg.FirstSeq > 1 {
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
@@ -202,11 +203,11 @@ func (mset *stream) stop(deleteData bool) error {
 		syncer.stop()
 	}
 	if deleteData {
-		err := mset.store.Delete()
+		err := mset.st().Delete()
 		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
-	return mset.store.Stop()
+	return mset.st().Stop()
 }
 
 // inbound is the internal subscription handler for the stream's subjects.
@@ -238,7 +239,7 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	case syncer != nil && out.err == nil && c != nil && c.route == nil:
 		c.deferAck(mset, reply, ack) // after this read's write to the OS
 	case syncer != nil && out.err == nil:
-		if err := mset.store.Flush(); err != nil {
+		if err := mset.st().Flush(); err != nil {
 			ack = mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
 		}
 		mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
@@ -251,18 +252,18 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 // the stored messages after a restart.
 func (mset *stream) rebuildDedupe() {
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	if st.Msgs == 0 {
 		return
 	}
 	var sm StoreMsg
-	if m, err := mset.store.LoadMsg(st.LastSeq, &sm); err == nil {
+	if m, err := mset.st().LoadMsg(st.LastSeq, &sm); err == nil {
 		mset.lmsgID = string(getHeader(JSMsgId, m.Hdr))
 	}
 	cutoff := st.LastTime.UnixNano() - int64(mset.cfg.Duplicates)
 	var found []*dedupeEntry
 	for seq := st.LastSeq; seq >= st.FirstSeq && seq > 0; seq-- {
-		m, err := mset.store.LoadMsg(seq, &sm)
+		m, err := mset.st().LoadMsg(seq, &sm)
 		if err == ErrStoreMsgNotFound {
 			continue
 		}
@@ -285,7 +286,7 @@ func (mset *stream) scheduleExpiryLocked() {
 		return
 	}
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	if st.Msgs == 0 {
 		mset.expiry = nil
 		return
@@ -315,5 +316,5 @@ func (mset *stream) expire() {
 
 // applyExpire is the deterministic expiry operation.
 func (mset *stream) applyExpire(cutoff int64) {
-	_, _ = mset.store.ExpireBefore(cutoff)
+	_, _ = mset.st().ExpireBefore(cutoff)
 }

@@ -39,7 +39,7 @@ type dedupeRecord struct {
 // encodeSnapshotLocked serialises the stream; the caller holds mu.
 func (mset *stream) encodeSnapshotLocked() []byte {
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	meta := streamSnapMeta{Config: mset.cfg, First: st.FirstSeq, Last: st.LastSeq, LastID: mset.lmsgID,
 		Applied: mset.applied, Digest: mset.digest, Messages: st.Msgs}
 	for _, dde := range mset.ddarr[mset.ddhead:] {
@@ -51,7 +51,7 @@ func (mset *stream) encodeSnapshotLocked() []byte {
 	b := appendBytes(nil, mj)
 	var sm StoreMsg
 	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
-		m, err := mset.store.LoadMsg(seq, &sm)
+		m, err := mset.st().LoadMsg(seq, &sm)
 		if err != nil {
 			continue
 		}
@@ -74,14 +74,15 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	jsa := mset.jsa
-	_ = mset.store.Delete()
+	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
 	os.RemoveAll(dir)
 	store, err := jsa.openStore(dir, &meta.Config)
 	if err != nil {
 		return err
 	}
-	mset.store, mset.cfg = store, meta.Config
+	mset.setStore(store)
+	mset.cfg = meta.Config
 	next := uint64(1)
 	for r.err == nil && len(r.b) > 0 {
 		seq, ts := r.uvarint(), r.varint()
@@ -118,7 +119,7 @@ func (mset *stream) wantSnapshot() (uint64, []byte, bool) {
 		return 0, nil, false
 	}
 	var st StreamState
-	mset.store.FastState(&st)
+	mset.st().FastState(&st)
 	if mset.lastIndex-mset.snapIndex < st.Msgs {
 		return 0, nil, false
 	}

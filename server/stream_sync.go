@@ -54,7 +54,7 @@ func (g *groupCommit) loop(interval time.Duration) {
 		case <-g.sig:
 			g.flush()
 		case <-tick.C:
-			if err := g.mset.store.Sync(); err != nil {
+			if err := g.mset.st().Sync(); err != nil {
 				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 			}
 		case <-g.quit:
@@ -73,7 +73,7 @@ func (g *groupCommit) flush() {
 	if len(batch) == 0 {
 		return
 	}
-	err := g.mset.store.Sync()
+	err := g.mset.st().Sync()
 	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
 	for _, p := range batch {
 		ack := p.ack
