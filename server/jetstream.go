@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tern-mq/nats-server/internal/vfs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -172,23 +173,7 @@ func (jsa *jsAccount) recoverStreams() error {
 }
 
 func writeFileSync(path string, data []byte) error {
-	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return vfs.WriteFileAtomic(vfs.Default, path, data)
 }
 
 var errStreamExists = errors.New("stream exists")

@@ -93,17 +93,26 @@ func (r *apiRequest) streamCreate() any {
 	return &streamInfoResponse{StreamInfo: si, DidCreate: true}
 }
 
-func (r *apiRequest) streamUpdate() any {
-	name := r.streamName("STREAM.UPDATE.")
+// requestConfig reads a config whose name must match the subject's.
+func (r *apiRequest) requestConfig(name string) (StreamConfig, *ApiError) {
 	var cfg StreamConfig
 	if e := r.unmarshal(&cfg); e != nil {
-		return streamErr(e)
+		return cfg, e
 	}
 	if cfg.Name == "" {
 		cfg.Name = name
 	}
 	if cfg.Name != name {
-		return streamErr(errStreamNameMismatch())
+		return cfg, errStreamNameMismatch()
+	}
+	return cfg, nil
+}
+
+func (r *apiRequest) streamUpdate() any {
+	name := r.streamName("STREAM.UPDATE.")
+	cfg, e := r.requestConfig(name)
+	if e != nil {
+		return streamErr(e)
 	}
 	mset := r.jsa.lookup(name)
 	if mset == nil {
@@ -175,15 +184,9 @@ func (r *apiRequest) streamInfo() any {
 
 // createConfig reads, normalises and validates a create request's config.
 func (r *apiRequest) createConfig(name string) (StreamConfig, *ApiError) {
-	var cfg StreamConfig
-	if e := r.unmarshal(&cfg); e != nil {
+	cfg, e := r.requestConfig(name)
+	if e != nil {
 		return cfg, e
-	}
-	if cfg.Name == "" {
-		cfg.Name = name
-	}
-	if cfg.Name != name {
-		return cfg, errStreamNameMismatch()
 	}
 	if cfg.Sealed { // a stream is sealed only by an update, as in nats-server
 		return cfg, errStreamInvalidConfig("stream configuration for create can not be sealed")

@@ -189,15 +189,9 @@ func (jc *jsCluster) clusterInfo(sa *streamAssignment) *ClusterInfo {
 
 func (r *apiRequest) clusterStreamUpdate() any {
 	name := r.streamName("STREAM.UPDATE.")
-	var cfg StreamConfig
-	if e := r.unmarshal(&cfg); e != nil {
+	cfg, e := r.requestConfig(name)
+	if e != nil {
 		return streamErr(e)
-	}
-	if cfg.Name == "" {
-		cfg.Name = name
-	}
-	if cfg.Name != name {
-		return streamErr(errStreamNameMismatch())
 	}
 	jc := r.jsa.js.cluster
 	old := jc.assignment(r.jsa.acc.Name, name)

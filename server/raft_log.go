@@ -128,27 +128,7 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 		b = binary.AppendUvarint(b, uint64(p))
 	}
 	b = append(b, s.Data...)
-	path := filepath.Join(l.dir, snapshotFile)
-	tmp := path + ".tmp"
-	f, err := l.fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := l.fs.Rename(tmp, path); err != nil {
-		return err
-	}
-	if err := l.fs.SyncDir(l.dir); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, snapshotFile), b); err != nil {
 		return err
 	}
 	l.snap = s
