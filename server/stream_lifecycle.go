@@ -62,7 +62,9 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 			return nil, errStreamCreate(err)
 		}
 	} else {
-		mset.rebuildDedupe()
+		if !mset.loadDedupeState() {
+			mset.rebuildDedupe()
+		}
 	}
 	if err := mset.start(); err != nil {
 		mset.stop(!recovering)
@@ -207,7 +209,11 @@ func (mset *stream) stop(deleteData bool) error {
 		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
-	return mset.st().Stop()
+	err := mset.st().Stop()
+	if err == nil && !mset.isClustered() && mset.cfg.Storage == FileStorage {
+		mset.saveDedupeState()
+	}
+	return err
 }
 
 // inbound is the internal subscription handler for the stream's subjects.
