@@ -207,8 +207,9 @@ func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) error {
 		}
 		return err
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
 	go r.c.writeLoop()
+	go func() { defer s.wg.Done(); s.pingRoute(r) }()
 	s.Noticef("Route connection created to %s (%s)", r.remote.Name, nc.RemoteAddr())
 	s.sendAllInterest(r)
 	s.gossip()
@@ -326,6 +327,13 @@ func (c *client) queueProto(b []byte) {
 	}
 	c.mu.Unlock()
 	c.out.signal()
+}
+
+// routeFor returns the route to the server with that id, if connected.
+func (s *Server) routeFor(id string) *route {
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	return s.routes.byID[id]
 }
 
 // NumRoutes returns the number of connected routes.

@@ -14,7 +14,14 @@ import (
 // routeReadLoop parses the peer's operations until the route closes.
 func (s *Server) routeReadLoop(r *route) error {
 	var payload []byte
+	var armed time.Time
 	for {
+		// A peer that sends nothing (not even PONGs to our PINGs) for three
+		// ping intervals is gone: the read times out and the route closes.
+		if now := time.Now(); now.Sub(armed) > routePingInterval/2 {
+			_ = r.c.nc.SetReadDeadline(now.Add(3 * routePingInterval))
+			armed = now
+		}
 		line, err := r.br.ReadSlice('\n')
 		if err != nil {
 			return err
@@ -335,5 +342,20 @@ func (c *client) appendRMSGModeLocked(acc, subject, reply, mode string, queues [
 	c.out.writeMsg(b, hdr, msg)
 }
 
-// routePing keeps routes alive and detects dead peers.
+// routePingInterval paces route PINGs, which keep routes alive and let a
+// dead peer be detected (see routeReadLoop).
 var routePingInterval = 30 * time.Second
+
+// pingRoute sends PINGs until the route closes.
+func (s *Server) pingRoute(r *route) {
+	t := time.NewTicker(routePingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			r.c.queueProto([]byte("PING\r\n"))
+		case <-r.c.out.done:
+			return
+		}
+	}
+}

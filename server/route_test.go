@@ -199,3 +199,24 @@ func TestRouteConnectURLsInInfo(t *testing.T) {
 		t.Fatalf("INFO connect_urls lack %v (discovered %v)", want, got)
 	}
 }
+
+func TestRouteDeadPeerDetected(t *testing.T) {
+	old := routePingInterval
+	routePingInterval = 200 * time.Millisecond
+	t.Cleanup(func() { routePingInterval = old })
+	servers := runCluster(t, 2, nil)
+	// A fake peer that completes the handshake and then goes silent.
+	nc, err := net.Dial("tcp", servers[0].ClusterAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	fake := `INFO {"server_id":"FAKE","server_name":"fake","cluster":"TEST","tern_route_proto":1}` + "\r\n"
+	if _, err := nc.Write([]byte(fake)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "fake route registered", func() bool { return servers[0].NumRoutes() == 2 })
+	waitFor(t, 5*time.Second, "silent route dropped", func() bool {
+		return servers[0].NumRoutes() == 1 && servers[0].routeFor("FAKE") == nil
+	})
+}
