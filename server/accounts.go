@@ -31,6 +31,7 @@ type Account struct {
 	mu         sync.RWMutex
 	sl         *sublist.Sublist[*subscription]
 	jetstream  bool
+	jsLimits   *jsLimits // nil: the server's limits
 	imports    []*streamImport
 	svcImp     []*serviceImport
 	exports    map[string]*export // export subject → export

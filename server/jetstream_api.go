@@ -209,8 +209,9 @@ type accountInfoResponse struct {
 
 func (r *apiRequest) accountInfo() any {
 	js := r.jsa.js
+	l := r.jsa.limits()
 	st := &JetStreamAccountStats{Domain: js.srv.getOpts().JetStreamDomain,
-		Limits: JetStreamAccountLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1,
+		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: -1,
 			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
 		API: JetStreamAPIStats{Level: JetStreamAPILevel, Total: uint64(js.apiTotal.Load()), Errors: uint64(js.apiErrs.Load())}}
 	for _, mset := range r.jsa.streamList() {

@@ -79,6 +79,9 @@ func (r *apiRequest) streamCreate() any {
 		si, _ := existing.info("", false, 0)
 		return &streamInfoResponse{StreamInfo: si}
 	}
+	if max := r.jsa.limits().MaxStreams; max > 0 && len(r.jsa.streamList()) >= max {
+		return streamErr(errMaxStreams())
+	}
 	mset, e := r.jsa.addStream(&cfg, time.Now().UTC(), false)
 	if e != nil {
 		if e.ErrCode == 10058 { // lost a race with an identical create

@@ -106,6 +106,11 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errSubjectsOverlap())
 		}
 	}
+	if max := r.jsa.limits().MaxStreams; max > 0 && len(jc.assignments(r.jsa.acc.Name)) >= max {
+		if jc.assignment(r.jsa.acc.Name, name) == nil {
+			return streamErr(errMaxStreams())
+		}
+	}
 	peers := jc.placePeers(cfg.Replicas)
 	if peers == nil {
 		return streamErr(errInsufficientResources())

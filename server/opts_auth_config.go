@@ -186,7 +186,7 @@ func (o *Options) parseAccounts(ce *configErrors, tk any) {
 				o.Users = append(o.Users, users...)
 				o.Nkeys = append(o.Nkeys, nkeys...)
 			case "jetstream":
-				acc.jetstream = jsEnabledValue(conf.Unwrap(av))
+				parseAccountJetStream(ce, acc, av)
 			case "exports":
 				parseExports(ce, acc, av)
 			case "imports":

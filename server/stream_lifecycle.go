@@ -222,6 +222,12 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		mset.proposeInbound(subject, reply, hdr, msg)
 		return
 	}
+	if e := mset.jsa.checkStorage(mset, storedMsgSize(subject, hdr, msg)); e != nil {
+		if reply != "" {
+			mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, mset.pubAckJSON(pubOutcome{err: e}, ""))
+		}
+		return
+	}
 	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: time.Now().UnixNano()}
 	mset.mu.Lock()
 	if mset.closed {

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestJetStreamAccountLimits(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "l.conf")
+	os.WriteFile(conf, []byte(`
+listen: 127.0.0.1:-1
+jetstream { store_dir: "`+dir+`" }
+accounts {
+  L { users: [{user: l, password: l}], jetstream: { max_mem: 2KB, max_file: 1MB, max_streams: 1 } }
+}
+`), 0o644)
+	o, err := ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.NoLog, o.NoSigs = true, true
+	s := runServer(t, o)
+	nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
+	js, _ := jetstream.New(nc)
+	info, err := js.AccountInfo(ctx(t))
+	if err != nil || info.Limits.MaxMemory != 2048 || info.Limits.MaxStore != 1<<20 || info.Limits.MaxStreams != 1 {
+		t.Fatalf("limits %+v %v", info, err)
+	}
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "M", Subjects: []string{"m"}, Storage: jetstream.MemoryStorage}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "N", Subjects: []string{"n"}}); apiCode(err) != 10027 {
+		t.Fatalf("second stream: %v", err)
+	}
+	payload := []byte(strings.Repeat("x", 400))
+	stored := 0
+	var lastErr error
+	for i := 0; i < 10; i++ {
+		if _, err := js.Publish(ctx(t), "m", payload); err != nil {
+			lastErr = err
+			break
+		}
+		stored++
+	}
+	if stored == 0 || stored == 10 || apiCode(lastErr) != 10023 {
+		t.Fatalf("stored %d before the 2KB limit, last error %v", stored, lastErr)
+	}
+}
