@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"strconv"
@@ -359,4 +358,3 @@ func (s *Server) stopCluster() {
 	}
 }
 
-var _ = io.EOF
