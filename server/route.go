@@ -357,4 +357,3 @@ func (s *Server) stopCluster() {
 		r.c.closeNow(ServerShutdown)
 	}
 }
-
