@@ -173,7 +173,11 @@ func checkReplicasAgree(t *testing.T, c *jsTestCluster, name string, msgs uint64
 	agree := func() (bool, string) {
 		reps := c.replicas(name)
 		var desc []string
-		ok := len(reps) == 3
+		want := 3
+		if sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, name); sa != nil {
+			want = len(sa.Peers)
+		}
+		ok := len(reps) == want
 		for _, m := range reps {
 			var st StreamState
 			m.st().FastState(&st)

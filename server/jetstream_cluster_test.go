@@ -324,3 +324,48 @@ func TestJetStreamClusterSnapshotCatchup(t *testing.T) {
 		}
 	}
 }
+
+func TestJetStreamClusterR5ConcurrentExpected(t *testing.T) {
+	c := runJSCluster(t, 5)
+	nc, js := jsClient(t, c.servers[4])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "R5", Subjects: []string{"r5"}, Replicas: 5}); err != nil {
+		t.Fatal(err)
+	}
+	conns := []*nats.Conn{nc}
+	for _, s := range c.servers[:4] {
+		conns = append(conns, connectNATS(t, s.ClientURL()))
+	}
+	var expect uint64
+	const rounds, writers = 60, 10
+	for round := 0; round < rounds; round++ {
+		acks := make([]casAck, writers)
+		errs := make([]error, writers)
+		var wg sync.WaitGroup
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m := nats.NewMsg("r5")
+				m.Header.Set(JSExpectedLastSubjSeq, fmt.Sprint(expect))
+				acks[w], errs[w] = clusterCASPublish(conns[w%len(conns)], m)
+			}()
+		}
+		wg.Wait()
+		winners := 0
+		for w := range acks {
+			switch {
+			case errs[w] != nil:
+				t.Fatalf("round %d: %v", round, errs[w])
+			case acks[w].Error == nil:
+				winners++
+				expect = acks[w].Seq
+			case acks[w].Error.ErrCode != 10071:
+				t.Fatalf("round %d: %+v", round, acks[w].Error)
+			}
+		}
+		if winners != 1 {
+			t.Fatalf("round %d: %d winners", round, winners)
+		}
+	}
+	checkReplicasAgree(t, c, "R5", rounds)
+}
