@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -85,6 +86,15 @@ func (c *jsTestCluster) replicas(name string) []*stream {
 
 func TestJetStreamClusterCreateAndPublish(t *testing.T) {
 	c := runJSCluster(t, 3)
+	waitFor(t, 5*time.Second, "every server healthy with a meta leader", func() bool {
+		for _, s := range c.servers {
+			req := httptest.NewRequest("GET", "/healthz?js-server-only=true", nil)
+			if s.jsHealth(req) != nil || s.jsz().Meta == nil || s.jsz().Meta.Leader == "" {
+				return false
+			}
+		}
+		return true
+	})
 	_, js := jsClient(t, c.servers[0])
 	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3})
 	if err != nil {

@@ -38,6 +38,7 @@ func (s *Server) startMonitoring() error {
 		"/accountz":       s.jsonHandler(func(*http.Request) (any, int) { return s.accountz(), 200 }),
 		"/routez":         s.jsonHandler(func(*http.Request) (any, int) { return s.routez(), 200 }),
 		"/healthz":        s.jsonHandler(s.handleHealthz),
+		"/jsz":            s.jsonHandler(func(*http.Request) (any, int) { return s.jsz(), 200 }),
 	}
 	for path, h := range routes {
 		mux.HandleFunc(base+path, h)
@@ -124,8 +125,13 @@ func (s *Server) healthz() *HealthStatus {
 	return &HealthStatus{Status: "ok", StatusCode: 200}
 }
 
-func (s *Server) handleHealthz(*http.Request) (any, int) {
+func (s *Server) handleHealthz(r *http.Request) (any, int) {
 	h := s.healthz()
+	if h.StatusCode == 200 {
+		if jh := s.jsHealth(r); jh != nil {
+			h = jh
+		}
+	}
 	code := h.StatusCode
 	h.StatusCode = 0
 	return h, code

@@ -81,6 +81,7 @@ func (s *Server) startSystemAccount() error {
 		"HEALTHZ":  func([]byte) any { return s.healthz() },
 		"ACCOUNTZ": func([]byte) any { return s.accountz() },
 		"ROUTEZ":   func([]byte) any { return s.routez() },
+		"JSZ":      func([]byte) any { return s.jsz() },
 	}
 	for kind, h := range handlers {
 		for _, subj := range []string{"$SYS.REQ.SERVER.PING." + kind, "$SYS.REQ.SERVER." + s.id + "." + kind} {

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// JSInfo is /jsz.
+type JSInfo struct {
+	ID        string           `json:"server_id"`
+	Now       time.Time        `json:"now"`
+	Disabled  bool             `json:"disabled,omitempty"`
+	Config    JetStreamConfig  `json:"config,omitempty"`
+	Memory    uint64           `json:"memory"`
+	Store     uint64           `json:"storage"`
+	Streams   int              `json:"streams"`
+	Consumers int              `json:"consumers"`
+	Messages  uint64           `json:"messages"`
+	Bytes     uint64           `json:"bytes"`
+	Meta      *MetaClusterInfo `json:"meta_cluster,omitempty"`
+}
+
+// JetStreamConfig is the server's JetStream configuration.
+type JetStreamConfig struct {
+	MaxMemory    int64         `json:"max_memory"`
+	MaxStore     int64         `json:"max_storage"`
+	StoreDir     string        `json:"store_dir,omitempty"`
+	SyncInterval time.Duration `json:"sync_interval,omitempty"`
+	SyncAlways   bool          `json:"sync_always,omitempty"`
+	Domain       string        `json:"domain,omitempty"`
+}
+
+// MetaClusterInfo describes the meta group.
+type MetaClusterInfo struct {
+	Name        string `json:"name,omitempty"`
+	Leader      string `json:"leader,omitempty"`
+	ClusterSize int    `json:"cluster_size"`
+}
+
+func (s *Server) jsz() *JSInfo {
+	o := s.getOpts()
+	info := &JSInfo{ID: s.id, Now: time.Now().UTC()}
+	js := s.js.Load()
+	if js == nil {
+		info.Disabled = true
+		return info
+	}
+	info.Config = JetStreamConfig{MaxMemory: o.JetStreamMaxMemory, MaxStore: o.JetStreamMaxStore,
+		StoreDir: o.StoreDir, SyncInterval: o.SyncInterval, SyncAlways: o.SyncAlways, Domain: o.JetStreamDomain}
+	js.mu.Lock()
+	accs := make([]*jsAccount, 0, len(js.accounts))
+	for _, a := range js.accounts {
+		accs = append(accs, a)
+	}
+	js.mu.Unlock()
+	for _, jsa := range accs {
+		for _, mset := range jsa.streamList() {
+			var st StreamState
+			mset.st().FastState(&st)
+			info.Streams++
+			info.Messages += st.Msgs
+			info.Bytes += st.Bytes
+			if mset.config().Storage == MemoryStorage {
+				info.Memory += st.Bytes
+			} else {
+				info.Store += st.Bytes
+			}
+		}
+	}
+	if jc := js.cluster; jc != nil {
+		info.Meta = &MetaClusterInfo{Name: o.Cluster.Name, Leader: jc.metaLeaderName()}
+		jc.mu.Lock()
+		info.Meta.ClusterSize = len(jc.peers)
+		jc.mu.Unlock()
+	}
+	return info
+}
+
+// metaLeaderName maps the meta group's leader id back to a server name.
+func (jc *jsCluster) metaLeaderName() string {
+	jc.mu.Lock()
+	g, peers := jc.meta, jc.peers
+	jc.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	lead := g.softState().Lead
+	for _, p := range peers {
+		if lead != raft.None && raftID(p) == lead {
+			return p
+		}
+	}
+	return ""
+}
+
+// jsHealth answers the JetStream variants of /healthz: js-enabled-only
+// (JetStream requested and running) and js-server-only (also, in a
+// cluster, the meta group has a leader).
+func (s *Server) jsHealth(r *http.Request) *HealthStatus {
+	q := r.URL.Query()
+	enabledOnly, serverOnly := q.Get("js-enabled-only") == "true", q.Get("js-server-only") == "true"
+	if !enabledOnly && !serverOnly && !s.getOpts().JetStream {
+		return nil
+	}
+	js := s.js.Load()
+	if s.getOpts().JetStream && js == nil {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream not enabled"}
+	}
+	if enabledOnly || js == nil || js.cluster == nil {
+		return nil
+	}
+	if js.cluster.metaLeaderName() == "" {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream has not established contact with a meta leader"}
+	}
+	return nil
+}
