@@ -240,6 +240,13 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			old.Config = sa.Config
 			sa = old
 		}
+	case "peers":
+		if old == nil {
+			outcome = errStreamNotFound()
+		} else {
+			old.Peers = sa.Peers
+			sa = old
+		}
 	}
 	jc.mu.Unlock()
 	if outcome == nil {
@@ -262,7 +269,14 @@ func (jc *jsCluster) isPeer(sa *streamAssignment) bool {
 // applyLocal starts, stops or updates this server's replica.
 func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 	jsa := jc.js.account(sa.Account)
-	if jsa == nil || !jc.isPeer(sa) {
+	if jsa == nil {
+		return
+	}
+	if op == "peers" && !jc.isPeer(sa) {
+		jsa.stopReplica(sa.Config.Name, true, sa) // removed from the stream
+		return
+	}
+	if !jc.isPeer(sa) {
 		return
 	}
 	switch op {

@@ -379,3 +379,39 @@ func TestJetStreamClusterR5ConcurrentExpected(t *testing.T) {
 	}
 	checkReplicasAgree(t, c, "R5", rounds)
 }
+
+func TestJetStreamClusterPeerRemove(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PR", Subjects: []string{"pr"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := st.CachedInfo().Cluster.Leader
+	var victim string
+	for _, s := range c.servers {
+		if s.Name() != leader {
+			victim = s.Name()
+		}
+	}
+	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.PR", []byte(`{"peer":"`+victim+`"}`), 5*time.Second)
+	if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
+		t.Fatalf("peer remove: %v %s", err, resp.Data)
+	}
+	waitFor(t, 10*time.Second, "the removed server drops its replica", func() bool { return len(c.replicas("PR")) == 2 })
+	for _, m := range c.replicas("PR") {
+		if m.jsa.js.srv.Name() == victim {
+			t.Fatalf("%s still has a replica", victim)
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("pr")); err != nil || ack.Error != nil {
+			t.Fatalf("publish after removal: %+v %v", ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "PR", 20)
+	resp, _ = nc.Request("$JS.API.STREAM.PEER.REMOVE.PR", []byte(`{"peer":"nobody"}`), 5*time.Second)
+	if !strings.Contains(string(resp.Data), `"err_code":10040`) {
+		t.Fatalf("unknown peer: %s", resp.Data)
+	}
+}
