@@ -39,7 +39,7 @@ func (s *Server) routeReadLoop(r *route) error {
 			r.c.queueProto([]byte("PONG\r\n"))
 		case "PONG":
 		case "INFO":
-			err = s.routeGossip(args)
+			err = s.routeGossip(r, args)
 		case "RAFT":
 			payload, err = s.routeRaft(r, args, payload)
 		default:
@@ -219,10 +219,15 @@ func (s *Server) routeSub(r *route, args []byte, add bool) error {
 }
 
 // routeGossip dials peers we learn about from an INFO.
-func (s *Server) routeGossip(args []byte) error {
+func (s *Server) routeGossip(r *route, args []byte) error {
 	var ri routeInfo
 	if err := json.Unmarshal(args, &ri); err != nil {
 		return err
+	}
+	if ri.ID == r.remote.ID && ri.ClientURL != "" {
+		s.routes.mu.Lock()
+		r.remote.ClientURL = ri.ClientURL // its client port may be known only now
+		s.routes.mu.Unlock()
 	}
 	mine := s.routeURL()
 	for _, p := range ri.Peers {

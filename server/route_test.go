@@ -185,18 +185,26 @@ func TestRouteInterestRemovedAndReconnect(t *testing.T) {
 
 func TestRouteConnectURLsInInfo(t *testing.T) {
 	servers := runCluster(t, 3, nil)
-	nc := connectNATS(t, servers[0].ClientURL())
 	want := map[string]bool{}
 	for _, s := range servers {
 		want[strings.TrimPrefix(s.ClientURL(), "nats://")] = true
 	}
-	got := nc.DiscoveredServers()
-	for _, u := range got {
-		delete(want, strings.TrimPrefix(u, "nats://"))
-	}
-	delete(want, strings.TrimPrefix(servers[0].ClientURL(), "nats://"))
-	if len(want) != 0 {
-		t.Fatalf("INFO connect_urls lack %v (discovered %v)", want, got)
+	// Peers learn a server's client port from its gossip once it is bound.
+	waitFor(t, 5*time.Second, "every client URL in INFO", func() bool {
+		got := map[string]bool{}
+		for _, u := range servers[0].connectURLs() {
+			got[u] = true
+		}
+		for u := range want {
+			if !got[u] {
+				return false
+			}
+		}
+		return true
+	})
+	nc := connectNATS(t, servers[0].ClientURL())
+	if got := nc.DiscoveredServers(); len(got) != 2 {
+		t.Fatalf("a client discovers the other two servers, got %v", got)
 	}
 }
 

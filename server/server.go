@@ -173,6 +173,9 @@ func (s *Server) Start() {
 	}
 	s.writePidFile()
 	s.writePortsFile()
+	if s.routes.byID != nil {
+		s.gossip() // peers learn our client port, now that it is bound
+	}
 	s.running.Store(true)
 	close(s.ready)
 	s.Noticef("Server is ready")
@@ -312,11 +315,13 @@ func (s *Server) connectURLs() []string {
 	}
 	// In a cluster, clients learn every server's client address.
 	urls := []string{strings.TrimPrefix(s.ClientURL(), "nats://")}
-	for _, r := range s.routeList() {
-		if u := strings.TrimPrefix(r.remote.ClientURL, "nats://"); u != "" {
+	s.routes.mu.Lock()
+	for _, r := range s.routes.byID {
+		if u := strings.TrimPrefix(r.remote.ClientURL, "nats://"); u != "" && !strings.HasSuffix(u, ":0") {
 			urls = append(urls, u)
 		}
 	}
+	s.routes.mu.Unlock()
 	sort.Strings(urls)
 	return urls
 }
