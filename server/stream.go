@@ -51,16 +51,17 @@ type stream struct {
 	applied uint64 // entries applied
 	digest  uint64 // running digest of outcomes (index, seq, error code)
 
-	subs      []*subscription
-	ingest    []*subscription // leader-only publish subscriptions (replicated)
-	group     *raftGroup      // nil for a stream on one server
-	leader    bool            // leads its group and applied its whole log
-	lastIndex uint64          // last raft index applied (replicated)
-	snapIndex uint64          // raft index of the last snapshot taken or installed
-	installs  int             // snapshots installed, for tests and monitoring
-	expiry    *time.Timer
-	syncer    *groupCommit
-	closed    bool
+	subs       []*subscription
+	ingest     []*subscription // leader-only publish subscriptions (replicated)
+	group      *raftGroup      // nil for a stream on one server
+	replicated bool            // set at creation, never changes: read without mu
+	leader     bool            // leads its group and applied its whole log
+	lastIndex  uint64          // last raft index applied (replicated)
+	snapIndex  uint64          // raft index of the last snapshot taken or installed
+	installs   int             // snapshots installed, for tests and monitoring
+	expiry     *time.Timer
+	syncer     *groupCommit
+	closed     bool
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

@@ -79,7 +79,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
 		jsa.mu.Unlock()
 		return nil, err
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}}
+	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
 	mset.setStore(store)
 	jsa.streams[cfg.Name] = mset
 	jsa.mu.Unlock()
@@ -245,14 +245,18 @@ func (mset *stream) propose(e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
-	data := encodeStreamEntry(e)
 	reply := strings.Clone(e.reply)
-	g.Propose(data, func(err error) {
+	refuse := func(err error) {
 		if err != nil && reply != "" {
 			b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
 			mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
 		}
-	})
+	}
+	if g == nil { // the group is still starting
+		refuse(errGroupStopped)
+		return
+	}
+	g.Propose(encodeStreamEntry(e), refuse)
 }
 
 // applyEntry applies one committed entry; the proposer answers.
@@ -334,11 +338,7 @@ func (mset *stream) applyDeleteEntry(seq uint64, erase bool) []byte {
 }
 
 // isClustered reports whether the stream is replicated through raft.
-func (mset *stream) isClustered() bool {
-	mset.mu.Lock()
-	defer mset.mu.Unlock()
-	return mset.group != nil
-}
+func (mset *stream) isClustered() bool { return mset.replicated }
 
 // isLeader reports whether this replica serves the stream.
 func (mset *stream) isLeader() bool {
