@@ -313,9 +313,3 @@ func (c *client) sendErrAndClose(text string, reason ClosedState) {
 	c.sendErr(text)
 	c.closeConnection(reason)
 }
-
-func (c *client) verbose() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.opts.Verbose
-}

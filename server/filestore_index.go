@@ -154,14 +154,6 @@ func (r *byteReader) bytes(n uint64) []byte {
 	return out
 }
 
-func (r *byteReader) u64() uint64 {
-	b := r.bytes(8)
-	if b == nil {
-		return 0
-	}
-	return binary.LittleEndian.Uint64(b)
-}
-
 // readIndexFile loads b's index file; nil when missing or not matching.
 func (fs *fileStore) readIndexFile(b *msgBlock) *blockIndex {
 	if b.first == 0 {

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"github.com/tern-mq/nats-server/internal/vfs"
 	"os"
@@ -175,5 +174,3 @@ func (jsa *jsAccount) recoverStreams() error {
 func writeFileSync(path string, data []byte) error {
 	return vfs.WriteFileAtomic(vfs.Default, path, data)
 }
-
-var errStreamExists = errors.New("stream exists")

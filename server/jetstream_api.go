@@ -22,10 +22,6 @@ type apiPaged struct {
 	Limit  int `json:"limit"`
 }
 
-type apiPagedRequest struct {
-	Offset int `json:"offset"`
-}
-
 const (
 	apiTypePrefix   = "io.nats.jetstream.api.v1."
 	jsNamesLimit    = 1024

@@ -26,11 +26,7 @@ func errClusterNotAvail() *ApiError {
 func errInvalidJSON(err error) *ApiError {
 	return apiErr(400, 10025, "invalid JSON: "+err.Error())
 }
-func errNoMessageFound() *ApiError { return apiErr(404, 10037, "no message found") }
-func errNotEnabledForAccount() *ApiError {
-	return apiErr(503, 10039, "JetStream not enabled for account")
-}
-func errNotEnabled() *ApiError                    { return apiErr(503, 10076, "JetStream not enabled") }
+func errNoMessageFound() *ApiError                { return apiErr(404, 10037, "no message found") }
 func errStreamInvalidConfig(msg string) *ApiError { return apiErr(500, 10052, msg) }
 func errMsgTooBig() *ApiError                     { return apiErr(400, 10054, "message size exceeds maximum allowed") }
 func errStreamNameMismatch() *ApiError {
@@ -77,9 +73,6 @@ func errReplicasNotUpdatable() *ApiError {
 func errMaxStreams() *ApiError { return apiErr(400, 10027, "maximum number of streams reached") }
 func errInsufficientResources() *ApiError {
 	return apiErr(503, 10023, "insufficient resources")
-}
-func errStreamMirrorNotUpdatable() *ApiError {
-	return apiErr(400, 10055, "stream mirror configuration can not be updated")
 }
 func errNotImplemented(what string) *ApiError {
 	return apiErr(400, 10003, "bad request: "+strings.TrimSpace(what)+" is not supported by this server yet")

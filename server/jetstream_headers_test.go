@@ -685,12 +685,6 @@ type rawMsg struct {
 	data string
 }
 
-// status returns the status line's code and description ("" when none).
-func (m rawMsg) status() string {
-	line, _, _ := strings.Cut(m.hdr, "\r\n")
-	return strings.TrimSpace(strings.TrimPrefix(line, "NATS/1.0"))
-}
-
 // header returns the value of key in the raw header block.
 func (m rawMsg) header(key string) string {
 	for _, l := range strings.Split(m.hdr, "\r\n")[1:] {

@@ -111,6 +111,12 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if enabledOnly || js == nil || js.cluster == nil {
 		return nil
 	}
+	js.cluster.mu.Lock()
+	meta := js.cluster.meta
+	js.cluster.mu.Unlock()
+	if meta != nil && meta.healthy() != nil {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream meta group halted: " + meta.healthy().Error()}
+	}
 	if js.cluster.metaLeaderName() == "" {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream has not established contact with a meta leader"}
 	}

@@ -59,11 +59,6 @@ type routeTable struct {
 	rid      uint64
 }
 
-func (s *Server) clusterEnabled() bool {
-	o := s.getOpts()
-	return o.Cluster.Port != 0 || o.Cluster.Host != "" && o.Cluster.Port != 0
-}
-
 // startCluster listens on the cluster port and dials the configured routes.
 func (s *Server) startCluster() error {
 	o := s.getOpts()

@@ -187,10 +187,9 @@ func TestStoreLimits(t *testing.T) {
 
 // modelStore is the obvious, slow reference the stores are compared with.
 type modelStore struct {
-	msgs  []StoreMsg
-	last  uint64
-	lim   StoreLimits
-	first uint64
+	msgs []StoreMsg
+	last uint64
+	lim  StoreLimits
 }
 
 func (m *modelStore) store(subj string, msg []byte, ts int64) uint64 {

@@ -20,13 +20,6 @@ type mstate struct {
 
 func (s *mstate) last() uint64 { return s.base + uint64(len(s.ents)) }
 
-func (s *mstate) lastTerm() uint64 {
-	if n := len(s.ents); n > 0 {
-		return s.ents[n-1].Term
-	}
-	return s.baseTerm
-}
-
 // walModel drives a WAL with random operations and knows which states a
 // crash may leave: any state from the last completed fsync on.
 type walModel struct {
