@@ -111,8 +111,12 @@ func pickQueueMember(c *client, members []*subscription) *subscription {
 
 // routeForwards collects, per route, what one message must reach there:
 // plain subscribers and/or named queue groups. Each route gets one copy.
+// Up to four routes fit in a fixed array, so the common case does not
+// allocate.
 type routeForwards struct {
-	list []routeForward
+	n     int
+	small [4]routeForward
+	more  []routeForward
 }
 
 type routeForward struct {
@@ -121,21 +125,34 @@ type routeForward struct {
 	queues []string
 }
 
+func (f *routeForwards) at(i int) *routeForward {
+	if i < len(f.small) {
+		return &f.small[i]
+	}
+	return &f.more[i-len(f.small)]
+}
+
 func (f *routeForwards) entry(rc *client) *routeForward {
-	for i := range f.list {
-		if f.list[i].rc == rc {
-			return &f.list[i]
+	for i := 0; i < f.n; i++ {
+		if e := f.at(i); e.rc == rc {
+			return e
 		}
 	}
-	f.list = append(f.list, routeForward{rc: rc})
-	return &f.list[len(f.list)-1]
+	if f.n >= len(f.small) {
+		f.more = append(f.more, routeForward{})
+	}
+	e := f.at(f.n)
+	f.n++
+	e.rc = rc
+	return e
 }
 
 func (f *routeForwards) plain(rc *client)           { f.entry(rc).plain = true }
 func (f *routeForwards) queue(rc *client, q string) { e := f.entry(rc); e.queues = append(e.queues, q) }
 
 func (f *routeForwards) send(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
-	for _, e := range f.list {
+	for i := 0; i < f.n; i++ {
+		e := f.at(i)
 		rc := e.rc
 		rc.mu.Lock()
 		if rc.closing {
@@ -150,7 +167,7 @@ func (f *routeForwards) send(c *client, acc *Account, subject, reply string, hdr
 			rc.out.signal()
 		}
 	}
-	return len(f.list)
+	return f.n
 }
 
 // deliverTo hands the message to one subscription.

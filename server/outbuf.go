@@ -32,7 +32,8 @@ type outbound struct {
 	wbufs   net.Buffers   // the write loop's scratch iovec list
 	hdr     []byte        // scratch for MSG/HMSG control lines
 	stc     chan struct{} // closed when pending drops below the stall mark
-	// pendingHint mirrors pending for lock-free reads by publishers.
+	// pendingHint is pending as of the last queued message, read without
+	// the lock by publishers deciding whether to wait (flow control).
 	pendingHint atomic.Int64
 	sig         chan struct{}
 	done        chan struct{}
@@ -53,7 +54,6 @@ func (o *outbound) signal() {
 // write queues p.
 func (o *outbound) write(p []byte) {
 	o.pending += len(p)
-	o.pendingHint.Store(int64(o.pending))
 	for len(p) > 0 {
 		n := len(o.chunks)
 		if n == 0 || len(o.chunks[n-1]) == cap(o.chunks[n-1]) {
@@ -79,6 +79,7 @@ func (o *outbound) writeMsg(ctrl, hdr, msg []byte) {
 	o.write(hdr)
 	o.write(msg)
 	o.writeString("\r\n")
+	o.pendingHint.Store(int64(o.pending)) // once per message, for flow control
 }
 
 // take hands the queued chunks to the write loop.
