@@ -156,6 +156,7 @@ func (s *Server) bindClient(c *client, acc *Account, user string, p *Permissions
 	old := c.acc
 	c.acc, c.user = acc, user
 	c.perms = newClientPerms(p)
+	c.bound.Store(&clientBound{acc: c.acc, perms: c.perms})
 	subs := c.subs
 	if old != nil && old != acc {
 		c.subs = map[string]*subscription{}

@@ -73,6 +73,10 @@ type client struct {
 	stallTimer *time.Timer
 	rng        *rand.Rand
 
+	// bound mirrors (acc, perms) for the read loop's lock-free use; both
+	// change only in bindClient, which may run on a reload goroutine.
+	bound atomic.Pointer[clientBound]
+
 	stats  clientStats
 	rstats readStats     // read loop only
 	jsAcks []deferredAck // read loop only
@@ -85,6 +89,11 @@ type client struct {
 // by whoever delivers to this client.
 type clientStats struct {
 	inMsgs, inBytes, outMsgs, outBytes atomic.Int64
+}
+
+type clientBound struct {
+	acc   *Account
+	perms *clientPerms
 }
 
 // readStats accumulate during one read buffer (read loop only).

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/tern-mq/nats-server/internal/proto"
 	"strconv"
 	"unsafe"
 
@@ -9,6 +10,10 @@ import (
 
 // ProcessPub handles PUB and HPUB from the client.
 func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
+	b := c.bound.Load()
+	if b == nil { // no CONNECT yet with no_auth_user: not authenticated
+		return proto.ErrAuthorization
+	}
 	if c.tracing() {
 		c.tracePub(subject, reply, hdr, msg)
 	}
@@ -25,7 +30,7 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 	if !sublist.ValidPublishSubject(subj) {
 		return nil // nothing can match it
 	}
-	if c.perms != nil && !c.pubAllowed(subj) {
+	if b.perms != nil && !c.pubAllowed(subj) {
 		c.pubPermissionViolation(subj)
 		return nil
 	}
@@ -33,7 +38,7 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 	if hdr > 0 {
 		h, msg = msg[:hdr], msg[hdr:]
 	}
-	acc := c.acc
+	acc := b.acc
 	delivered := c.srv.deliver(c, acc, subj, bytesToString(reply), h, msg)
 	if delivered == 0 && len(reply) > 0 && c.opts.NoResponders {
 		c.sendNoResponders(acc, subj, bytesToString(reply))

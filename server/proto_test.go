@@ -891,3 +891,23 @@ func TestProtoSlowConsumer(t *testing.T) {
 	pub.expect("MSG big 2 2\r\nok\r\n")
 	protoFlush(pub)
 }
+
+// With no_auth_user, a client that skips CONNECT is not authenticated: a
+// PUB or SUB before CONNECT is an Authorization Violation, not a crash.
+func TestProtoNoAuthUserWithoutConnect(t *testing.T) {
+	o := testOptions()
+	o.Users = []*User{{Username: "dflt", Password: "x"}}
+	o.NoAuthUser = "dflt"
+	s := runServer(t, o)
+	for _, op := range []string{"PUB foo 1\r\nx\r\n", "SUB foo 1\r\n"} {
+		r := dialRaw(t, s)
+		r.line() // INFO
+		r.send(op)
+		r.expect("-ERR 'Authorization Violation'\r\n")
+		r.expectClosed()
+	}
+	r := dialRaw(t, s)
+	r.connect(`{"verbose":false}`)
+	r.send("SUB foo 1\r\nPUB foo 2\r\nhi\r\n")
+	r.expect("MSG foo 1 2\r\nhi\r\n")
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/tern-mq/nats-server/internal/proto"
 	"math/rand/v2"
 	"unsafe"
 
@@ -51,6 +52,10 @@ func (c *client) ProcessSub(subject, queue, sid []byte) error {
 		c.mu.Unlock()
 		c.subPermissionViolation(subj, q)
 		return nil
+	}
+	if c.acc == nil { // no CONNECT yet with no_auth_user: not authenticated
+		c.mu.Unlock()
+		return proto.ErrAuthorization
 	}
 	sub := &subscription{client: c, subject: subj, queue: q, sid: id}
 	c.subs[id] = sub
