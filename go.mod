@@ -3,15 +3,13 @@ module github.com/tern-mq/nats-server
 go 1.26.0
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/klauspost/compress v1.20.0
 	github.com/minio/highwayhash v1.0.4
+	github.com/nats-io/nats.go v1.55.0
 	github.com/nats-io/nkeys v0.4.17
 	github.com/nats-io/nuid v1.0.1
 	golang.org/x/crypto v0.59.0
 )
 
-require (
-	github.com/anishathalye/porcupine v1.3.1 // indirect
-	github.com/nats-io/nats.go v1.55.0 // indirect
-	golang.org/x/sys v0.50.0 // indirect
-)
+require golang.org/x/sys v0.50.0 // indirect

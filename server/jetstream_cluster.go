@@ -136,7 +136,7 @@ func (s *Server) expectedClusterSize() int {
 
 func (jc *jsCluster) startMeta(peers []string) error {
 	s := jc.js.srv
-	log, err := openWALLog(vfs.Default, jc.metaDir(), s.Errorf)
+	log, err := openWALLog(vfs.Default, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
 	if err != nil {
 		return err
 	}

@@ -108,10 +108,16 @@ func (g *raftGroup) run() {
 	node := g.drv.Node
 	for {
 		select {
-		case <-tick.C:
+		case now := <-tick.C:
 			if err := g.drv.Tick(); err != nil {
 				g.fail(err)
 				return
+			}
+			if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
+				if err := ps.periodicSync(now); err != nil {
+					g.fail(err)
+					return
+				}
 			}
 		case m := <-g.inbox:
 			if err := g.step(m); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
 	"github.com/tern-mq/nats-server/internal/vfs"
@@ -13,21 +14,29 @@ import (
 
 // walLog is a raft.LogStore on Tern's write-ahead log. Snapshots (state
 // data and membership) live in a file beside the log, written atomically.
+//
+// Durability follows the server's sync_interval, as nats-server's raft
+// logs do: with sync_interval "always" (syncEvery 0) every batch is fsynced
+// before it is acknowledged to anyone (group commit); otherwise a batch is
+// written to the OS before the node sends or applies anything (it survives
+// the process being killed) and fsynced at most syncEvery later.
 type walLog struct {
-	fs   vfs.FS
-	dir  string
-	w    *wal.WAL
-	snap raft.Snapshot
+	fs        vfs.FS
+	dir       string
+	w         *wal.WAL
+	snap      raft.Snapshot
+	syncEvery time.Duration
+	lastSync  time.Time
 }
 
 const snapshotFile = "snapshot"
 
-func openWALLog(fs vfs.FS, dir string, logf func(string, ...any)) (*walLog, error) {
+func openWALLog(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string, ...any)) (*walLog, error) {
 	w, err := wal.Open(fs, filepath.Join(dir, "wal"), wal.Options{Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	l := &walLog{fs: fs, dir: dir, w: w}
+	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery, lastSync: time.Now()}
 	if err := l.loadSnapshot(); err != nil {
 		w.Close()
 		return nil, err
@@ -104,7 +113,24 @@ func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState
 	return nil
 }
 
-func (l *walLog) Sync() error { return l.w.Sync() }
+func (l *walLog) Sync() error {
+	if l.syncEvery <= 0 {
+		return l.w.Sync()
+	}
+	return l.w.Flush()
+}
+
+// periodicSync fsyncs what Sync only flushed, once syncEvery has passed.
+func (l *walLog) periodicSync(now time.Time) error {
+	if l.syncEvery <= 0 || now.Sub(l.lastSync) < l.syncEvery {
+		return nil
+	}
+	l.lastSync = now
+	if !l.w.Dirty() {
+		return nil
+	}
+	return l.w.Sync()
+}
 
 // Compact records a locally taken snapshot and drops the entries it covers.
 func (l *walLog) Compact(snap raft.Snapshot) error {

@@ -97,7 +97,7 @@ func TestRaftGroupWALRestart(t *testing.T) {
 		sms := make([]*countingSM, 3)
 		groups := make([]*raftGroup, 3)
 		for i, s := range servers {
-			log, err := openWALLog(vfs.Default, dirs[i], t.Logf)
+			log, err := openWALLog(vfs.Default, dirs[i], 0, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}

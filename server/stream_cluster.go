@@ -87,7 +87,12 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
-	log, err := openWALLog(vfs.Default, jsa.js.groupDir(sa), s.Errorf)
+	o := s.getOpts()
+	syncEvery := o.SyncInterval
+	if o.SyncAlways {
+		syncEvery = 0
+	}
+	log, err := openWALLog(vfs.Default, jsa.js.groupDir(sa), syncEvery, s.Errorf)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err

@@ -342,3 +342,38 @@ func injectedWorkload(w *WAL) (acked uint64, inCompact bool, err error) {
 	}
 	return acked, false, nil
 }
+
+// TestWALFlushSurvivesProcessKill: Flush hands entries and the hard state to
+// the OS without fsync. A killed process (the files as written, nothing
+// closed) keeps all of it; a machine crash keeps at least what was synced.
+func TestWALFlushSurvivesProcessKill(t *testing.T) {
+	fs := vfs.NewMem()
+	w := mustOpen(t, fs, memDir, Options{})
+	mustAppend(t, w, batch(1, 50, 1))
+	mustSync(t, w)
+	if w.Dirty() {
+		t.Fatal("dirty right after Sync")
+	}
+	mustAppend(t, w, batch(51, 80, 1))
+	if err := w.SetHardState(HardState{Term: 1, Vote: 7, Commit: 80}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Dirty() {
+		t.Fatal("flushed but not fsynced data must stay dirty")
+	}
+	killed := mustOpen(t, fs, memDir, Options{}) // w is abandoned, as after kill -9
+	if last, hs := killed.LastIndex(), killed.HardState(); last != 80 || hs.Commit != 80 || hs.Vote != 7 {
+		t.Fatalf("after a process kill: last %d, hard state %+v", last, hs)
+	}
+	checkLog(t, killed, 1, 80, term1)
+	fs.Crash()
+	crashed := mustOpen(t, fs, memDir, Options{Logf: func(string, ...any) {}})
+	if last := crashed.LastIndex(); last < 50 || last > 80 {
+		t.Fatalf("after a machine crash the log ends at %d", last)
+	}
+	checkLog(t, crashed, 1, crashed.LastIndex(), term1)
+	crashed.Close()
+}

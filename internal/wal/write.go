@@ -147,14 +147,49 @@ func (w *WAL) Sync() error {
 	return w.sync()
 }
 
+// Flush hands every Append, SetHardState and TruncateFrom so far to the
+// operating system without fsync: they survive the process being killed,
+// not the machine losing power. The next Sync makes them durable.
+func (w *WAL) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.usable(); err != nil {
+		return err
+	}
+	if err := w.stageHardState(); err != nil {
+		return err
+	}
+	if err := w.flush(); err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// Dirty reports whether anything written since the last Sync is not yet
+// fsynced.
+func (w *WAL) Dirty() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dirty.data || w.dirty.hs || w.dirty.dir
+}
+
+// stageHardState buffers a changed hard state as a state record.
+func (w *WAL) stageHardState() error {
+	if !w.dirty.hs {
+		return nil
+	}
+	if c, last := w.meta.hs.Commit, w.lastIndex(); c > last {
+		return fmt.Errorf("wal: hard state commit %d beyond last index %d", c, last)
+	}
+	w.logHS = w.meta.hs
+	w.writeMeta()
+	w.dirty.hs = false
+	return nil
+}
+
 func (w *WAL) sync() error {
-	if w.dirty.hs {
-		if c, last := w.meta.hs.Commit, w.lastIndex(); c > last {
-			return fmt.Errorf("wal: hard state commit %d beyond last index %d", c, last)
-		}
-		w.logHS = w.meta.hs
-		w.writeMeta()
-		w.dirty.hs = false
+	if err := w.stageHardState(); err != nil {
+		return err
 	}
 	return w.syncFiles()
 }
