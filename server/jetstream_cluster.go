@@ -45,7 +45,7 @@ type jsCluster struct {
 	meta    *raftGroup
 	peers   []string
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
-	leaders map[string]string                       // "account stream" → leader name
+	leaders *leaderMap
 }
 
 func (js *jetStream) groupDir(sa *streamAssignment) string {
@@ -63,12 +63,13 @@ func (s *Server) clusteredJetStream() bool {
 // this one); once known they are remembered in the meta directory.
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
-	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, leaders: map[string]string{}}
+	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, leaders: newLeaderMap()}
 	js.cluster = jc
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 	}
-	s.wg.Add(1)
+	s.wg.Add(2)
+	go jc.reannounceLoop()
 	go func() {
 		defer s.wg.Done()
 		peers := jc.waitForPeers()
@@ -231,7 +232,7 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			outcome = errStreamNotFound()
 		} else {
 			delete(accStreams, sa.Config.Name)
-			delete(jc.leaders, sa.Account+" "+sa.Config.Name)
+			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
 		}
 	case "upd":
 		if old == nil {
@@ -294,35 +295,6 @@ func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
 		}
 	}
-}
-
-func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
-	// $JSC.LEADER.<account>.<stream>
-	rest := subject[len("$JSC.LEADER."):]
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == '.' {
-			jc.mu.Lock()
-			jc.leaders[rest[:i]+" "+rest[i+1:]] = string(msg)
-			jc.mu.Unlock()
-			return
-		}
-	}
-}
-
-func (jc *jsCluster) announce(account, stream, leader string) {
-	s := jc.js.srv
-	jc.mu.Lock()
-	jc.leaders[account+" "+stream] = leader
-	jc.mu.Unlock()
-	if sys := s.SystemAccount(); sys != nil {
-		s.deliver(nil, sys, "$JSC.LEADER."+account+"."+stream, "", nil, []byte(leader))
-	}
-}
-
-func (jc *jsCluster) streamLeader(account, stream string) string {
-	jc.mu.Lock()
-	defer jc.mu.Unlock()
-	return jc.leaders[account+" "+stream]
 }
 
 func (jc *jsCluster) assignment(account, stream string) *streamAssignment {

@@ -151,10 +151,7 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 	case me.Op == "del":
 		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response"}, Success: true}
 	default:
-		deadline := time.Now().Add(5 * time.Second)
-		for jc.streamLeader(sa.Account, sa.Config.Name) == "" && time.Now().Before(deadline) && !s.shutdown.Load() {
-			time.Sleep(10 * time.Millisecond)
-		}
+		jc.leaders.wait(leaderKey(sa.Account, sa.Config.Name), time.Now().Add(5*time.Second), s.done)
 		si := jc.streamInfoFromAssignment(sa)
 		typ := "stream_create_response"
 		if me.Op == "upd" {

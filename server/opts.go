@@ -38,6 +38,7 @@ type Options struct {
 	HTTPHost            string        `json:"http_host"`
 	HTTPPort            int           `json:"http_port"`
 	HTTPBasePath        string        `json:"http_base_path"`
+	ProfPort            int           `json:"-"`
 	HTTPSPort           int           `json:"https_port"`
 	AuthTimeout         float64       `json:"auth_timeout"`
 	MaxControlLine      int32         `json:"max_control_line"`

@@ -123,6 +123,8 @@ func (o *Options) processConfigKey(ce *configErrors, k string, tk any) {
 			return
 		}
 		o.HTTPHost, o.HTTPPort = host, port
+	case "prof_port":
+		o.ProfPort = asInt(ce, tk)
 	case "http_port", "monitor_port":
 		o.HTTPPort = asInt(ce, tk)
 	case "https_port":

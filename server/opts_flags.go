@@ -134,6 +134,7 @@ func defineFlags(fs *flag.FlagSet, o *Options, fv *flagValues) {
 	str(&o.PidFile, "P", "pid")
 	num(&o.HTTPPort, "m", "http_port")
 	num(&o.HTTPSPort, "ms", "https_port")
+	num(&o.ProfPort, "profile")
 	str(&o.ConfigFile, "c", "config")
 	boolean(&o.CheckConfig, "t")
 	str(&fv.signal, "sl", "signal")
@@ -189,6 +190,7 @@ func mergeFlags(o, f *Options, set map[string]bool) {
 		"addr": func() { o.Host = f.Host }, "port": func() { o.Port = f.Port },
 		"name": func() { o.ServerName = f.ServerName }, "pid": func() { o.PidFile = f.PidFile },
 		"http_port": func() { o.HTTPPort = f.HTTPPort }, "https_port": func() { o.HTTPSPort = f.HTTPSPort },
+		"profile":          func() { o.ProfPort = f.ProfPort },
 		"client_advertise": func() { o.ClientAdvertise = f.ClientAdvertise },
 		"ports_file_dir":   func() { o.PortsFileDir = f.PortsFileDir },
 		"log":              func() { o.LogFile = f.LogFile }, "logtime": func() { o.Logtime = f.Logtime },

@@ -281,6 +281,7 @@ func (g *raftGroup) stop() {
 type raftTransport struct {
 	s     *Server
 	group string
+	buf   []byte // used only by the group goroutine
 }
 
 func (t *raftTransport) Send(msgs []raft.Message) {
@@ -289,17 +290,27 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		if r == nil {
 			continue // raft retries
 		}
-		payload := make([]byte, 0, 64)
-		payload = binary.AppendUvarint(payload, uint64(len(t.group)))
+		// "RAFT <size>\r\n" then the payload: the group name and the
+		// message. The line is built in one buffer reused by this group's
+		// goroutine (the route copies it into its output).
+		need := len(t.group) + encodedRaftMsgSize(&msgs[i]) + 48
+		if cap(t.buf) < need {
+			t.buf = make([]byte, 0, need)
+		}
+		full := t.buf[:cap(t.buf)]
+		payload := binary.AppendUvarint(full[32:32], uint64(len(t.group)))
 		payload = append(payload, t.group...)
 		payload = encodeRaftMsg(payload, &msgs[i])
-		line := make([]byte, 0, len(payload)+24)
-		line = append(line, "RAFT "...)
-		line = appendUint(line, uint64(len(payload)))
-		line = append(line, "\r\n"...)
-		line = append(line, payload...)
-		line = append(line, "\r\n"...)
+		var hdr [32]byte
+		h := appendUint(append(hdr[:0], "RAFT "...), uint64(len(payload)))
+		h = append(h, "\r\n"...)
+		start := 32 - len(h)
+		copy(full[start:32], h)
+		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
+		if cap(t.buf) > 4<<20 {
+			t.buf = nil // do not keep a snapshot-sized buffer
+		}
 	}
 }
 

@@ -21,6 +21,18 @@ func appendBytes(b, p []byte) []byte {
 	return append(b, p...)
 }
 
+// encodedRaftMsgSize bounds the size of m's encoding.
+func encodedRaftMsgSize(m *raft.Message) int {
+	n := 2 + 8*binary.MaxVarintLen64 + 1
+	for i := range m.Entries {
+		n += 3*binary.MaxVarintLen64 + 1 + len(m.Entries[i].Data)
+	}
+	if m.Snapshot != nil {
+		n += (4+len(m.Snapshot.Peers))*binary.MaxVarintLen64 + len(m.Snapshot.Data)
+	}
+	return n
+}
+
 // encodeRaftMsg appends the encoding of m to b.
 func encodeRaftMsg(b []byte, m *raft.Message) []byte {
 	b = append(b, raftCodecVersion, byte(m.Type))
@@ -87,6 +99,21 @@ func (r *raftReader) byte() byte {
 	return c
 }
 
+// view returns the next length-prefixed byte string without copying.
+func (r *raftReader) view() []byte {
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		r.err = errBadRaftMsg
+		return nil
+	}
+	if n == 0 {
+		return nil
+	}
+	out := r.b[:n:n]
+	r.b = r.b[n:]
+	return out
+}
+
 // bytes returns a copy of the next length-prefixed byte string.
 func (r *raftReader) bytes() []byte {
 	n := r.uvarint()
@@ -103,9 +130,10 @@ func (r *raftReader) bytes() []byte {
 	return out
 }
 
-// decodeRaftMsg parses a message encoded by encodeRaftMsg.
+// decodeRaftMsg parses a message encoded by encodeRaftMsg. The message
+// does not keep b: entry and snapshot data share one copy of it.
 func decodeRaftMsg(b []byte) (raft.Message, error) {
-	r := &raftReader{b: b}
+	r := &raftReader{b: append([]byte(nil), b...)}
 	var m raft.Message
 	if r.byte() != raftCodecVersion {
 		return m, errBadRaftMsg
@@ -125,7 +153,7 @@ func decodeRaftMsg(b []byte) (raft.Message, error) {
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		e := raft.Entry{Term: r.uvarint(), Index: r.uvarint()}
 		e.Type = raft.EntryType(r.byte())
-		e.Data = r.bytes()
+		e.Data = r.view()
 		m.Entries = append(m.Entries, e)
 	}
 	if flags&4 != 0 {
@@ -137,7 +165,7 @@ func decodeRaftMsg(b []byte) (raft.Message, error) {
 		for i := uint64(0); i < np && r.err == nil; i++ {
 			snap.Peers = append(snap.Peers, raft.ID(r.uvarint()))
 		}
-		snap.Data = r.bytes()
+		snap.Data = r.view()
 		m.Snapshot = snap
 	}
 	if r.err != nil {

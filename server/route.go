@@ -284,6 +284,9 @@ func (s *Server) removeRoute(r *route) {
 		delete(s.routes.byID, r.remote.ID)
 	}
 	s.routes.mu.Unlock()
+	if js := s.js.Load(); js != nil && js.cluster != nil {
+		js.cluster.leaders.dropServer(r.remote.Name)
+	}
 	for _, acc := range s.accs.all() {
 		for _, e := range acc.sl.All() {
 			if e.Value.route == r.c {

@@ -52,6 +52,8 @@ func (s *Server) routeReadLoop(r *route) error {
 }
 
 // routeMsg reads an RMSG payload and delivers it to local subscribers.
+// args points into the reader's buffer, which reading the payload may
+// overwrite: every field is copied out first.
 func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
 	f := bytes.Fields(args)
 	if len(f) != 7 {
@@ -62,6 +64,14 @@ func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
 	if err1 != nil || err2 != nil || hdrLen > size || size > 64*1024*1024 {
 		return buf, fmt.Errorf("bad RMSG sizes %q", args)
 	}
+	accName, subject, reply, mode := string(f[0]), string(f[1]), string(f[2]), string(f[3])
+	var queues []string
+	if string(f[4]) != "-" {
+		queues = strings.Split(string(f[4]), ",")
+	}
+	if reply == "-" {
+		reply = ""
+	}
 	if cap(buf) < size+2 {
 		buf = make([]byte, size+2)
 	}
@@ -69,23 +79,14 @@ func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
 	if _, err := io.ReadFull(r.br, buf); err != nil {
 		return buf, err
 	}
-	acc := s.accs.lookup(string(f[0]))
+	acc := s.accs.lookup(accName)
 	if acc == nil {
 		return buf, nil
 	}
-	reply := string(f[2])
-	if reply == "-" {
-		reply = ""
-	}
-	var queues []string
-	if string(f[4]) != "-" {
-		queues = strings.Split(string(f[4]), ",")
-	}
 	msg := buf[:size]
-	mode := string(f[3])
-	n := s.deliverLocal(acc, string(f[1]), reply, mode != "0", queues, msg[:hdrLen], msg[hdrLen:])
+	n := s.deliverLocal(acc, subject, reply, mode != "0", queues, msg[:hdrLen], msg[hdrLen:])
 	if n == 0 && mode != "0" && reply != "" {
-		s.rerouteStreamPublish(acc, string(f[1]), reply, msg[:hdrLen], msg[hdrLen:], mode == "1")
+		s.rerouteStreamPublish(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == "1")
 	}
 	return buf, nil
 }

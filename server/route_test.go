@@ -228,3 +228,44 @@ func TestRouteDeadPeerDetected(t *testing.T) {
 		return servers[0].NumRoutes() == 1 && servers[0].routeFor("FAKE") == nil
 	})
 }
+
+// TestRouteNoLossUnderLoad: a burst published on one server reaches a
+// subscriber on another in full and in order (routes must not drop
+// messages when their reader or writer is busy).
+func TestRouteNoLossUnderLoad(t *testing.T) {
+	servers := runCluster(t, 2, nil)
+	sub := connectNATS(t, servers[1].ClientURL())
+	var got atomic.Int64
+	var bad atomic.Int64
+	s, err := sub.Subscribe("burst", func(m *nats.Msg) {
+		if string(m.Data) != fmt.Sprint(got.Load()) {
+			bad.Add(1)
+		}
+		got.Add(1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetPendingLimits(-1, -1)
+	sub.Flush()
+	waitForInterest(t, servers, "burst")
+	pub := connectNATS(t, servers[0].ClientURL())
+	const n = 200000
+	for i := 0; i < n; i++ {
+		if err := pub.Publish("burst", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub.Flush()
+	deadline := time.Now().Add(20 * time.Second)
+	for got.Load() != n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got.Load() != n {
+		v0, v1 := servers[0].varz(), servers[1].varz()
+		t.Fatalf("received %d of %d (server A in %d out %d, B in %d out %d)", got.Load(), n, v0.InMsgs, v0.OutMsgs, v1.InMsgs, v1.OutMsgs)
+	}
+	if bad.Load() != 0 {
+		t.Fatalf("%d messages out of order or corrupted", bad.Load())
+	}
+}

@@ -30,6 +30,7 @@ type Server struct {
 	closed     *closedRing
 	listener   net.Listener
 	http       *httpServer
+	prof       *httpServer
 	running    atomic.Bool
 	shutdown   atomic.Bool
 	ldm        atomic.Bool
@@ -158,6 +159,12 @@ func (s *Server) Start() {
 	if o.JetStream {
 		if err := s.enableJetStream(); err != nil {
 			s.Fatalf("Can't start JetStream: %v", err)
+			return
+		}
+	}
+	if o.ProfPort != 0 {
+		if err := s.startProfiling(); err != nil {
+			s.Fatalf("Error starting profiler: %v", err)
 			return
 		}
 	}
@@ -344,6 +351,7 @@ func (s *Server) Shutdown() {
 	}
 	s.mu.Unlock()
 	s.stopMonitoring()
+	s.stopProfiling()
 	if js := s.js.Load(); js != nil {
 		js.shutdown()
 	}

@@ -159,27 +159,31 @@ func (mset *stream) subscribeDirect() {
 	}
 }
 
-// leaderChanged starts or stops serving publishes. A replica serves only
-// once it leads and has applied its whole log.
+// leaderChanged starts or stops serving publishes and tells every server.
+// A replica serves only once it leads and has applied its whole log.
 func (mset *stream) leaderChanged(st raft.SoftState) {
 	lead := st.Role == raft.Leader && st.LeaderReady
 	mset.mu.Lock()
 	was := mset.leader
 	mset.leader = lead
 	closed := mset.closed
+	name := mset.cfg.Name
 	mset.mu.Unlock()
-	if closed || was == lead {
-		if !lead {
-			mset.announceLeader(st)
-		}
+	jc := mset.jsa.js.cluster
+	if closed || jc == nil {
 		return
 	}
-	if lead {
+	acc := mset.jsa.acc.Name
+	switch {
+	case lead && !was:
 		mset.startServing()
-	} else {
+		jc.announce(acc, name, st.Term, false)
+	case !lead && was:
 		mset.stopServing()
+		jc.announce(acc, name, st.Term, true)
+	case !lead:
+		jc.leaders.supersede(leaderKey(acc, name), st.Lead, st.Term)
 	}
-	mset.announceLeader(st)
 }
 
 func (mset *stream) startServing() {
@@ -217,22 +221,6 @@ func (mset *stream) stopServing() {
 	for _, sub := range subs {
 		mset.jsa.acc.unsubscribe(sub)
 	}
-}
-
-// announceLeader tells every server who leads the stream now.
-func (mset *stream) announceLeader(st raft.SoftState) {
-	js := mset.jsa.js
-	if js.cluster == nil {
-		return
-	}
-	leader := ""
-	if st.Role == raft.Leader && st.LeaderReady {
-		leader = js.srv.Name()
-	}
-	if leader == "" {
-		return // followers stay quiet; the new leader will announce
-	}
-	js.cluster.announce(mset.jsa.acc.Name, mset.cfg.Name, leader)
 }
 
 // proposeInbound is the leader's side of a publish to a replicated

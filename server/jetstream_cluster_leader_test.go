@@ -1,0 +1,162 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// infoOutcome asks for STREAM.INFO with a short timeout and returns the
+// leader named in the answer, the error code, or fails on a timeout: while
+// a stream has no leader the server the client uses must say 10008.
+func infoOutcome(t *testing.T, nc *nats.Conn, stream string) (leader string, code int) {
+	t.Helper()
+	msg, err := nc.Request("$JS.API.STREAM.INFO."+stream, nil, time.Second)
+	if errors.Is(err, nats.ErrTimeout) {
+		t.Fatalf("STREAM.INFO went unanswered")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp struct {
+		Error   *ApiError `json:"error"`
+		Cluster *struct {
+			Leader string `json:"leader"`
+		} `json:"cluster"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		t.Fatalf("%v: %s", err, msg.Data)
+	}
+	if resp.Error != nil {
+		return "", int(resp.Error.ErrCode)
+	}
+	if resp.Cluster == nil {
+		t.Fatalf("no cluster section: %s", msg.Data)
+	}
+	return resp.Cluster.Leader, 0
+}
+
+// awaitNewLeader polls STREAM.INFO until a leader other than old answers;
+// every answer on the way is the stream's info or 10008, never silence.
+func awaitNewLeader(t *testing.T, nc *nats.Conn, stream, old string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		leader, code := infoOutcome(t, nc, stream)
+		switch {
+		case code == 10008:
+		case code != 0:
+			t.Fatalf("unexpected error %d", code)
+		case leader != "" && leader != old:
+			return leader
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no new leader after %s left", old)
+	return ""
+}
+
+func TestJetStreamClusterAPIAnswersWhileLeaderChanges(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "LCH", Subjects: []string{"lch.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := st.CachedInfo().Cluster.Leader
+
+	// A stepdown: the old leader resigns, the new one announces itself.
+	var via *Server
+	for _, s := range c.servers {
+		if s.Name() != first {
+			via = s
+		}
+	}
+	nc, _ := jsClient(t, via)
+	if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.LCH", nil, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	second := awaitNewLeader(t, nc, "LCH", first)
+
+	// The leader's process goes away: its route closes and the others stop
+	// waiting for it to answer.
+	for i, s := range c.servers {
+		if s.Name() == second {
+			c.servers[i].Shutdown()
+		}
+	}
+	for _, s := range c.servers {
+		if s.Name() != second && s.Running() {
+			via = s
+		}
+	}
+	nc2, _ := jsClient(t, via)
+	third := awaitNewLeader(t, nc2, "LCH", second)
+	if _, err := jetstreamPublish(t, nc2, "lch.a"); err != nil {
+		t.Fatalf("publish after %s took over: %v", third, err)
+	}
+}
+
+func jetstreamPublish(t *testing.T, nc *nats.Conn, subj string) (*jetstream.PubAck, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	return js.Publish(ctx(t), subj, nil)
+}
+
+// TestLeaderMapTerms: announcements of older terms never replace newer
+// ones, a resignation only removes the resigning server's own entry, and
+// entries that are not refreshed are forgotten.
+func TestLeaderMapTerms(t *testing.T) {
+	lm := newLeaderMap()
+	now := time.Now()
+	lm.set("a s", "S1", 3, now)
+	lm.set("a s", "S2", 2, now) // stale
+	if got := lm.get("a s", now); got != "S1" {
+		t.Fatalf("leader %q after a stale announcement", got)
+	}
+	lm.resign("a s", "S2", 5) // not S2's entry
+	if got := lm.get("a s", now); got != "S1" {
+		t.Fatalf("leader %q after another server resigned", got)
+	}
+	lm.set("a s", "S2", 4, now)
+	lm.resign("a s", "S1", 3) // S1's resignation arrives after S2 took over
+	if got := lm.get("a s", now); got != "S2" {
+		t.Fatalf("leader %q after a late resignation", got)
+	}
+	lm.supersede("a s", raftID("S2"), 6) // a replica sees S2 lead term 6
+	if got := lm.get("a s", now); got != "S2" {
+		t.Fatalf("superseded by the same leader: %q", got)
+	}
+	lm.supersede("a s", raftID("S3"), 6)
+	if got := lm.get("a s", now); got != "" {
+		t.Fatalf("leader %q after a newer term with another leader", got)
+	}
+	lm.set("a s", "S3", 6, now)
+	if got := lm.get("a s", now.Add(leaderForgetAfter+time.Millisecond)); got != "" {
+		t.Fatalf("unrefreshed entry still answers %q", got)
+	}
+	lm.dropServer("S3")
+	if got := lm.get("a s", now); got != "" {
+		t.Fatalf("leader %q after its route went down", got)
+	}
+	for _, p := range []string{"S1 7", "-S1 7", "a b c 9"} {
+		name, term, res, ok := decodeLeaderAnnouncement(string(encodeLeaderAnnouncementString(p)))
+		if !ok || term == 0 || name == "" || res != (p[0] == '-') {
+			t.Fatalf("round trip of %q: %q %d %v %v", p, name, term, res, ok)
+		}
+	}
+	if _, _, _, ok := decodeLeaderAnnouncement("S1"); ok {
+		t.Fatal("an announcement without a term was accepted")
+	}
+}
+
+func encodeLeaderAnnouncementString(p string) []byte {
+	name, term, res, _ := decodeLeaderAnnouncement(p)
+	return encodeLeaderAnnouncement(name, term, res)
+}

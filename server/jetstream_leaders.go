@@ -1,0 +1,245 @@
+package server
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// Every server keeps a map of who leads each replicated stream, so that
+// exactly one server answers a stream's API requests and the server a
+// client is connected to can answer "temporarily unavailable" (10008)
+// when nobody leads. A leader announces itself on $JSC.LEADER.<acc>.<stream>
+// with its raft term once it is ready, again every leaderAnnounceEvery,
+// and resigns when it stops leading. Entries are dropped when the
+// leader's route goes down, when a local replica sees a newer term with
+// another leader, and when they have not been refreshed for
+// leaderForgetAfter: a stale entry can make requests go unanswered only
+// for that long.
+
+var (
+	leaderAnnounceEvery = time.Second
+	leaderForgetAfter   = 3 * time.Second
+)
+
+type leaderInfo struct {
+	name string
+	term uint64
+	seen time.Time
+}
+
+type leaderMap struct {
+	mu      sync.Mutex
+	m       map[string]leaderInfo // "account stream" → leader
+	changed chan struct{}         // closed and replaced on every change
+}
+
+func newLeaderMap() *leaderMap {
+	return &leaderMap{m: map[string]leaderInfo{}, changed: make(chan struct{})}
+}
+
+func leaderKey(account, stream string) string { return account + " " + stream }
+
+// notifyLocked wakes every waiter.
+func (lm *leaderMap) notifyLocked() {
+	close(lm.changed)
+	lm.changed = make(chan struct{})
+}
+
+// set records name as leader in term unless a newer term is known.
+func (lm *leaderMap) set(key, name string, term uint64, now time.Time) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	cur, ok := lm.m[key]
+	if ok && cur.term > term {
+		return
+	}
+	lm.m[key] = leaderInfo{name: name, term: term, seen: now}
+	if !ok || cur.name != name {
+		lm.notifyLocked()
+	}
+}
+
+// resign drops name's entry if it is not newer than term.
+func (lm *leaderMap) resign(key, name string, term uint64) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if cur, ok := lm.m[key]; ok && cur.name == name && cur.term <= term {
+		delete(lm.m, key)
+		lm.notifyLocked()
+	}
+}
+
+// supersede drops the entry when a replica sees term with another leader.
+func (lm *leaderMap) supersede(key string, lead raft.ID, term uint64) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if cur, ok := lm.m[key]; ok && cur.term < term && raftID(cur.name) != lead {
+		delete(lm.m, key)
+		lm.notifyLocked()
+	}
+}
+
+func (lm *leaderMap) forget(key string) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	delete(lm.m, key)
+}
+
+// dropServer forgets every stream led by a server whose route went down.
+func (lm *leaderMap) dropServer(name string) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	for k, v := range lm.m {
+		if v.name == name {
+			delete(lm.m, k)
+		}
+	}
+}
+
+// get returns the leader if it was heard from recently.
+func (lm *leaderMap) get(key string, now time.Time) string {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	cur, ok := lm.m[key]
+	if !ok || now.Sub(cur.seen) > leaderForgetAfter {
+		return ""
+	}
+	return cur.name
+}
+
+// wait returns the leader once one is known, or "" at the deadline.
+func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) string {
+	for {
+		lm.mu.Lock()
+		cur, ok := lm.m[key]
+		ch := lm.changed
+		lm.mu.Unlock()
+		if ok {
+			return cur.name
+		}
+		d := time.Until(deadline)
+		if d <= 0 {
+			return ""
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-quit:
+		}
+		t.Stop()
+		select {
+		case <-quit:
+			return ""
+		default:
+		}
+	}
+}
+
+// Announcement payloads: "<name> <term>" (leads) or "-<name> <term>" (resigned).
+func encodeLeaderAnnouncement(name string, term uint64, resigned bool) []byte {
+	b := make([]byte, 0, len(name)+24)
+	if resigned {
+		b = append(b, '-')
+	}
+	b = append(b, name...)
+	b = append(b, ' ')
+	return strconv.AppendUint(b, term, 10)
+}
+
+func decodeLeaderAnnouncement(p string) (name string, term uint64, resigned, ok bool) {
+	i := strings.LastIndexByte(p, ' ')
+	if i <= 0 {
+		return "", 0, false, false
+	}
+	term, err := strconv.ParseUint(p[i+1:], 10, 64)
+	if err != nil {
+		return "", 0, false, false
+	}
+	name = p[:i]
+	if strings.HasPrefix(name, "-") {
+		name, resigned = name[1:], true
+	}
+	return name, term, resigned, name != ""
+}
+
+// leaderAnnounced handles $JSC.LEADER.<account>.<stream>.
+func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+	rest := subject[len("$JSC.LEADER."):]
+	i := strings.IndexByte(rest, '.')
+	if i <= 0 {
+		return
+	}
+	name, term, resigned, ok := decodeLeaderAnnouncement(string(msg))
+	if !ok || name == jc.js.srv.Name() {
+		return // our own announcements were recorded when sent
+	}
+	key := leaderKey(rest[:i], rest[i+1:])
+	if resigned {
+		jc.leaders.resign(key, name, term)
+	} else {
+		jc.leaders.set(key, name, term, time.Now())
+	}
+}
+
+// announce records and publishes that this server leads (or resigned
+// from) a stream in term.
+func (jc *jsCluster) announce(account, stream string, term uint64, resigned bool) {
+	s := jc.js.srv
+	key := leaderKey(account, stream)
+	if resigned {
+		jc.leaders.resign(key, s.Name(), term)
+	} else {
+		jc.leaders.set(key, s.Name(), term, time.Now())
+	}
+	if sys := s.SystemAccount(); sys != nil {
+		s.deliver(nil, sys, "$JSC.LEADER."+account+"."+stream, "", nil, encodeLeaderAnnouncement(s.Name(), term, resigned))
+	}
+}
+
+func (jc *jsCluster) streamLeader(account, stream string) string {
+	return jc.leaders.get(leaderKey(account, stream), time.Now())
+}
+
+// reannounceLoop refreshes this server's leaderships on every server.
+func (jc *jsCluster) reannounceLoop() {
+	s := jc.js.srv
+	defer s.wg.Done()
+	for !s.sleepOrShutdown(leaderAnnounceEvery) {
+		for _, mset := range jc.js.replicatedStreams() {
+			mset.mu.Lock()
+			g, lead, name := mset.group, mset.leader, mset.cfg.Name
+			mset.mu.Unlock()
+			if lead && g != nil {
+				if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
+					jc.announce(mset.jsa.acc.Name, name, st.Term, false)
+				}
+			}
+		}
+	}
+}
+
+// replicatedStreams lists the local replicas of replicated streams.
+func (js *jetStream) replicatedStreams() []*stream {
+	js.mu.Lock()
+	accs := make([]*jsAccount, 0, len(js.accounts))
+	for _, a := range js.accounts {
+		accs = append(accs, a)
+	}
+	js.mu.Unlock()
+	var out []*stream
+	for _, jsa := range accs {
+		jsa.mu.RLock()
+		for _, mset := range jsa.streams {
+			if mset.replicated {
+				out = append(out, mset)
+			}
+		}
+		jsa.mu.RUnlock()
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package server
+
+import (
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+	"time"
+)
+
+// startProfiling serves Go's pprof endpoints on prof_port (--profile), as
+// nats-server does, on the monitoring host.
+func (s *Server) startProfiling() error {
+	o := s.getOpts()
+	l, err := net.Listen("tcp", net.JoinHostPort(o.HTTPHost, strconv.Itoa(max(o.ProfPort, 0))))
+	if err != nil {
+		return err
+	}
+	s.Noticef("profiling port: %d", l.Addr().(*net.TCPAddr).Port)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	s.mu.Lock()
+	s.prof = &httpServer{srv: hs, l: l}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = hs.Serve(l)
+	}()
+	return nil
+}
+
+func (s *Server) stopProfiling() {
+	s.mu.Lock()
+	p := s.prof
+	s.prof = nil
+	s.mu.Unlock()
+	if p != nil {
+		_ = p.srv.Close()
+	}
+}
