@@ -181,7 +181,13 @@ type serverProcess struct {
 // accepts connections.
 func startProcess(t testing.TB, port int, args ...string) *serverProcess {
 	t.Helper()
-	cmd := exec.Command(serverBinary(t), args...)
+	return startProcessBinary(t, serverBinary(t), port, args...)
+}
+
+// startProcessBinary runs a given server binary (another Tern version).
+func startProcessBinary(t testing.TB, binary string, port int, args ...string) *serverProcess {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
 	p := &serverProcess{cmd: cmd, port: port, log: &strings.Builder{}}
 	cmd.Stdout = (*lockedWriter)(p)
 	cmd.Stderr = (*lockedWriter)(p)

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -180,20 +181,18 @@ func (jc *jsCluster) metaLeaderKnown() bool {
 	return g != nil && g.softState().Lead != raft.None
 }
 
-// metaSM applies meta entries.
-type metaSM struct{ jc *jsCluster }
-
-func (m *metaSM) Restore(snap raft.Snapshot) error {
-	if snap.IsEmpty() {
-		return nil
-	}
-	return errStreamSnapshotsUnsupported
+// metaSM applies meta entries (snapshots: jetstream_meta_snapshot.go).
+type metaSM struct {
+	jc       *jsCluster
+	applied  uint64 // touched only on the group goroutine
+	snapshot uint64
 }
 
 func (m *metaSM) leaderChanged(raft.SoftState) {}
 
 func (m *metaSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
+		m.applied = ents[i].Index
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			continue
 		}
@@ -234,19 +233,20 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			delete(accStreams, sa.Config.Name)
 			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
 		}
-	case "upd":
+	case "upd", "peers":
+		// Assignments are replaced, never changed in place: readers keep
+		// using the one they looked up without holding jc.mu.
 		if old == nil {
 			outcome = errStreamNotFound()
 		} else {
-			old.Config = sa.Config
-			sa = old
-		}
-	case "peers":
-		if old == nil {
-			outcome = errStreamNotFound()
-		} else {
-			old.Peers = sa.Peers
-			sa = old
+			nsa := *old
+			if me.Op == "upd" {
+				nsa.Config = sa.Config
+			} else {
+				nsa.Peers = slices.Clone(sa.Peers)
+			}
+			accStreams[sa.Config.Name] = &nsa
+			sa = &nsa
 		}
 	}
 	jc.mu.Unlock()
@@ -273,8 +273,8 @@ func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 	if jsa == nil {
 		return
 	}
-	if op == "peers" && !jc.isPeer(sa) {
-		jsa.stopReplica(sa.Config.Name, true, sa) // removed from the stream
+	if op == "peers" {
+		jc.applyPlacement(jsa, sa)
 		return
 	}
 	if !jc.isPeer(sa) {
@@ -283,7 +283,7 @@ func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 	switch op {
 	case "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {
-			if _, err := jsa.startReplica(sa); err != nil {
+			if _, err := jsa.startReplica(sa, false); err != nil {
 				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 			}
 		}
@@ -294,6 +294,23 @@ func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 			cfg := sa.Config
 			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
 		}
+	}
+}
+
+// applyPlacement acts on a stream's new peer list: a removed server drops
+// its replica, an added one starts an empty replica that joins the group
+// (its log and membership come from the leader), the leader reconciles.
+func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
+	mset := jsa.lookup(sa.Config.Name)
+	switch {
+	case !jc.isPeer(sa):
+		jsa.stopReplica(sa.Config.Name, true, sa)
+	case mset == nil:
+		if _, err := jsa.startReplica(sa, true); err != nil {
+			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
+		}
+	case mset.isLeader():
+		go mset.reconcilePeers(sa.Peers)
 	}
 }
 
@@ -313,32 +330,6 @@ func (jc *jsCluster) assignments(account string) []*streamAssignment {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Config.Name < out[j].Config.Name })
 	return out
-}
-
-// placePeers picks n servers for a new stream: the least loaded first,
-// names breaking ties, so placement is spread and deterministic.
-func (jc *jsCluster) placePeers(n int) []string {
-	jc.mu.Lock()
-	defer jc.mu.Unlock()
-	if n > len(jc.peers) {
-		return nil
-	}
-	load := map[string]int{}
-	for _, acc := range jc.streams {
-		for _, sa := range acc {
-			for _, p := range sa.Peers {
-				load[p]++
-			}
-		}
-	}
-	cands := append([]string(nil), jc.peers...)
-	sort.Slice(cands, func(i, j int) bool {
-		if load[cands[i]] != load[cands[j]] {
-			return load[cands[i]] < load[cands[j]]
-		}
-		return cands[i] < cands[j]
-	})
-	return cands[:n]
 }
 
 // proposeMeta hands an entry to the meta group.

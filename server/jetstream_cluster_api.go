@@ -112,9 +112,9 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errMaxStreams())
 		}
 	}
-	peers := jc.placePeers(cfg.Replicas)
-	if peers == nil {
-		return streamErr(errInsufficientResources())
+	peers, perr := jc.placePeers(cfg.Replicas, cfg.Placement)
+	if perr != nil {
+		return streamErr(perr)
 	}
 	sa := &streamAssignment{Account: r.jsa.acc.Name, Config: cfg, Peers: peers, Created: time.Now().UTC()}
 	return r.proposeMeta("add", sa)

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,11 +44,13 @@ func infoOutcome(t *testing.T, nc *nats.Conn, stream string) (leader string, cod
 
 // awaitNewLeader polls STREAM.INFO until a leader other than old answers;
 // every answer on the way is the stream's info or 10008, never silence.
-func awaitNewLeader(t *testing.T, nc *nats.Conn, stream, old string) string {
+func awaitNewLeader(t *testing.T, c *jsTestCluster, nc *nats.Conn, stream, old string) string {
 	t.Helper()
+	last := ""
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
 		leader, code := infoOutcome(t, nc, stream)
+		last = fmt.Sprintf("leader %q code %d", leader, code)
 		switch {
 		case code == 10008:
 		case code != 0:
@@ -56,7 +60,7 @@ func awaitNewLeader(t *testing.T, nc *nats.Conn, stream, old string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no new leader after %s left", old)
+	t.Fatalf("no new leader after %s left; last answer %s; %s", old, last, c.groupViews(stream))
 	return ""
 }
 
@@ -80,7 +84,7 @@ func TestJetStreamClusterAPIAnswersWhileLeaderChanges(t *testing.T) {
 	if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.LCH", nil, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	second := awaitNewLeader(t, nc, "LCH", first)
+	second := awaitNewLeader(t, c, nc, "LCH", first)
 
 	// The leader's process goes away: its route closes and the others stop
 	// waiting for it to answer.
@@ -95,10 +99,34 @@ func TestJetStreamClusterAPIAnswersWhileLeaderChanges(t *testing.T) {
 		}
 	}
 	nc2, _ := jsClient(t, via)
-	third := awaitNewLeader(t, nc2, "LCH", second)
+	third := awaitNewLeader(t, c, nc2, "LCH", second)
 	if _, err := jetstreamPublish(t, nc2, "lch.a"); err != nil {
 		t.Fatalf("publish after %s took over: %v", third, err)
 	}
+}
+
+// groupViews describes every running server's view of a stream's group
+// (for failure messages).
+func (c *jsTestCluster) groupViews(stream string) string {
+	var out []string
+	for _, s := range c.servers {
+		if !s.Running() {
+			continue
+		}
+		jc := s.js.Load().cluster
+		view := fmt.Sprintf("%s: map %q", s.Name(), jc.streamLeader(globalAccountName, stream))
+		if jsa := s.js.Load().account(globalAccountName); jsa != nil {
+			if m := jsa.lookup(stream); m != nil {
+				m.mu.Lock()
+				g, lead := m.group, m.leader
+				m.mu.Unlock()
+				st := g.softState()
+				view += fmt.Sprintf(" serving %v role %v term %d lead %x ready %v", lead, st.Role, st.Term, uint64(st.Lead), st.LeaderReady)
+			}
+		}
+		out = append(out, view)
+	}
+	return strings.Join(out, "; ")
 }
 
 func jetstreamPublish(t *testing.T, nc *nats.Conn, subj string) (*jetstream.PubAck, error) {
@@ -129,6 +157,17 @@ func TestLeaderMapTerms(t *testing.T) {
 	if got := lm.get("a s", now); got != "S2" {
 		t.Fatalf("leader %q after a late resignation", got)
 	}
+	lm.set("c s", "S2", 4, now)
+	lm.resign("c s", "S2", 5)
+	lm.set("c s", "S2", 4, now) // a refresh sent before the resignation
+	lm.set("c s", "S2", 5, now)
+	if got := lm.get("c s", now); got != "" {
+		t.Fatalf("leader %q: an announcement older than the resignation won", got)
+	}
+	lm.set("c s", "S3", 5, now) // the new leader of that term
+	if got := lm.get("c s", now); got != "S3" {
+		t.Fatalf("leader %q after the new leader announced", got)
+	}
 	lm.supersede("a s", raftID("S2"), 6) // a replica sees S2 lead term 6
 	if got := lm.get("a s", now); got != "S2" {
 		t.Fatalf("superseded by the same leader: %q", got)
@@ -145,14 +184,28 @@ func TestLeaderMapTerms(t *testing.T) {
 	if got := lm.get("a s", now); got != "" {
 		t.Fatalf("leader %q after its route went down", got)
 	}
-	for _, p := range []string{"S1 7", "-S1 7", "a b c 9"} {
+	for _, p := range []string{"S1 7", "-S1 7"} {
 		name, term, res, ok := decodeLeaderAnnouncement(string(encodeLeaderAnnouncementString(p)))
 		if !ok || term == 0 || name == "" || res != (p[0] == '-') {
 			t.Fatalf("round trip of %q: %q %d %v %v", p, name, term, res, ok)
 		}
 	}
-	if _, _, _, ok := decodeLeaderAnnouncement("S1"); ok {
-		t.Fatal("an announcement without a term was accepted")
+	// A version without terms announces a bare name: kept, never expired.
+	if name, term, _, ok := decodeLeaderAnnouncement("S1"); !ok || name != "S1" || term != 0 {
+		t.Fatalf("legacy announcement: %q %d %v", name, term, ok)
+	}
+	lm.set("b s", "S1", 0, now)
+	if got := lm.get("b s", now.Add(time.Hour)); got != "S1" {
+		t.Fatalf("legacy entry expired: %q", got)
+	}
+	lm.set("b s", "S2", 3, now)
+	if got := lm.get("b s", now); got != "S2" {
+		t.Fatalf("legacy entry not replaced by a termed one: %q", got)
+	}
+	for _, p := range []string{"", "S1 x", "a b c"} {
+		if _, _, _, ok := decodeLeaderAnnouncement(p); ok {
+			t.Fatalf("%q accepted", p)
+		}
 	}
 }
 

@@ -23,6 +23,12 @@ type jsTestCluster struct {
 
 func runJSCluster(t testing.TB, n int) *jsTestCluster {
 	t.Helper()
+	return runJSClusterWith(t, n, nil)
+}
+
+// runJSClusterWith lets tweak adjust each server's options first.
+func runJSClusterWith(t testing.TB, n int, tweak func(i int, o *Options)) *jsTestCluster {
+	t.Helper()
 	ports := make([]int, n)
 	for i := range ports {
 		ports[i] = freePort(t)
@@ -41,6 +47,9 @@ func runJSCluster(t testing.TB, n int) *jsTestCluster {
 		o.Routes = routes
 		o.JetStream = true
 		o.StoreDir = t.TempDir()
+		if tweak != nil {
+			tweak(i, o)
+		}
 		c.opts = append(c.opts, o)
 	}
 	var wg sync.WaitGroup

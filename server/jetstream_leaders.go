@@ -26,9 +26,10 @@ var (
 )
 
 type leaderInfo struct {
-	name string
-	term uint64
-	seen time.Time
+	name     string
+	term     uint64
+	seen     time.Time
+	resigned bool // name stopped leading in term: a tombstone
 }
 
 type leaderMap struct {
@@ -49,26 +50,28 @@ func (lm *leaderMap) notifyLocked() {
 	lm.changed = make(chan struct{})
 }
 
-// set records name as leader in term unless a newer term is known.
+// set records name as leader in term unless a newer term is known, or
+// name resigned in this term already (an announcement made just before a
+// resignation can arrive after it).
 func (lm *leaderMap) set(key, name string, term uint64, now time.Time) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	cur, ok := lm.m[key]
-	if ok && cur.term > term {
+	if ok && (cur.term > term || cur.term == term && cur.resigned && cur.name == name) {
 		return
 	}
 	lm.m[key] = leaderInfo{name: name, term: term, seen: now}
-	if !ok || cur.name != name {
+	if !ok || cur.name != name || cur.resigned {
 		lm.notifyLocked()
 	}
 }
 
-// resign drops name's entry if it is not newer than term.
+// resign marks name's entry resigned if it is not newer than term.
 func (lm *leaderMap) resign(key, name string, term uint64) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
-	if cur, ok := lm.m[key]; ok && cur.name == name && cur.term <= term {
-		delete(lm.m, key)
+	if cur, ok := lm.m[key]; !ok || cur.name == name && cur.term <= term {
+		lm.m[key] = leaderInfo{name: name, term: term, resigned: true}
 		lm.notifyLocked()
 	}
 }
@@ -77,7 +80,7 @@ func (lm *leaderMap) resign(key, name string, term uint64) {
 func (lm *leaderMap) supersede(key string, lead raft.ID, term uint64) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
-	if cur, ok := lm.m[key]; ok && cur.term < term && raftID(cur.name) != lead {
+	if cur, ok := lm.m[key]; ok && !cur.resigned && cur.term < term && raftID(cur.name) != lead {
 		delete(lm.m, key)
 		lm.notifyLocked()
 	}
@@ -105,7 +108,7 @@ func (lm *leaderMap) get(key string, now time.Time) string {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	cur, ok := lm.m[key]
-	if !ok || now.Sub(cur.seen) > leaderForgetAfter {
+	if !ok || cur.resigned || cur.term > 0 && now.Sub(cur.seen) > leaderForgetAfter {
 		return ""
 	}
 	return cur.name
@@ -118,7 +121,7 @@ func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) 
 		cur, ok := lm.m[key]
 		ch := lm.changed
 		lm.mu.Unlock()
-		if ok {
+		if ok && !cur.resigned {
 			return cur.name
 		}
 		d := time.Until(deadline)
@@ -140,7 +143,8 @@ func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) 
 	}
 }
 
-// Announcement payloads: "<name> <term>" (leads) or "-<name> <term>" (resigned).
+// Announcement payloads: "<name> <term>" (leads) or "-<name> <term>" (resigned);
+// older Tern versions sent "<name>" alone.
 func encodeLeaderAnnouncement(name string, term uint64, resigned bool) []byte {
 	b := make([]byte, 0, len(name)+24)
 	if resigned {
@@ -152,19 +156,20 @@ func encodeLeaderAnnouncement(name string, term uint64, resigned bool) []byte {
 }
 
 func decodeLeaderAnnouncement(p string) (name string, term uint64, resigned, ok bool) {
-	i := strings.LastIndexByte(p, ' ')
-	if i <= 0 {
-		return "", 0, false, false
+	name = p
+	if i := strings.LastIndexByte(p, ' '); i > 0 {
+		t, err := strconv.ParseUint(p[i+1:], 10, 64)
+		if err != nil {
+			return "", 0, false, false
+		}
+		name, term = p[:i], t
 	}
-	term, err := strconv.ParseUint(p[i+1:], 10, 64)
-	if err != nil {
-		return "", 0, false, false
-	}
-	name = p[:i]
+	// A bare name is an announcement by a Tern version before terms (term
+	// 0): kept until replaced, as those servers never refresh it.
 	if strings.HasPrefix(name, "-") {
 		name, resigned = name[1:], true
 	}
-	return name, term, resigned, name != ""
+	return name, term, resigned, name != "" && !strings.ContainsAny(name, " ")
 }
 
 // leaderAnnounced handles $JSC.LEADER.<account>.<stream>.
@@ -205,7 +210,8 @@ func (jc *jsCluster) streamLeader(account, stream string) string {
 	return jc.leaders.get(leaderKey(account, stream), time.Now())
 }
 
-// reannounceLoop refreshes this server's leaderships on every server.
+// reannounceLoop refreshes this server's leaderships on every server and
+// keeps each led group's membership in line with its placement.
 func (jc *jsCluster) reannounceLoop() {
 	s := jc.js.srv
 	defer s.wg.Done()
@@ -217,6 +223,9 @@ func (jc *jsCluster) reannounceLoop() {
 			if lead && g != nil {
 				if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
 					jc.announce(mset.jsa.acc.Name, name, st.Term, false)
+					if sa := jc.assignment(mset.jsa.acc.Name, name); sa != nil {
+						mset.reconcilePeers(sa.Peers)
+					}
 				}
 			}
 		}

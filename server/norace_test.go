@@ -80,7 +80,8 @@ type chaosCluster struct {
 	mu    sync.Mutex
 }
 
-func startChaosCluster(t *testing.T) *chaosCluster {
+// startChaosCluster starts three servers of binary ("" = this build).
+func startChaosCluster(t *testing.T, binary string) *chaosCluster {
 	c := &chaosCluster{t: t}
 	var cports []int
 	for i := 0; i < 3; i++ {
@@ -103,8 +104,11 @@ func startChaosCluster(t *testing.T) *chaosCluster {
 		c.confs = append(c.confs, path)
 	}
 	c.procs = make([]*serverProcess, 3)
+	if binary == "" {
+		binary = serverBinary(t)
+	}
 	for i := range c.confs {
-		c.procs[i] = startProcess(t, c.ports[i], "-c", c.confs[i])
+		c.procs[i] = startProcessBinary(t, binary, c.ports[i], "-c", c.confs[i])
 	}
 	return c
 }
@@ -133,11 +137,30 @@ func (c *chaosCluster) bounce(i int, pause time.Duration, sig syscall.Signal) {
 }
 
 func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
+	runCASChaos(t, "")
+}
+
+// TestNoRaceJetStreamClusterRollingUpgrade starts the cluster on an older
+// Tern binary (TERN_UPGRADE_FROM, built by scripts/upgrade), upgrades the
+// servers one at a time (graceful stop, start of this build) under the
+// compare-and-set load, then goes on with kill -9 chaos on the new version.
+func TestNoRaceJetStreamClusterRollingUpgrade(t *testing.T) {
+	old := os.Getenv("TERN_UPGRADE_FROM")
+	if old == "" {
+		t.Skip("set TERN_UPGRADE_FROM to an older nats-server binary of Tern (scripts/upgrade does)")
+	}
+	runCASChaos(t, old)
+}
+
+// runCASChaos runs 8 compare-and-set clients on an R3 stream while servers
+// are bounced, then checks every acknowledged write and linearizability.
+// With an older binary the first three bounces upgrade the servers in turn.
+func runCASChaos(t *testing.T, upgradeFrom string) {
 	duration := 12 * time.Second
 	if d, err := time.ParseDuration(os.Getenv("TERN_CHAOS_DURATION")); err == nil {
 		duration = d
 	}
-	c := startChaosCluster(t)
+	c := startChaosCluster(t, upgradeFrom)
 	nc := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	js, _ := jetstream.New(nc)
 	waitFor(t, 20*time.Second, "the R3 stream", func() bool {
@@ -183,13 +206,16 @@ func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
 	// Kill -9 a random server every couple of seconds, then bring it back;
 	// every third bounce is a graceful restart instead (rolling upgrade).
 	deadline := time.Now().Add(duration)
-	for n := 0; time.Now().Before(deadline); n++ {
+	for n := 0; time.Now().Before(deadline) || upgradeFrom != "" && n < 3; n++ {
 		time.Sleep(1500 * time.Millisecond)
-		sig := syscall.SIGKILL
+		sig, victim := syscall.SIGKILL, rand.IntN(3)
 		if n%3 == 2 {
 			sig = syscall.SIGINT
 		}
-		c.bounce(rand.IntN(3), 500*time.Millisecond, sig)
+		if upgradeFrom != "" && n < 3 {
+			sig, victim = syscall.SIGINT, n // upgrade server n
+		}
+		c.bounce(victim, 500*time.Millisecond, sig)
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)

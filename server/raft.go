@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"io"
 	"strings"
@@ -68,6 +69,7 @@ type raftGroup struct {
 type raftGroups struct {
 	mu     sync.Mutex
 	groups map[string]*raftGroup
+	closed bool // shutting down: no new groups
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -83,12 +85,20 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		return nil, err
 	}
 	g.drv = drv
+	// Registration and the WaitGroup count happen under the registry lock,
+	// so a group is either stopped by stopRaftGroups or never runs.
 	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	switch {
+	case s.raft.closed:
+		return nil, errGroupStopped
+	case s.raft.groups[name] != nil:
+		return nil, fmt.Errorf("raft group %q is already running", name)
+	}
 	if s.raft.groups == nil {
 		s.raft.groups = map[string]*raftGroup{}
 	}
 	s.raft.groups[name] = g
-	s.raft.mu.Unlock()
 	s.wg.Add(1)
 	go g.run()
 	return g, nil
@@ -362,6 +372,7 @@ func (s *Server) deliverRaft(payload []byte) error {
 // stopRaftGroups stops every group (shutdown).
 func (s *Server) stopRaftGroups() {
 	s.raft.mu.Lock()
+	s.raft.closed = true
 	groups := make([]*raftGroup, 0, len(s.raft.groups))
 	for _, g := range s.raft.groups {
 		groups = append(groups, g)

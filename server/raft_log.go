@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -78,8 +79,14 @@ func (l *walLog) Term(i uint64) (uint64, error) {
 
 func (l *walLog) FirstIndex() (uint64, error) { return l.w.FirstIndex(), nil }
 func (l *walLog) LastIndex() (uint64, error)  { return l.w.LastIndex(), nil }
+// Snapshot reads the stored snapshot; only its metadata stays in memory
+// (a stream snapshot holds every message, and is needed only at start and
+// for a lagging follower).
 func (l *walLog) Snapshot() (raft.Snapshot, error) {
-	return l.snap, nil
+	if l.snap.Index == 0 {
+		return l.snap, nil
+	}
+	return l.readSnapshot()
 }
 
 // Save persists a snapshot from the leader, entries (truncating a
@@ -157,23 +164,33 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, snapshotFile), b); err != nil {
 		return err
 	}
-	l.snap = s
+	l.snap = raft.Snapshot{Index: s.Index, Term: s.Term, Peers: s.Peers}
 	return nil
 }
 
 func (l *walLog) loadSnapshot() error {
+	s, err := l.readSnapshot()
+	if err != nil {
+		return err
+	}
+	l.snap = raft.Snapshot{Index: s.Index, Term: s.Term, Peers: s.Peers}
+	return nil
+}
+
+// readSnapshot reads the snapshot file (an empty snapshot if there is none).
+func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	f, err := l.fs.OpenFile(filepath.Join(l.dir, snapshotFile), os.O_RDONLY, 0)
 	if err != nil {
-		return nil // no snapshot yet
+		return raft.Snapshot{}, nil // no snapshot yet
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return err
+		return raft.Snapshot{}, err
 	}
 	b := make([]byte, st.Size())
-	if _, err := f.ReadAt(b, 0); err != nil && int64(len(b)) != st.Size() {
-		return err
+	if n, err := f.ReadAt(b, 0); n != len(b) {
+		return raft.Snapshot{}, fmt.Errorf("reading raft snapshot: %w", err)
 	}
 	r := &raftReader{b: b}
 	s := raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
@@ -182,9 +199,8 @@ func (l *walLog) loadSnapshot() error {
 		s.Peers = append(s.Peers, raft.ID(r.uvarint()))
 	}
 	if r.err != nil {
-		return errors.New("corrupt raft snapshot file")
+		return raft.Snapshot{}, errors.New("corrupt raft snapshot file")
 	}
-	s.Data = append([]byte(nil), r.b...)
-	l.snap = s
-	return nil
+	s.Data = r.b
+	return s, nil
 }

@@ -39,6 +39,7 @@ type routeInfo struct {
 	RouteURL  string   `json:"route_url"`
 	Peers     []string `json:"peers,omitempty"` // route URLs of connected peers
 	ClientURL string   `json:"client_url,omitempty"`
+	Tags      []string `json:"tags,omitempty"` // server_tags, for placement
 }
 
 // route is a connection to a peer server; it reuses client's output path.
@@ -216,7 +217,7 @@ func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) error {
 func (s *Server) myRouteInfo() routeInfo {
 	o := s.getOpts()
 	ri := routeInfo{ID: s.id, Name: s.name, Cluster: o.Cluster.Name, Version: VERSION, Proto: routeProto,
-		RouteURL: s.routeURL(), ClientURL: s.ClientURL()}
+		RouteURL: s.routeURL(), ClientURL: s.ClientURL(), Tags: o.Tags}
 	s.routes.mu.Lock()
 	for _, r := range s.routes.byID {
 		ri.Peers = append(ri.Peers, r.remote.RouteURL)

@@ -65,7 +65,9 @@ func (e jsError) Error() string { return string(e) }
 
 // startReplica creates the local replica of an assigned stream and its
 // raft group. The store is rebuilt from the group's log, so it starts empty.
-func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
+// A replica added to an existing stream joins: it starts with no known
+// members and learns log and membership from the leader.
+func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, error) {
 	cfg := sa.Config
 	jsa.mu.Lock()
 	if old := jsa.streams[cfg.Name]; old != nil {
@@ -97,9 +99,11 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment) (*stream, error) {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	peers := make([]raft.ID, 0, len(sa.Peers))
+	var peers []raft.ID
 	for _, p := range sa.Peers {
-		peers = append(peers, raftID(p))
+		if !join {
+			peers = append(peers, raftID(p))
+		}
 	}
 	g, err := s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset})
 	if err != nil {

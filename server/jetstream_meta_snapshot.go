@@ -1,0 +1,102 @@
+package server
+
+import (
+	"encoding/json"
+	"os"
+	"sort"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// Meta snapshots: the meta group's state is the set of stream assignments.
+// Every metaSnapshotEvery applied entries the group compacts its log into
+// a snapshot of that set (JSON, sorted, so replicas write the same bytes);
+// a server restarting from it, or a lagging member installing it, starts
+// the replicas it is a peer of and drops those it no longer is.
+
+var metaSnapshotEvery uint64 = 1024
+
+type metaSnapshot struct {
+	Streams []*streamAssignment `json:"streams"`
+}
+
+func (m *metaSM) wantSnapshot() (uint64, []byte, bool) {
+	if m.applied-m.snapshot < metaSnapshotEvery {
+		return 0, nil, false
+	}
+	m.snapshot = m.applied
+	return m.applied, m.jc.encodeMetaSnapshot(), true
+}
+
+func (jc *jsCluster) encodeMetaSnapshot() []byte {
+	jc.mu.Lock()
+	var snap metaSnapshot
+	for _, acc := range jc.streams {
+		for _, sa := range acc {
+			snap.Streams = append(snap.Streams, sa)
+		}
+	}
+	jc.mu.Unlock()
+	sort.Slice(snap.Streams, func(i, j int) bool {
+		a, b := snap.Streams[i], snap.Streams[j]
+		if a.Account != b.Account {
+			return a.Account < b.Account
+		}
+		return a.Config.Name < b.Config.Name
+	})
+	b, _ := json.Marshal(&snap)
+	return b
+}
+
+// Restore replaces the assignments with a snapshot's and brings the local
+// replicas in line.
+func (m *metaSM) Restore(snap raft.Snapshot) error {
+	if snap.IsEmpty() {
+		return nil
+	}
+	var ms metaSnapshot
+	if err := json.Unmarshal(snap.Data, &ms); err != nil {
+		return err
+	}
+	m.applied, m.snapshot = snap.Index, snap.Index
+	m.jc.restoreAssignments(ms.Streams)
+	return nil
+}
+
+func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
+	streams := map[string]map[string]*streamAssignment{}
+	for _, sa := range list {
+		if streams[sa.Account] == nil {
+			streams[sa.Account] = map[string]*streamAssignment{}
+		}
+		streams[sa.Account][sa.Config.Name] = sa
+	}
+	jc.mu.Lock()
+	old := jc.streams
+	jc.streams = streams
+	jc.mu.Unlock()
+	// Replicas of streams that are gone, or that left this server.
+	for acc, names := range old {
+		jsa := jc.js.account(acc)
+		if jsa == nil {
+			continue
+		}
+		for name, osa := range names {
+			if sa := streams[acc][name]; sa == nil || !jc.isPeer(sa) {
+				jsa.stopReplica(name, true, osa)
+			}
+		}
+	}
+	for _, sa := range list {
+		jsa := jc.js.account(sa.Account)
+		if jsa == nil || !jc.isPeer(sa) || jsa.lookup(sa.Config.Name) != nil {
+			continue
+		}
+		// A replica without a log joins (the leader sends log and
+		// membership); one with a log resumes from it.
+		_, err := os.Stat(jc.js.groupDir(sa))
+		if _, err := jsa.startReplica(sa, err != nil); err != nil {
+			jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestJetStreamClusterMetaSnapshot: the meta group compacts its log; a
+// server that was down while streams came and went installs the snapshot
+// and ends up with exactly the replicas it is a peer of, caught up.
+func TestJetStreamClusterMetaSnapshot(t *testing.T) {
+	old := metaSnapshotEvery
+	metaSnapshotEvery = 8
+	t.Cleanup(func() { metaSnapshotEvery = old })
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	down := 2
+	c.servers[down].Shutdown()
+	for i := 0; i < 10; i++ {
+		name := fmt.Sprintf("T%d", i)
+		if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := js.DeleteStream(ctx(t), name); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := js.DeleteStream(ctx(t), "GONE"); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("keep")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("T9")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+	}
+	for _, s := range c.servers[:down] {
+		waitFor(t, 5*time.Second, "meta log compacted on "+s.Name(), func() bool {
+			g := s.js.Load().cluster.meta
+			first, _ := g.log.FirstIndex()
+			return first > 1
+		})
+	}
+	c.servers[down] = runServer(t, c.opts[down])
+	checkReplicasAgree(t, c, "KEEP", 20)
+	checkReplicasAgree(t, c, "T9", 20)
+	want := map[string]bool{"KEEP": true, "T1": true, "T3": true, "T5": true, "T7": true, "T9": true}
+	waitFor(t, 10*time.Second, "the restarted server has exactly the live replicas", func() bool {
+		jsa := c.servers[down].js.Load().account(globalAccountName)
+		jsa.mu.RLock()
+		defer jsa.mu.RUnlock()
+		if len(jsa.streams) != len(want) {
+			return false
+		}
+		for name := range jsa.streams {
+			if !want[name] {
+				return false
+			}
+		}
+		return true
+	})
+	// And it restarts again from its own snapshot.
+	c.servers[down].Shutdown()
+	c.servers[down] = runServer(t, c.opts[down])
+	checkReplicasAgree(t, c, "KEEP", 20)
+	names := 0
+	for name := range js.StreamNames(ctx(t)).Name() {
+		if !want[name] {
+			t.Fatalf("unexpected stream %s", name)
+		}
+		names++
+	}
+	if names != len(want) {
+		t.Fatalf("%d streams listed, want %d", names, len(want))
+	}
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func TestJetStreamClusterPlacementByTags(t *testing.T) {
+	tags := [][]string{{"az:1", "ssd"}, {"az:2"}, {"AZ:1"}}
+	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.Tags = tags[i] })
+	waitFor(t, 5*time.Second, "tags known", func() bool {
+		for _, s := range c.servers {
+			for _, r := range s.routeList() {
+				if len(r.remote.Tags) == 0 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	nc, js := jsClient(t, c.servers[0])
+	create := func(name string, replicas int, pl *jetstream.Placement) (*jetstream.StreamInfo, error) {
+		st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"},
+			Replicas: replicas, Placement: pl})
+		if err != nil {
+			return nil, err
+		}
+		return st.CachedInfo(), nil
+	}
+	placed := func(si *jetstream.StreamInfo) []string {
+		out := []string{si.Cluster.Leader}
+		for _, r := range si.Cluster.Replicas {
+			out = append(out, r.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	si, err := create("AZ2", 1, &jetstream.Placement{Tags: []string{"az:2"}})
+	if err != nil || !slices.Equal(placed(si), []string{"S2"}) {
+		t.Fatalf("az:2 placement: %v %v", err, si)
+	}
+	si, err = create("AZ1", 2, &jetstream.Placement{Tags: []string{"az:1"}}) // case-insensitive
+	if err != nil || !slices.Equal(placed(si), []string{"S1", "S3"}) {
+		t.Fatalf("az:1 placement: %v %+v", err, si)
+	}
+	si, err = create("SSD", 1, &jetstream.Placement{Cluster: "JSC", Tags: []string{"ssd", "az:1"}})
+	if err != nil || !slices.Equal(placed(si), []string{"S1"}) {
+		t.Fatalf("ssd placement: %v %+v", err, si)
+	}
+	for _, pl := range []*jetstream.Placement{{Tags: []string{"az:3"}}, {Tags: []string{"az:2"}, Cluster: "elsewhere"}} {
+		resp, err := nc.Request("$JS.API.STREAM.CREATE.BAD", mustJSON(t, map[string]any{
+			"name": "BAD", "subjects": []string{"bad"}, "num_replicas": 1, "placement": pl}), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(resp.Data), `"err_code":10005`) {
+			t.Fatalf("placement %+v: %s", pl, resp.Data)
+		}
+	}
+	if _, err := create("TOOMANY", 2, &jetstream.Placement{Tags: []string{"az:2"}}); apiCode(err) != 10005 {
+		t.Fatalf("two replicas on one az:2 server: %v", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestJetStreamClusterPeerReplacement: on five servers, removing a peer of
+// an R3 stream puts a replacement in its place, which catches up with
+// every message (through the log or a snapshot) and then counts for quorum.
+func TestJetStreamClusterPeerReplacement(t *testing.T) {
+	c := runJSCluster(t, 5)
+	nc, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "RP", Subjects: []string{"rp.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("rp.a")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+	}
+	info := st.CachedInfo()
+	before := []string{info.Cluster.Leader}
+	var victim string
+	for _, r := range info.Cluster.Replicas {
+		before = append(before, r.Name)
+		victim = r.Name
+	}
+	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.RP", []byte(`{"peer":"`+victim+`"}`), 5*time.Second)
+	if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
+		t.Fatalf("peer remove: %v %s", err, resp.Data)
+	}
+	var peers []string
+	waitFor(t, 10*time.Second, "a replacement in the placement", func() bool {
+		sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "RP")
+		peers = sa.Peers
+		return len(peers) == 3 && !slices.Contains(peers, victim)
+	})
+	var added string
+	for _, p := range peers {
+		if !slices.Contains(before, p) {
+			added = p
+		}
+	}
+	if added == "" {
+		t.Fatalf("no new server in %v (before %v)", peers, before)
+	}
+	for i := 0; i < 50; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("rp.b")); err != nil || ack.Error != nil {
+			t.Fatalf("publish after replacement: %+v %v", ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "RP", 100)
+	// The group's membership follows the placement on every replica.
+	want := make([]uint64, 0, 3)
+	for _, p := range peers {
+		want = append(want, uint64(raftID(p)))
+	}
+	slices.Sort(want)
+	waitFor(t, 10*time.Second, "raft membership = placement", func() bool {
+		for _, m := range c.replicas("RP") {
+			m.mu.Lock()
+			g := m.group
+			m.mu.Unlock()
+			var got []uint64
+			for _, id := range g.statusSnapshot().Peers {
+				got = append(got, uint64(id))
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				return false
+			}
+		}
+		return true
+	})
+	// The new member counts: with the other original replica stopped, the
+	// leader and the new replica still make a quorum. The client uses the
+	// removed server, which stays up.
+	var via *Server
+	for _, s := range c.servers {
+		if s.Name() == victim {
+			via = s
+		}
+	}
+	nc2, _ := jsClient(t, via)
+	leader := leaderOf(t, nc2, "RP")
+	for i, s := range c.servers {
+		if s.Name() != added && s.Name() != leader && slices.Contains(peers, s.Name()) {
+			c.servers[i].Shutdown()
+			break
+		}
+	}
+	for i := 0; i < 10; i++ {
+		if ack, err := clusterCASPublish(nc2, nats.NewMsg("rp.c")); err != nil || ack.Error != nil {
+			t.Fatalf("publish with one original replica down: %+v %v", ack, err)
+		}
+	}
+}
+
+func leaderOf(t *testing.T, nc *nats.Conn, stream string) string {
+	t.Helper()
+	var leader string
+	waitFor(t, 10*time.Second, "a leader of "+stream, func() bool {
+		l, code := infoOutcome(t, nc, stream)
+		leader = l
+		return code == 0 && l != ""
+	})
+	return leader
+}
