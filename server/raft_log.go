@@ -79,6 +79,7 @@ func (l *walLog) Term(i uint64) (uint64, error) {
 
 func (l *walLog) FirstIndex() (uint64, error) { return l.w.FirstIndex(), nil }
 func (l *walLog) LastIndex() (uint64, error)  { return l.w.LastIndex(), nil }
+
 // Snapshot reads the stored snapshot; only its metadata stays in memory
 // (a stream snapshot holds every message, and is needed only at start and
 // for a lagging follower).
