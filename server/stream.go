@@ -58,6 +58,7 @@ type stream struct {
 	leader     bool            // leads its group and applied its whole log
 	lastIndex  uint64          // last raft index applied (replicated)
 	snapIndex  uint64          // raft index of the last snapshot taken or installed
+	snapMsgs   uint64          // messages that snapshot held
 	installs   int             // snapshots installed, for tests and monitoring
 	expiry     *time.Timer
 	syncer     *groupCommit

@@ -47,7 +47,9 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 		return err
 	}
 	sm.mset.mu.Lock()
-	sm.mset.lastIndex, sm.mset.snapIndex = snap.Index, snap.Index
+	var st StreamState
+	sm.mset.st().FastState(&st)
+	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapMsgs = snap.Index, snap.Index, st.Msgs
 	sm.mset.installs++
 	sm.mset.mu.Unlock()
 	return nil

@@ -15,8 +15,11 @@ import (
 // then applies the entries that follow.
 
 // snapshotEvery is the minimum number of applied entries between two
-// snapshots; a snapshot is also not taken before as many entries as the
-// stream holds messages were applied, so its cost stays amortised.
+// snapshots. A snapshot encodes every message, so the interval also grows
+// with the stream: at least twice the messages the last snapshot held.
+// A growing stream then snapshots at geometrically spaced indexes, and a
+// bounded one every 2×its size: at most 1.5 message encodings per applied
+// entry, amortised.
 var snapshotEvery uint64 = 16384
 
 type streamSnapMeta struct {
@@ -48,7 +51,8 @@ func (mset *stream) encodeSnapshotLocked() []byte {
 		}
 	}
 	mj, _ := json.Marshal(&meta)
-	b := appendBytes(nil, mj)
+	b := make([]byte, 0, len(mj)+binary.MaxVarintLen64+int(st.Bytes)+int(st.Msgs)*3*binary.MaxVarintLen64)
+	b = appendBytes(b, mj)
 	var sm StoreMsg
 	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
 		m, err := mset.st().LoadMsg(seq, &sm)
@@ -118,11 +122,11 @@ func (mset *stream) wantSnapshot() (uint64, []byte, bool) {
 	if mset.closed || mset.lastIndex-mset.snapIndex < snapshotEvery {
 		return 0, nil, false
 	}
-	var st StreamState
-	mset.st().FastState(&st)
-	if mset.lastIndex-mset.snapIndex < st.Msgs {
+	if mset.lastIndex-mset.snapIndex < 2*mset.snapMsgs {
 		return 0, nil, false
 	}
-	mset.snapIndex = mset.lastIndex
+	var st StreamState
+	mset.st().FastState(&st)
+	mset.snapIndex, mset.snapMsgs = mset.lastIndex, st.Msgs
 	return mset.lastIndex, mset.encodeSnapshotLocked(), true
 }
