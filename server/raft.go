@@ -199,10 +199,15 @@ func (g *raftGroup) maybeSnapshot() {
 	if !ok {
 		return
 	}
+	t0 := time.Now()
 	index, data, due := sn.wantSnapshot()
 	if !due {
 		return
 	}
+	t1 := time.Now()
+	defer func() {
+		g.srv.Noticef("TIMING snapshot %s encode %v compact %v size %d", g.name, t1.Sub(t0), time.Since(t1), len(data))
+	}()
 	if err := g.drv.Compact(index, data); err != nil && err != raft.ErrSnapshotTemporarilyUnavailable {
 		g.srv.Warnf("RAFT group %q: snapshot at %d failed: %v", g.name, index, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
@@ -28,6 +29,11 @@ type walLog struct {
 	snap      raft.Snapshot
 	syncEvery time.Duration
 	lastSync  time.Time
+
+	compacting chan struct{} // closed when the compaction in progress ends
+	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
+	pending    *raft.Snapshot
+	bgErr      error
 }
 
 const snapshotFile = "snapshot"
@@ -57,6 +63,8 @@ func mapWALErr(err error) error {
 
 func (l *walLog) InitialState() (raft.HardState, []raft.ID, error) {
 	hs := l.w.HardState()
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	return raft.HardState{Term: hs.Term, Vote: raft.ID(hs.Vote), Commit: hs.Commit}, l.snap.Peers, nil
 }
 
@@ -84,8 +92,14 @@ func (l *walLog) LastIndex() (uint64, error)  { return l.w.LastIndex(), nil }
 // (a stream snapshot holds every message, and is needed only at start and
 // for a lagging follower).
 func (l *walLog) Snapshot() (raft.Snapshot, error) {
-	if l.snap.Index == 0 {
-		return l.snap, nil
+	l.mu.Lock()
+	pending, meta := l.pending, l.snap
+	l.mu.Unlock()
+	switch {
+	case pending != nil:
+		return *pending, nil
+	case meta.Index == 0:
+		return meta, nil
 	}
 	return l.readSnapshot()
 }
@@ -94,6 +108,9 @@ func (l *walLog) Snapshot() (raft.Snapshot, error) {
 // conflicting tail) and the hard state; Sync makes them durable.
 func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState) error {
 	if snap != nil {
+		if err := l.waitCompaction(); err != nil {
+			return err
+		}
 		if err := l.storeSnapshot(*snap); err != nil {
 			return err
 		}
@@ -122,6 +139,12 @@ func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState
 }
 
 func (l *walLog) Sync() error {
+	l.mu.Lock()
+	err := l.bgErr
+	l.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if l.syncEvery <= 0 {
 		return l.w.Sync()
 	}
@@ -140,8 +163,34 @@ func (l *walLog) periodicSync(now time.Time) error {
 	return l.w.Sync()
 }
 
-// Compact records a locally taken snapshot and drops the entries it covers.
+// Compact records a locally taken snapshot and drops the entries it
+// covers. The writing (a stream snapshot holds every message) happens on a
+// goroutine of its own so the group keeps replicating meanwhile: until it
+// is done the log still has the entries and Snapshot returns the pending
+// snapshot; a failure is reported by the next Sync (the group halts).
 func (l *walLog) Compact(snap raft.Snapshot) error {
+	if err := l.waitCompaction(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	l.pending = &snap
+	l.mu.Unlock()
+	done := make(chan struct{})
+	l.compacting = done
+	go func() {
+		defer close(done)
+		err := l.compactNow(snap)
+		l.mu.Lock()
+		l.pending = nil
+		if err != nil && l.bgErr == nil {
+			l.bgErr = err
+		}
+		l.mu.Unlock()
+	}()
+	return nil
+}
+
+func (l *walLog) compactNow(snap raft.Snapshot) error {
 	if err := l.storeSnapshot(snap); err != nil {
 		return err
 	}
@@ -151,7 +200,22 @@ func (l *walLog) Compact(snap raft.Snapshot) error {
 	return l.w.Compact(snap.Index)
 }
 
-func (l *walLog) Close() error { return l.w.Close() }
+// waitCompaction waits for a compaction in progress (the group goroutine
+// and Close are its only callers) and reports a failed one.
+func (l *walLog) waitCompaction() error {
+	if l.compacting != nil {
+		<-l.compacting
+		l.compacting = nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.bgErr
+}
+
+func (l *walLog) Close() error {
+	_ = l.waitCompaction()
+	return l.w.Close()
+}
 
 // storeSnapshot writes [index][term][npeers][peers...][data] atomically.
 func (l *walLog) storeSnapshot(s raft.Snapshot) error {
@@ -161,11 +225,12 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	for _, p := range s.Peers {
 		b = binary.AppendUvarint(b, uint64(p))
 	}
-	b = append(b, s.Data...)
-	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, snapshotFile), b); err != nil {
+	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, snapshotFile), b, s.Data); err != nil {
 		return err
 	}
+	l.mu.Lock()
 	l.snap = raft.Snapshot{Index: s.Index, Term: s.Term, Peers: s.Peers}
+	l.mu.Unlock()
 	return nil
 }
 

@@ -88,16 +88,21 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 	return buf[:n], err
 }
 
-// WriteFileAtomic replaces name with data durably: it writes name+".tmp",
+// WriteFileAtomic replaces name with data (the parts in order) durably: it
+// writes name+".tmp",
 // syncs it, renames it over name and syncs the directory. A crash leaves
 // either the old or the new content under name.
-func WriteFileAtomic(fs FS, name string, data []byte) error {
+func WriteFileAtomic(fs FS, name string, data ...[]byte) error {
 	tmp := name + ".tmp"
 	f, err := fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(data)
+	for _, part := range data {
+		if _, err = f.Write(part); err != nil {
+			break
+		}
+	}
 	if err == nil {
 		err = f.Sync()
 	}

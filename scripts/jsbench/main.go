@@ -101,6 +101,7 @@ func runAsync(url, subject string, n, window int, cas bool, payload []byte) {
 		fatal(err.Error())
 	}
 	var failed atomic.Int64
+	stalls := 0
 	codes := sync.Map{}
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -112,6 +113,12 @@ func runAsync(url, subject string, n, window int, cas bool, payload []byte) {
 			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
 		}
 		f, err := ajs.PublishMsgAsync(msg, opts...)
+		for errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			// No ack for the stall wait (200 ms) with the window full:
+			// count it, as a pause the publisher saw, and go on.
+			stalls++
+			f, err = ajs.PublishMsgAsync(msg, opts...)
+		}
 		if err != nil {
 			fatal("publish: " + err.Error())
 		}
@@ -129,7 +136,7 @@ func runAsync(url, subject string, n, window int, cas bool, payload []byte) {
 	}
 	wg.Wait()
 	el := time.Since(start)
-	fmt.Printf("rate=%.0f failed=%d%s\n", float64(n)/el.Seconds(), failed.Load(), codeSummary(&codes))
+	fmt.Printf("rate=%.0f failed=%d stalls=%d%s\n", float64(n)/el.Seconds(), failed.Load(), stalls, codeSummary(&codes))
 }
 
 // runKVHot runs clients that each update one key with the revision they last

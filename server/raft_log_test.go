@@ -1,0 +1,64 @@
+package server
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// TestWALLogCompactInBackground: Compact returns before the snapshot is
+// written; meanwhile Snapshot serves the pending one; after Close the
+// directory holds the snapshot and the compacted log, and a reopened log
+// starts from them.
+func TestWALLogCompactInBackground(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ents []raft.Entry
+	for i := uint64(1); i <= 100; i++ {
+		ents = append(ents, raft.Entry{Index: i, Term: 1, Data: []byte{byte(i)}})
+	}
+	if err := l.Save(nil, ents, &raft.HardState{Term: 1, Commit: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	data := bytes.Repeat([]byte("state"), 1<<20)
+	if err := l.Compact(raft.Snapshot{Index: 60, Term: 1, Peers: []raft.ID{1, 2, 3}, Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := l.Snapshot()
+	if err != nil || snap.Index != 60 || !bytes.Equal(snap.Data, data) {
+		t.Fatalf("snapshot during compaction: %d %v", snap.Index, err)
+	}
+	if err := l.Compact(raft.Snapshot{Index: 80, Term: 1, Peers: []raft.ID{1, 2, 3}, Data: []byte("later")}); err != nil {
+		t.Fatal(err) // waits for the first
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = openWALLog(vfs.Default, dir, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	snap, err = l.Snapshot()
+	if err != nil || snap.Index != 80 || string(snap.Data) != "later" || len(snap.Peers) != 3 {
+		t.Fatalf("reopened snapshot: %+v %v", snap, err)
+	}
+	if first, _ := l.FirstIndex(); first != 81 {
+		t.Fatalf("first index %d after compaction at 80", first)
+	}
+	if last, _ := l.LastIndex(); last != 100 {
+		t.Fatalf("last index %d", last)
+	}
+	got, err := l.Entries(81, 101, 1<<20)
+	if err != nil || len(got) != 20 || got[0].Data[0] != 81 {
+		t.Fatalf("entries after the snapshot: %d %v", len(got), err)
+	}
+}
