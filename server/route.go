@@ -257,6 +257,8 @@ func (s *Server) registerRoute(r *route) error {
 		return errSelfRoute
 	case r.remote.Proto/100 != routeProto/100:
 		return fmt.Errorf("route protocol %d not supported", r.remote.Proto)
+	case s.routeBlocked(r.remote.Name):
+		return errors.New("route blocked (partition test)")
 	case o.Cluster.Name != "" && r.remote.Cluster != o.Cluster.Name:
 		s.Errorf("Rejecting route from %q: cluster name %q does not match %q", r.remote.Name, r.remote.Cluster, o.Cluster.Name)
 		return fmt.Errorf("cluster name conflict")
@@ -276,6 +278,13 @@ func (s *Server) registerRoute(r *route) error {
 	s.routes.rid++
 	s.routes.byID[r.remote.ID] = r
 	return nil
+}
+
+// routeBlocked is a fault-injection seam for partition tests: routes to
+// the named servers are refused (see partitionFrom in the tests).
+func (s *Server) routeBlocked(name string) bool {
+	b := s.blockedRoutes.Load()
+	return b != nil && (*b)[name]
 }
 
 func (s *Server) removeRoute(r *route) {

@@ -45,8 +45,10 @@ type Server struct {
 	logging    logging
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
-	routes     routeTable
-	raft       raftGroups
+
+	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
+	routes        routeTable
+	raft          raftGroups
 }
 
 type serverStats struct {

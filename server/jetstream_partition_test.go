@@ -1,0 +1,133 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// partition cuts every route between the servers of a and those of b, both
+// ways, and keeps them from reconnecting until heal.
+func partition(a, b []*Server) {
+	cut := func(from, to []*Server) {
+		blocked := map[string]bool{}
+		for _, s := range to {
+			blocked[s.Name()] = true
+		}
+		for _, s := range from {
+			s.blockedRoutes.Store(&blocked)
+			for _, r := range s.routeList() {
+				if blocked[r.remote.Name] {
+					r.c.closeNow(RouteRemoved)
+				}
+			}
+		}
+	}
+	cut(a, b)
+	cut(b, a)
+}
+
+func heal(servers []*Server) {
+	for _, s := range servers {
+		s.blockedRoutes.Store(nil)
+	}
+}
+
+// TestJetStreamClusterPartitionedLeader isolates an R3 stream's leader.
+// The majority elects another leader and goes on; nothing published
+// through the isolated side is acknowledged unless it is stored; after the
+// partition heals the old leader discards what it could not commit and
+// every replica ends with the same state, holding every acknowledged
+// message.
+func TestJetStreamClusterPartitionedLeader(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PART", Subjects: []string{"part.>"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := st.CachedInfo().Cluster.Leader
+	var minority, majority []*Server
+	for _, s := range c.servers {
+		if s.Name() == leader {
+			minority = append(minority, s)
+		} else {
+			majority = append(majority, s)
+		}
+	}
+	ncMin, _ := jsClient(t, minority[0])
+	ncMaj, _ := jsClient(t, majority[0])
+	acked := map[uint64]string{}
+	publish := func(nc *nats.Conn, payload string, timeout time.Duration) bool {
+		resp, err := nc.Request("part.x", []byte(payload), timeout)
+		if err != nil {
+			return false
+		}
+		var ack casAck
+		if jsonErr := json.Unmarshal(resp.Data, &ack); jsonErr != nil || ack.Error != nil || ack.Seq == 0 {
+			return false
+		}
+		if prev, dup := acked[ack.Seq]; dup {
+			t.Fatalf("sequence %d acknowledged for %q and %q", ack.Seq, prev, payload)
+		}
+		acked[ack.Seq] = payload
+		return true
+	}
+	// Retries cover the moment after creation when the leader's interest
+	// has not reached every server yet (no responders).
+	publishRetrying := func(nc *nats.Conn, payload string) {
+		for attempt := 0; attempt < 50; attempt++ {
+			if publish(nc, payload, time.Second) {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Fatalf("%s never acknowledged", payload)
+	}
+	for i := 0; i < 10; i++ {
+		publishRetrying(ncMaj, fmt.Sprintf("before-%d", i))
+	}
+
+	partition(minority, majority)
+	minorOK := 0
+	for i := 0; i < 20; i++ { // through the isolated leader's server
+		if publish(ncMin, fmt.Sprintf("minority-%d", i), 200*time.Millisecond) {
+			minorOK++
+		}
+	}
+	waitFor(t, 15*time.Second, "a leader on the majority side", func() bool {
+		l, code := infoOutcome(t, ncMaj, "PART")
+		return code == 0 && l != "" && l != leader
+	})
+	for i := 0; i < 20; i++ {
+		publishRetrying(ncMaj, fmt.Sprintf("majority-%d", i))
+	}
+
+	heal(c.servers)
+	waitForMesh(t, c.servers)
+	checkReplicasAgree(t, c, "PART", uint64(len(acked)))
+	for seq, payload := range acked {
+		var m *jetstream.RawStreamMsg
+		waitFor(t, 5*time.Second, "the message (10008 while leaders re-announce)", func() bool {
+			m, err = st.GetMsg(ctx(t), seq)
+			return apiCode(err) != 10008
+		})
+		if err != nil {
+			t.Fatalf("acknowledged seq %d (%q): %v", seq, payload, err)
+		}
+		if string(m.Data) != payload {
+			t.Fatalf("acknowledged seq %d holds %q, not %q", seq, m.Data, payload)
+		}
+	}
+	seqs := make([]uint64, 0, len(acked))
+	for s := range acked {
+		seqs = append(seqs, s)
+	}
+	slices.Sort(seqs)
+	t.Logf("%d acknowledged (%d through the isolated leader), last seq %d", len(acked), minorOK, seqs[len(seqs)-1])
+}
