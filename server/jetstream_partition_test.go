@@ -131,3 +131,38 @@ func TestJetStreamClusterPartitionedLeader(t *testing.T) {
 	slices.Sort(seqs)
 	t.Logf("%d acknowledged (%d through the isolated leader), last seq %d", len(acked), minorOK, seqs[len(seqs)-1])
 }
+
+// TestJetStreamClusterSnapshotsStaggered: replicas take their snapshots at
+// different indexes (each one stalls while it encodes), so a commit never
+// waits for a stalled majority.
+func TestJetStreamClusterSnapshotsStaggered(t *testing.T) {
+	old := snapshotEvery
+	snapshotEvery = 64
+	t.Cleanup(func() { snapshotEvery = old })
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "STAG", Subjects: []string{"stag"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("stag")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "STAG", 400)
+	var followers []uint64
+	for _, m := range c.replicas("STAG") {
+		m.mu.Lock()
+		idx, lead := m.snapIndex, m.leader
+		m.mu.Unlock()
+		if idx == 0 {
+			t.Fatalf("%s never took a snapshot", m.jsa.js.srv.Name())
+		}
+		if !lead {
+			followers = append(followers, idx)
+		}
+	}
+	if len(followers) != 2 || followers[0] == followers[1] {
+		t.Fatalf("followers snapshotted at the same index: %v", followers)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:
@@ -69,6 +70,24 @@ func (mset *stream) encodeSnapshotLocked() []byte {
 }
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
+// snapshotStagger returns this replica's snapshot point as a follower, in
+// eighths of the interval (8, 12, 16, ... by its rank among the stream's
+// peers), and as the leader (after every follower's).
+func (mset *stream) snapshotStagger(name string) (follower, leader uint64) {
+	jc := mset.jsa.js.cluster
+	if jc == nil {
+		return 8, 8
+	}
+	sa := jc.assignment(mset.jsa.acc.Name, name)
+	if sa == nil {
+		return 8, 8
+	}
+	peers := slices.Clone(sa.Peers)
+	slices.Sort(peers)
+	rank := uint64(max(slices.Index(peers, jc.js.srv.Name()), 0))
+	return 8 + 4*rank, 8 + 4*uint64(len(peers))
+}
+
 func (mset *stream) restoreSnapshot(data []byte) error {
 	r := &raftReader{b: data}
 	var meta streamSnapMeta
@@ -116,13 +135,29 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 
 // wantSnapshot is asked after every batch of applied entries: it returns
 // the state to snapshot at the last applied index when one is due.
+//
+// Taking a snapshot stops the replica for a moment (it encodes every
+// message), so replicas take theirs at different points: each follower
+// at 1, 1.5, 2, ... times the interval by its rank in the placement, and
+// the leader, whose stall every client would see, only after all of them
+// (2.5 times on R3). Followers stall one at a time, and a commit never
+// waits for a particular follower.
 func (mset *stream) wantSnapshot() (uint64, []byte, bool) {
 	mset.mu.Lock()
-	defer mset.mu.Unlock()
-	if mset.closed || mset.lastIndex-mset.snapIndex < snapshotEvery {
+	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery
+	name := mset.cfg.Name
+	mset.mu.Unlock()
+	if !due {
 		return 0, nil, false
 	}
-	if mset.lastIndex-mset.snapIndex < 2*mset.snapMsgs {
+	eighths, leaderEighths := mset.snapshotStagger(name)
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	if mset.leader {
+		eighths = leaderEighths
+	}
+	interval := max(snapshotEvery, 2*mset.snapMsgs)
+	if mset.closed || mset.lastIndex-mset.snapIndex < interval*eighths/8 {
 		return 0, nil, false
 	}
 	var st StreamState
