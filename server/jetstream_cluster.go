@@ -303,6 +303,8 @@ func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
 func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	mset := jsa.lookup(sa.Config.Name)
 	switch {
+	case !jc.isPeer(sa) && mset != nil && mset.isLeader():
+		go jc.handOffAndStop(jsa, mset, sa)
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
@@ -312,6 +314,24 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	case mset.isLeader():
 		go mset.reconcilePeers(sa.Peers)
 	}
+}
+
+// handOffAndStop removes a leading replica that left the placement: the
+// leader takes itself out of the group's membership (it keeps leading
+// until that commits, then hands leadership over), and only then drops its
+// replica, so the others are never left without a leader or a quorum.
+func (jc *jsCluster) handOffAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
+	deadline := time.Now().Add(10 * time.Second)
+	for mset.isLeader() && time.Now().Before(deadline) {
+		mset.reconcilePeers(sa.Peers)
+		if jc.js.srv.sleepOrShutdown(100 * time.Millisecond) {
+			return
+		}
+	}
+	if cur := jc.assignment(sa.Account, sa.Config.Name); cur != nil && jc.isPeer(cur) {
+		return // placed here again meanwhile
+	}
+	jsa.stopReplica(sa.Config.Name, true, sa)
 }
 
 func (jc *jsCluster) assignment(account, stream string) *streamAssignment {

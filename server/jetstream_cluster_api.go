@@ -81,7 +81,7 @@ var clusterRoutes = []struct {
 	{"STREAM.PURGE.", "stream_purge_response", false, (*apiRequest).clusterStreamPurge},
 	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", false, (*apiRequest).clusterStreamMsgDelete},
 	{"STREAM.LEADER.STEPDOWN.", "stream_leader_stepdown_response", false, (*apiRequest).streamStepdown},
-	{"STREAM.PEER.REMOVE.", "stream_remove_peer_response", false, (*apiRequest).streamPeerRemove},
+	{"STREAM.PEER.REMOVE.", "stream_remove_peer_response", true, (*apiRequest).streamPeerRemove},
 }
 
 func (r *apiRequest) clusterAccountInfo() any {

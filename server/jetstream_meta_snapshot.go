@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"os"
 	"sort"
 
 	"github.com/tern-mq/nats-server/internal/raft"
@@ -85,6 +84,9 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 			if sa := streams[acc][name]; sa == nil || !jc.isPeer(sa) {
 				jsa.stopReplica(name, true, osa)
 			}
+			if streams[acc][name] == nil {
+				jc.leaders.forget(leaderKey(acc, name))
+			}
 		}
 	}
 	for _, sa := range list {
@@ -92,10 +94,9 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 		if jsa == nil || !jc.isPeer(sa) || jsa.lookup(sa.Config.Name) != nil {
 			continue
 		}
-		// A replica without a log joins (the leader sends log and
-		// membership); one with a log resumes from it.
-		_, err := os.Stat(jc.js.groupDir(sa))
-		if _, err := jsa.startReplica(sa, err != nil); err != nil {
+		// A replica with a log resumes from it (membership included); one
+		// without joins and gets log and membership from the leader.
+		if _, err := jsa.startReplica(sa, true); err != nil {
 			jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 		}
 	}

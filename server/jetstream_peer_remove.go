@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -12,11 +13,11 @@ type peerRemoveRequest struct {
 }
 
 // streamPeerRemove takes a server out of a replicated stream. The meta
-// group records the new placement (with a replacement server when one is
-// free, as nats-server does); the removed server drops its replica, the
-// replacement starts an empty one, and the stream's leader brings its raft
-// membership in line with the placement (reconcilePeers). Answered by the
-// stream leader once the placement is proposed.
+// leader answers it: it records the new placement in the meta log (with a
+// replacement server when one fits, as nats-server does). Then the stream's
+// leader brings the raft membership in line (reconcilePeers), the
+// replacement starts an empty replica that joins, and the removed server
+// drops its replica (a removed leader hands leadership over first).
 func (r *apiRequest) streamPeerRemove() any {
 	name := r.streamName("STREAM.PEER.REMOVE.")
 	fail := func(e *ApiError) any { return &successResponse{apiResponse: apiResponse{Error: e}} }
@@ -26,9 +27,8 @@ func (r *apiRequest) streamPeerRemove() any {
 	}
 	jc := r.jsa.js.cluster
 	sa := jc.assignment(r.jsa.acc.Name, name)
-	mset := r.jsa.lookup(name)
 	switch {
-	case sa == nil || mset == nil:
+	case sa == nil:
 		return fail(errStreamNotFound())
 	case req.Peer == "" || !slices.Contains(sa.Peers, req.Peer):
 		return fail(apiErr(400, 10040, "peer not a member"))
@@ -40,14 +40,22 @@ func (r *apiRequest) streamPeerRemove() any {
 	if repl := jc.replacementPeer(sa, req.Peer); repl != "" {
 		nsa.Peers = append(nsa.Peers, repl)
 	}
-	done := make(chan *ApiError, 1)
-	jc.proposeMeta(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name()}, func(e *ApiError) { done <- e })
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	if g == nil {
+		return fail(errClusterNotAvail())
+	}
+	b, _ := json.Marshal(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name()})
+	done := make(chan error, 1)
+	g.Propose(b, func(err error) { done <- err })
 	select {
-	case e := <-done:
-		if e != nil {
-			return fail(e)
+	case err := <-done:
+		if err != nil {
+			return fail(errClusterNotAvail())
 		}
-	case <-time.After(50 * time.Millisecond): // proposed; the meta apply carries it out
+	case <-time.After(2 * time.Second):
+		return fail(errClusterNotAvail())
 	}
 	return &successResponse{Success: true}
 }

@@ -180,3 +180,56 @@ func leaderOf(t *testing.T, nc *nats.Conn, stream string) string {
 	})
 	return leader
 }
+
+// TestJetStreamClusterPeerRemoveLeader removes the stream's leader, on a
+// stream whose leader is not the meta leader (the meta leader answers the
+// request): the leader hands over before dropping its replica, the stream
+// keeps a leader and takes publishes, and the two others agree.
+func TestJetStreamClusterPeerRemoveLeader(t *testing.T) {
+	c := runJSCluster(t, 3)
+	meta := c.waitMetaLeader()
+	nc, js := jsClient(t, meta)
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PRL", Subjects: []string{"prl"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := st.CachedInfo().Cluster.Leader
+	for leader == meta.Name() {
+		stepdownStream(t, nc, "PRL")
+		waitFor(t, 10*time.Second, "another stream leader", func() bool {
+			l, code := infoOutcome(t, nc, "PRL")
+			if code == 0 && l != "" && l != leader {
+				leader = l
+				return true
+			}
+			return false
+		})
+	}
+	for i := 0; i < 20; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("prl")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+	}
+	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.PRL", []byte(`{"peer":"`+leader+`"}`), 5*time.Second)
+	if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
+		t.Fatalf("peer remove of the leader %s (meta leader %s): %v %s", leader, meta.Name(), err, resp.Data)
+	}
+	waitFor(t, 15*time.Second, "the removed leader's replica gone", func() bool {
+		for _, m := range c.replicas("PRL") {
+			if m.jsa.js.srv.Name() == leader {
+				return false
+			}
+		}
+		return len(c.replicas("PRL")) == 2
+	})
+	next := leaderOf(t, nc, "PRL")
+	if next == leader {
+		t.Fatalf("%s still leads after its removal", leader)
+	}
+	for i := 0; i < 20; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("prl")); err != nil || ack.Error != nil {
+			t.Fatalf("publish after the removal: %+v %v", ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "PRL", 40)
+}

@@ -59,6 +59,9 @@ type raftGroup struct {
 	quit  chan struct{}
 	done  chan struct{}
 
+	stopOnce  sync.Once // stop may be called from several goroutines
+	closeOnce sync.Once
+
 	mu      sync.Mutex
 	soft    raft.SoftState
 	status  raft.Status
@@ -228,8 +231,13 @@ func (g *raftGroup) observe() {
 func (g *raftGroup) fail(err error) {
 	g.mu.Lock()
 	g.failure = err
+	soft := g.soft
+	g.soft = raft.SoftState{Role: raft.Follower, Term: soft.Term}
 	g.mu.Unlock()
 	g.srv.Errorf("RAFT group %q halted: %v", g.name, err)
+	if soft.Role == raft.Leader {
+		g.sm.leaderChanged(raft.SoftState{Role: raft.Follower, Term: soft.Term}) // stop serving, resign
+	}
 }
 
 // Propose queues data for the group; it fails at once when the queue is full.
@@ -274,17 +282,15 @@ func (g *raftGroup) healthy() error {
 }
 
 func (g *raftGroup) stop() {
-	select {
-	case <-g.quit:
-	default:
-		close(g.quit)
-	}
+	g.stopOnce.Do(func() { close(g.quit) })
 	<-g.done
-	if c, ok := g.log.(io.Closer); ok {
-		if err := c.Close(); err != nil {
-			g.srv.Warnf("RAFT group %q: closing its log: %v", g.name, err)
+	g.closeOnce.Do(func() {
+		if c, ok := g.log.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				g.srv.Warnf("RAFT group %q: closing its log: %v", g.name, err)
+			}
 		}
-	}
+	})
 	g.srv.raft.mu.Lock()
 	if g.srv.raft.groups[g.name] == g {
 		delete(g.srv.raft.groups, g.name)
@@ -323,7 +329,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		copy(full[start:32], h)
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
-		if cap(t.buf) > 4<<20 {
+		if cap(t.buf) > 256<<10 {
 			t.buf = nil // do not keep a snapshot-sized buffer
 		}
 	}

@@ -30,6 +30,9 @@ type walLog struct {
 	syncEvery time.Duration
 	lastSync  time.Time
 
+	votedTerm  uint64 // term and vote last made durable: a change is fsynced
+	votedFor   raft.ID
+	mustFsync  bool
 	compacting chan struct{} // closed when the compaction in progress ends
 	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
@@ -44,7 +47,13 @@ func openWALLog(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string
 		return nil, err
 	}
 	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery, lastSync: time.Now()}
+	hs := w.HardState()
+	l.votedTerm, l.votedFor = hs.Term, raft.ID(hs.Vote)
 	if err := l.loadSnapshot(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := l.finishCompaction(); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -133,6 +142,12 @@ func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState
 		}
 	}
 	if hs != nil {
+		// A vote must never be forgotten, whatever sync_interval says: a
+		// node that voted twice in a term could help elect two leaders.
+		if hs.Term != l.votedTerm || hs.Vote != l.votedFor {
+			l.mustFsync = true
+			l.votedTerm, l.votedFor = hs.Term, hs.Vote
+		}
 		return l.w.SetHardState(wal.HardState{Term: hs.Term, Vote: uint64(hs.Vote), Commit: hs.Commit})
 	}
 	return nil
@@ -145,7 +160,8 @@ func (l *walLog) Sync() error {
 	if err != nil {
 		return err
 	}
-	if l.syncEvery <= 0 {
+	if l.syncEvery <= 0 || l.mustFsync {
+		l.mustFsync = false
 		return l.w.Sync()
 	}
 	return l.w.Flush()
@@ -232,6 +248,26 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	l.snap = raft.Snapshot{Index: s.Index, Term: s.Term, Peers: s.Peers}
 	l.mu.Unlock()
 	return nil
+}
+
+// finishCompaction completes a snapshot whose file was written but whose
+// record in the log was not (a crash in between): without it the log
+// would still hold entries the snapshot covers, and they would be applied
+// again on top of it.
+func (l *walLog) finishCompaction() error {
+	walIndex, _ := l.w.SnapshotMeta()
+	if l.snap.Index <= walIndex {
+		return nil
+	}
+	if err := l.w.SaveSnapshotMeta(l.snap.Index, l.snap.Term); err != nil {
+		return err
+	}
+	if l.snap.Index <= l.w.LastIndex() && l.snap.Index >= l.w.FirstIndex() {
+		if err := l.w.Compact(l.snap.Index); err != nil {
+			return err
+		}
+	}
+	return l.w.Sync()
 }
 
 func (l *walLog) loadSnapshot() error {

@@ -2,7 +2,10 @@ package server
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
 	"github.com/tern-mq/nats-server/internal/vfs"
@@ -60,5 +63,71 @@ func TestWALLogCompactInBackground(t *testing.T) {
 	got, err := l.Entries(81, 101, 1<<20)
 	if err != nil || len(got) != 20 || got[0].Data[0] != 81 {
 		t.Fatalf("entries after the snapshot: %d %v", len(got), err)
+	}
+}
+
+// TestWALLogFinishesInterruptedCompaction: a crash after the snapshot file
+// was renamed into place but before the log recorded it must not leave
+// entries the snapshot covers in the log (they would be applied twice).
+func TestWALLogFinishesInterruptedCompaction(t *testing.T) {
+	dir := t.TempDir()
+	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ents []raft.Entry
+	for i := uint64(1); i <= 50; i++ {
+		ents = append(ents, raft.Entry{Index: i, Term: 2, Data: []byte{byte(i)}})
+	}
+	if err := l.Save(nil, ents, &raft.HardState{Term: 2, Commit: 50}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	// The first step of a compaction only, then the process dies.
+	if err := l.storeSnapshot(raft.Snapshot{Index: 30, Term: 2, Peers: []raft.ID{1}, Data: []byte("s")}); err != nil {
+		t.Fatal(err)
+	}
+	l.w.Close()
+	l, err = openWALLog(vfs.Default, dir, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if first, _ := l.FirstIndex(); first != 31 {
+		t.Fatalf("first index %d after reopening with a snapshot at 30", first)
+	}
+	if term, err := l.Term(30); err != nil || term != 2 {
+		t.Fatalf("term at the snapshot index: %d %v", term, err)
+	}
+}
+
+// TestStreamIncarnationDiscardsOldLog: a group directory left by an earlier
+// stream of the same name is not reused by a new one.
+func TestStreamIncarnationDiscardsOldLog(t *testing.T) {
+	s := runServer(t, func() *Options { o := testOptions(); o.JetStream = true; o.StoreDir = t.TempDir(); return o }())
+	js := s.js.Load()
+	old := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "INC"}, Created: time.Unix(1, 0)}
+	if err := js.checkIncarnation(old); err != nil {
+		t.Fatal(err)
+	}
+	marker := filepath.Join(js.groupDir(old), "wal-leftover")
+	if err := os.WriteFile(marker, []byte("x"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.checkIncarnation(old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("the same stream lost its directory: %v", err)
+	}
+	renewed := *old
+	renewed.Created = time.Unix(2, 0)
+	if err := js.checkIncarnation(&renewed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(marker); !os.IsNotExist(err) {
+		t.Fatalf("a new stream of the same name kept the old directory: %v", err)
 	}
 }

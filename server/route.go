@@ -290,11 +290,14 @@ func (s *Server) routeBlocked(name string) bool {
 func (s *Server) removeRoute(r *route) {
 	r.c.closeNow(RouteRemoved)
 	s.routes.mu.Lock()
-	if s.routes.byID[r.remote.ID] == r {
+	registered := s.routes.byID[r.remote.ID] == r
+	if registered {
 		delete(s.routes.byID, r.remote.ID)
 	}
 	s.routes.mu.Unlock()
-	if js := s.js.Load(); js != nil && js.cluster != nil {
+	// The server's leaderships are forgotten when its route goes (not when
+	// a losing duplicate route or a stale one from before a restart does).
+	if js := s.js.Load(); registered && js != nil && js.cluster != nil && s.routeFor(r.remote.ID) == nil {
 		js.cluster.leaders.dropServer(r.remote.Name)
 	}
 	for _, acc := range s.accs.all() {

@@ -176,7 +176,7 @@ func pickLocalMember(members []*subscription) *subscription {
 // routeRaft reads a RAFT payload and hands it to its group.
 func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
 	size, err := strconv.Atoi(string(args))
-	if err != nil || size < 0 || size > 64*1024*1024 {
+	if err != nil || size < 0 || size > 1<<30 {
 		return buf, fmt.Errorf("bad RAFT size %q", args)
 	}
 	if cap(buf) < size+2 {

@@ -1,9 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +26,14 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
 		e := &ents[i]
 		sm.mset.mu.Lock()
-		sm.mset.lastIndex = e.Index
+		stale := e.Index <= sm.mset.lastIndex // already in the installed snapshot
+		if !stale {
+			sm.mset.lastIndex = e.Index
+		}
 		sm.mset.mu.Unlock()
+		if stale {
+			continue
+		}
 		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
 			continue
 		}
@@ -91,6 +99,10 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
+	if err := jsa.js.checkIncarnation(sa); err != nil {
+		jsa.dropReplica(mset)
+		return nil, err
+	}
 	o := s.getOpts()
 	syncEvery := o.SyncInterval
 	if o.SyncAlways {
@@ -123,6 +135,28 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	return mset, nil
 }
 
+// checkIncarnation keeps a group directory only for the stream it was made
+// for: a stream deleted and created again under the same name (while this
+// server was away) must not reuse the old log. The directory records the
+// assignment's creation time.
+func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
+	dir := js.groupDir(sa)
+	file := filepath.Join(dir, "incarnation")
+	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
+	if got, err := os.ReadFile(file); err == nil && !bytes.Equal(got, want) {
+		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	} else if err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return writeFileSync(file, want)
+}
+
 func (jsa *jsAccount) dropReplica(mset *stream) {
 	jsa.mu.Lock()
 	if jsa.streams[mset.cfg.Name] == mset {
@@ -143,10 +177,14 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 		return
 	}
 	mset.mu.Lock()
-	g := mset.group
+	g, leading := mset.group, mset.leader
 	mset.mu.Unlock()
 	if g != nil {
+		term := g.softState().Term
 		g.stop()
+		if leading && jsa.js.cluster != nil { // nobody else would say it stopped leading
+			jsa.js.cluster.announce(jsa.acc.Name, name, term, true)
+		}
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {

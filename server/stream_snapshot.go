@@ -52,7 +52,7 @@ func (mset *stream) encodeSnapshotLocked() []byte {
 		}
 	}
 	mj, _ := json.Marshal(&meta)
-	b := make([]byte, 0, len(mj)+binary.MaxVarintLen64+int(st.Bytes)+int(st.Msgs)*3*binary.MaxVarintLen64)
+	b := make([]byte, 0, len(mj)+binary.MaxVarintLen64+int(st.Bytes)+int(st.Msgs)*16)
 	b = appendBytes(b, mj)
 	var sm StoreMsg
 	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
