@@ -27,6 +27,9 @@ type streamAssignment struct {
 	Config  StreamConfig `json:"config"`
 	Peers   []string     `json:"peers"`
 	Created time.Time    `json:"created"`
+	// Removed lists servers taken out with STREAM.PEER.REMOVE; they are
+	// not picked as replacements for this stream again.
+	Removed []string `json:"removed,omitempty"`
 }
 
 func (sa *streamAssignment) groupName() string { return "S-" + sa.Account + "-" + sa.Config.Name }
@@ -37,6 +40,10 @@ type metaEntry struct {
 	SA     *streamAssignment `json:"sa"`
 	Origin string            `json:"origin"`
 	Reply  string            `json:"reply,omitempty"`
+	// "peers": the server taken out and its replacement (older versions
+	// send only SA.Peers, the whole new list).
+	Remove string `json:"remove,omitempty"`
+	Add    string `json:"add,omitempty"`
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -240,9 +247,21 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			outcome = errStreamNotFound()
 		} else {
 			nsa := *old
-			if me.Op == "upd" {
+			switch {
+			case me.Op == "upd":
 				nsa.Config = sa.Config
-			} else {
+			case me.Remove != "" || me.Add != "":
+				// A change relative to the placement at apply time, so
+				// two removals in a row both take effect.
+				peers := slices.DeleteFunc(slices.Clone(old.Peers), func(p string) bool { return p == me.Remove })
+				if me.Add != "" && !slices.Contains(peers, me.Add) {
+					peers = append(peers, me.Add)
+				}
+				nsa.Peers = peers
+				if me.Remove != "" && !slices.Contains(nsa.Removed, me.Remove) {
+					nsa.Removed = append(slices.Clone(nsa.Removed), me.Remove)
+				}
+			default:
 				nsa.Peers = slices.Clone(sa.Peers)
 			}
 			accStreams[sa.Config.Name] = &nsa
@@ -312,7 +331,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
 		}
 	case mset.isLeader():
-		go mset.reconcilePeers(sa.Peers)
+		mset.reconcilePeers()
 	}
 }
 
@@ -323,7 +342,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 func (jc *jsCluster) handOffAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
 	deadline := time.Now().Add(10 * time.Second)
 	for mset.isLeader() && time.Now().Before(deadline) {
-		mset.reconcilePeers(sa.Peers)
+		mset.reconcilePeers()
 		if jc.js.srv.sleepOrShutdown(100 * time.Millisecond) {
 			return
 		}

@@ -223,9 +223,7 @@ func (jc *jsCluster) reannounceLoop() {
 			if lead && g != nil {
 				if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
 					jc.announce(mset.jsa.acc.Name, name, st.Term, false)
-					if sa := jc.assignment(mset.jsa.acc.Name, name); sa != nil {
-						mset.reconcilePeers(sa.Peers)
-					}
+					mset.reconcilePeers()
 				}
 			}
 		}

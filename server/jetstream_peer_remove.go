@@ -37,7 +37,8 @@ func (r *apiRequest) streamPeerRemove() any {
 	}
 	nsa := *sa
 	nsa.Peers = slices.DeleteFunc(slices.Clone(sa.Peers), func(p string) bool { return p == req.Peer })
-	if repl := jc.replacementPeer(sa, req.Peer); repl != "" {
+	repl := jc.replacementPeer(sa, req.Peer)
+	if repl != "" {
 		nsa.Peers = append(nsa.Peers, repl)
 	}
 	jc.mu.Lock()
@@ -46,7 +47,7 @@ func (r *apiRequest) streamPeerRemove() any {
 	if g == nil {
 		return fail(errClusterNotAvail())
 	}
-	b, _ := json.Marshal(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name()})
+	b, _ := json.Marshal(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name(), Remove: req.Peer, Add: repl})
 	done := make(chan error, 1)
 	g.Propose(b, func(err error) { done <- err })
 	select {
@@ -57,28 +58,42 @@ func (r *apiRequest) streamPeerRemove() any {
 	case <-time.After(2 * time.Second):
 		return fail(errClusterNotAvail())
 	}
-	return &successResponse{Success: true}
+	// Answer once applied, so that the next request starts from this
+	// placement (its replacement is chosen from it).
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if cur := jc.assignment(r.jsa.acc.Name, name); cur == nil || !slices.Contains(cur.Peers, req.Peer) {
+			return &successResponse{Success: true}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fail(errClusterNotAvail())
 }
 
 // reconcilePeers brings the raft membership of the stream's group in line
-// with its placement, one change at a time (single-server changes): first
-// removals, then additions. Only the leader acts; it is called when the
-// placement changes and every leaderAnnounceEvery.
-func (mset *stream) reconcilePeers(want []string) {
+// with its current placement, one change at a time (single-server
+// changes): first removals, then additions. Only the leader acts; it is
+// called when the placement changes and every leaderAnnounceEvery. The
+// placement is read when the change is made, never from an older copy,
+// and the call does not wait when the group is busy.
+func (mset *stream) reconcilePeers() {
 	mset.mu.Lock()
-	g := mset.group
+	g, name := mset.group, mset.cfg.Name
 	mset.mu.Unlock()
-	if g == nil {
+	jc := mset.jsa.js.cluster
+	if g == nil || jc == nil {
 		return
 	}
-	ids := make([]raft.ID, 0, len(want))
-	for _, p := range want {
-		ids = append(ids, raftID(p))
-	}
-	g.control(func(n *raft.Node) {
+	acc := mset.jsa.acc.Name
+	g.tryControl(func(n *raft.Node) {
+		sa := jc.assignment(acc, name)
 		st := n.Status()
-		if st.Role != raft.Leader || !st.LeaderReady {
+		if sa == nil || st.Role != raft.Leader || !st.LeaderReady {
 			return
+		}
+		ids := make([]raft.ID, 0, len(sa.Peers))
+		for _, p := range sa.Peers {
+			ids = append(ids, raftID(p))
 		}
 		for _, id := range st.Peers {
 			if !slices.Contains(ids, id) {

@@ -7,8 +7,8 @@ import (
 )
 
 // Placement: the meta leader picks a stream's servers among the meta
-// group's members, least loaded first (names break ties, so placement is
-// spread and deterministic), keeping only servers in the requested cluster
+// group's members, connected ones first, then least loaded (names break
+// ties, so placement is spread and deterministic), keeping only servers in the requested cluster
 // that carry every requested tag (server_tags, compared case-insensitively
 // as nats-server does). Tags of other servers come from their route INFO,
 // so a server that is not connected cannot be chosen when tags are asked.
@@ -37,7 +37,7 @@ func (jc *jsCluster) placePeers(n int, pl *Placement) ([]string, *ApiError) {
 
 // replacementPeer picks a server to take a removed peer's place, or "".
 func (jc *jsCluster) replacementPeer(sa *streamAssignment, removed string) string {
-	exclude := append(slices.Clone(sa.Peers), removed)
+	exclude := append(append(slices.Clone(sa.Peers), sa.Removed...), removed)
 	if c := jc.candidates(sa.Config.Placement, exclude); len(c) > 0 {
 		return c[0]
 	}
@@ -68,8 +68,15 @@ func (jc *jsCluster) candidates(pl *Placement, exclude []string) []string {
 			out = append(out, p)
 		}
 	}
+	up := map[string]bool{jc.js.srv.Name(): true}
+	for _, r := range jc.js.srv.routeList() {
+		up[r.remote.Name] = true
+	}
 	sort.Slice(out, func(i, j int) bool {
-		if load[out[i]] != load[out[j]] {
+		switch {
+		case up[out[i]] != up[out[j]]:
+			return up[out[i]] // servers that are connected now first
+		case load[out[i]] != load[out[j]]:
 			return load[out[i]] < load[out[j]]
 		}
 		return out[i] < out[j]

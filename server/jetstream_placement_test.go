@@ -233,3 +233,34 @@ func TestJetStreamClusterPeerRemoveLeader(t *testing.T) {
 	}
 	checkReplicasAgree(t, c, "PRL", 40)
 }
+
+// TestJetStreamClusterTwoPeerRemovals: two removals sent back to back both
+// take effect (each is applied relative to the placement of its time).
+func TestJetStreamClusterTwoPeerRemovals(t *testing.T) {
+	c := runJSCluster(t, 5)
+	nc, js := jsClient(t, c.servers[0])
+	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "TWO", Subjects: []string{"two"}, Replicas: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victims []string
+	for _, r := range st.CachedInfo().Cluster.Replicas {
+		victims = append(victims, r.Name)
+	}
+	for _, v := range victims {
+		resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.TWO", []byte(`{"peer":"`+v+`"}`), 5*time.Second)
+		if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
+			t.Fatalf("remove %s: %v %s", v, err, resp.Data)
+		}
+	}
+	waitFor(t, 10*time.Second, "both removed, two replacements", func() bool {
+		sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "TWO")
+		return len(sa.Peers) == 3 && !slices.Contains(sa.Peers, victims[0]) && !slices.Contains(sa.Peers, victims[1])
+	})
+	for i := 0; i < 10; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("two")); err != nil || ack.Error != nil {
+			t.Fatalf("publish: %+v %v", ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "TWO", 10)
+}

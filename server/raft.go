@@ -263,6 +263,15 @@ func (g *raftGroup) control(f func(*raft.Node)) {
 	}
 }
 
+// tryControl runs f on the group goroutine unless its control queue is
+// full (the group is busy); periodic duties use it so they never wait.
+func (g *raftGroup) tryControl(f func(*raft.Node)) {
+	select {
+	case g.ctrl <- f:
+	default:
+	}
+}
+
 func (g *raftGroup) softState() raft.SoftState {
 	g.mu.Lock()
 	defer g.mu.Unlock()
