@@ -43,16 +43,22 @@ func (s *Server) startMonitoring() error {
 	for path, h := range routes {
 		mux.HandleFunc(base+path, h)
 	}
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	h := s.serveHTTP(l, mux)
 	s.mu.Lock()
-	s.http = &httpServer{srv: hs, l: l}
+	s.http = h
 	s.mu.Unlock()
+	return nil
+}
+
+// serveHTTP serves mux on l until the server stops (monitoring, profiling).
+func (s *Server) serveHTTP(l net.Listener, mux *http.ServeMux) *httpServer {
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		_ = hs.Serve(l)
 	}()
-	return nil
+	return &httpServer{srv: hs, l: l}
 }
 
 func (s *Server) stopMonitoring() {

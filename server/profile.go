@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"strconv"
-	"time"
 )
 
 // startProfiling serves Go's pprof endpoints on prof_port (--profile), as
@@ -23,15 +22,10 @@ func (s *Server) startProfiling() error {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	h := s.serveHTTP(l, mux)
 	s.mu.Lock()
-	s.prof = &httpServer{srv: hs, l: l}
+	s.prof = h
 	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		_ = hs.Serve(l)
-	}()
 	return nil
 }
 
