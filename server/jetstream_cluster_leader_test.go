@@ -184,10 +184,12 @@ func TestLeaderMapTerms(t *testing.T) {
 	if got := lm.get("a s", now); got != "" {
 		t.Fatalf("leader %q after its route went down", got)
 	}
-	for _, p := range []string{"S1 7", "-S1 7"} {
-		name, term, res, ok := decodeLeaderAnnouncement(string(encodeLeaderAnnouncementString(p)))
-		if !ok || term == 0 || name == "" || res != (p[0] == '-') {
-			t.Fatalf("round trip of %q: %q %d %v %v", p, name, term, res, ok)
+	for _, res := range []bool{false, true} {
+		for _, name := range []string{"S1", "-S1"} { // a name may start with '-'
+			n, term, r, ok := decodeLeaderAnnouncement(string(encodeLeaderAnnouncement(name, 7, res)))
+			if !ok || n != name || term != 7 || r != res {
+				t.Fatalf("round trip of %q resigned=%v: %q %d %v %v", name, res, n, term, r, ok)
+			}
 		}
 	}
 	// A version without terms announces a bare name: kept, never expired.
@@ -202,14 +204,9 @@ func TestLeaderMapTerms(t *testing.T) {
 	if got := lm.get("b s", now); got != "S2" {
 		t.Fatalf("legacy entry not replaced by a termed one: %q", got)
 	}
-	for _, p := range []string{"", "S1 x", "a b c"} {
+	for _, p := range []string{"", "S1 x", "a b c", "a 1 b", "a 1 resigned x", " 1"} {
 		if _, _, _, ok := decodeLeaderAnnouncement(p); ok {
 			t.Fatalf("%q accepted", p)
 		}
 	}
-}
-
-func encodeLeaderAnnouncementString(p string) []byte {
-	name, term, res, _ := decodeLeaderAnnouncement(p)
-	return encodeLeaderAnnouncement(name, term, res)
 }

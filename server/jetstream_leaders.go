@@ -143,33 +143,32 @@ func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) 
 	}
 }
 
-// Announcement payloads: "<name> <term>" (leads) or "-<name> <term>" (resigned);
-// older Tern versions sent "<name>" alone.
+// Announcement payloads: "<name> <term>" (leads) or "<name> <term> resigned";
+// older Tern versions sent "<name>" alone. Server names have no spaces.
 func encodeLeaderAnnouncement(name string, term uint64, resigned bool) []byte {
-	b := make([]byte, 0, len(name)+24)
-	if resigned {
-		b = append(b, '-')
-	}
+	b := make([]byte, 0, len(name)+32)
 	b = append(b, name...)
 	b = append(b, ' ')
-	return strconv.AppendUint(b, term, 10)
+	b = strconv.AppendUint(b, term, 10)
+	if resigned {
+		b = append(b, " resigned"...)
+	}
+	return b
 }
 
 func decodeLeaderAnnouncement(p string) (name string, term uint64, resigned, ok bool) {
-	name = p
-	if i := strings.LastIndexByte(p, ' '); i > 0 {
-		t, err := strconv.ParseUint(p[i+1:], 10, 64)
-		if err != nil {
-			return "", 0, false, false
-		}
-		name, term = p[:i], t
+	f := strings.Split(p, " ")
+	switch {
+	case len(f) == 1: // a version before terms (term 0): kept until replaced
+		return f[0], 0, false, f[0] != ""
+	case len(f) == 3 && f[2] != "resigned", len(f) > 3:
+		return "", 0, false, false
 	}
-	// A bare name is an announcement by a Tern version before terms (term
-	// 0): kept until replaced, as those servers never refresh it.
-	if strings.HasPrefix(name, "-") {
-		name, resigned = name[1:], true
+	t, err := strconv.ParseUint(f[1], 10, 64)
+	if err != nil || f[0] == "" {
+		return "", 0, false, false
 	}
-	return name, term, resigned, name != "" && !strings.ContainsAny(name, " ")
+	return f[0], t, len(f) == 3, true
 }
 
 // leaderAnnounced handles $JSC.LEADER.<account>.<stream>.
