@@ -98,15 +98,21 @@ func (js *jetStream) account(name string) *jsAccount {
 	return js.accounts[name]
 }
 
-// shutdown stops every stream, syncing stores.
-func (js *jetStream) shutdown() {
+// accountList returns the JetStream accounts (a copy, safe to range over
+// without js.mu).
+func (js *jetStream) accountList() []*jsAccount {
 	js.mu.Lock()
+	defer js.mu.Unlock()
 	accs := make([]*jsAccount, 0, len(js.accounts))
 	for _, a := range js.accounts {
 		accs = append(accs, a)
 	}
-	js.mu.Unlock()
-	for _, jsa := range accs {
+	return accs
+}
+
+// shutdown stops every stream, syncing stores.
+func (js *jetStream) shutdown() {
+	for _, jsa := range js.accountList() {
 		for _, sub := range jsa.apiSubs {
 			jsa.acc.unsubscribe(sub)
 		}

@@ -98,9 +98,9 @@ func TestJetStreamClusterAPIAnswersWhileLeaderChanges(t *testing.T) {
 			via = s
 		}
 	}
-	nc2, _ := jsClient(t, via)
+	nc2, js2 := jsClient(t, via)
 	third := awaitNewLeader(t, c, nc2, "LCH", second)
-	if _, err := jetstreamPublish(t, nc2, "lch.a"); err != nil {
+	if _, err := js2.Publish(ctx(t), "lch.a", nil); err != nil {
 		t.Fatalf("publish after %s took over: %v", third, err)
 	}
 }
@@ -127,14 +127,6 @@ func (c *jsTestCluster) groupViews(stream string) string {
 		out = append(out, view)
 	}
 	return strings.Join(out, "; ")
-}
-
-func jetstreamPublish(t *testing.T, nc *nats.Conn, subj string) (*jetstream.PubAck, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
-	}
-	return js.Publish(ctx(t), subj, nil)
 }
 
 // TestLeaderMapTerms: announcements of older terms never replace newer

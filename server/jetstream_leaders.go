@@ -231,21 +231,13 @@ func (jc *jsCluster) reannounceLoop() {
 
 // replicatedStreams lists the local replicas of replicated streams.
 func (js *jetStream) replicatedStreams() []*stream {
-	js.mu.Lock()
-	accs := make([]*jsAccount, 0, len(js.accounts))
-	for _, a := range js.accounts {
-		accs = append(accs, a)
-	}
-	js.mu.Unlock()
 	var out []*stream
-	for _, jsa := range accs {
-		jsa.mu.RLock()
-		for _, mset := range jsa.streams {
+	for _, jsa := range js.accountList() {
+		for _, mset := range jsa.streamList() {
 			if mset.replicated {
 				out = append(out, mset)
 			}
 		}
-		jsa.mu.RUnlock()
 	}
 	return out
 }

@@ -49,13 +49,7 @@ func (s *Server) jsz() *JSInfo {
 	}
 	info.Config = JetStreamConfig{MaxMemory: o.JetStreamMaxMemory, MaxStore: o.JetStreamMaxStore,
 		StoreDir: o.StoreDir, SyncInterval: o.SyncInterval, SyncAlways: o.SyncAlways, Domain: o.JetStreamDomain}
-	js.mu.Lock()
-	accs := make([]*jsAccount, 0, len(js.accounts))
-	for _, a := range js.accounts {
-		accs = append(accs, a)
-	}
-	js.mu.Unlock()
-	for _, jsa := range accs {
+	for _, jsa := range js.accountList() {
 		for _, mset := range jsa.streamList() {
 			var st StreamState
 			mset.st().FastState(&st)

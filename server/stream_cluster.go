@@ -67,12 +67,6 @@ func (sm *streamSM) wantSnapshot() (uint64, []byte, bool) { return sm.mset.wantS
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 
-var errStreamSnapshotsUnsupported = jsError("stream snapshots are not supported yet")
-
-type jsError string
-
-func (e jsError) Error() string { return string(e) }
-
 // startReplica creates the local replica of an assigned stream and its
 // raft group. The store is rebuilt from the group's log, so it starts empty.
 // A replica added to an existing stream joins: it starts with no known
