@@ -1,5 +1,11 @@
 package sublist
 
+import (
+	"hash/maphash"
+	"math/rand/v2"
+	"sync/atomic"
+)
+
 // Match cache tuning.
 const (
 	// maxCache bounds the number of cached subjects.
@@ -69,4 +75,37 @@ func (s *Sublist[T]) patchOne(subject string, r *Result[T], queue string, v T, a
 			s.cache[subject] = nr
 		}
 	}
+}
+
+// missFilter remembers a fingerprint of recently missed subjects in a small
+// direct-mapped table; a subject is admitted to the cache when its
+// fingerprint is already there, i.e. on its second miss while no other
+// missed subject took its slot. Subjects that keep taking each other's
+// slot (a fixed cycle) are still admitted at random, one miss in
+// missLottery. It needs no lock: slots are atomic and a lost race only
+// delays or hastens one admission.
+type missFilter struct {
+	seed    maphash.Seed
+	slots   *[missSlots]atomic.Uint64
+	lottery uint32 // admit one other miss in lottery; 0 never
+}
+
+const (
+	missSlots   = 512
+	missLottery = 16
+)
+
+func newMissFilter() missFilter {
+	return missFilter{seed: maphash.MakeSeed(), slots: new([missSlots]atomic.Uint64), lottery: missLottery}
+}
+
+// admit reports whether subject missed recently, and remembers it if not.
+func (f missFilter) admit(subject string) bool {
+	h := maphash.String(f.seed, subject)
+	slot := &f.slots[h%missSlots]
+	if h |= 1; slot.Load() == h { // never the empty slot's 0
+		return true
+	}
+	slot.Store(h)
+	return f.lottery > 0 && rand.Uint32()%f.lottery == 0
 }

@@ -47,7 +47,9 @@ func (s *Sublist[T]) matchMiss(subject string) *Result[T] {
 	r := s.compute(subject)
 	gen := s.gen
 	s.mu.RUnlock()
-
+	if !s.seen.admit(subject) {
+		return r
+	}
 	s.mu.Lock()
 	if gen == s.gen {
 		r = s.cacheStore(subject, r)

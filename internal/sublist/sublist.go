@@ -17,6 +17,10 @@
 //     under the read lock; mu is then taken for writing just long enough to
 //     store it, and only if the generation is unchanged, i.e. no Insert or
 //     Remove slipped in between (otherwise the result is returned uncached).
+//     A subject is cached on its second miss in a short while, not its
+//     first: subjects used once (reply inboxes, per-message subjects) would
+//     otherwise cost a write lock, a copy of the subject and an eviction
+//     each, and push out the subjects that repeat.
 //   - Count, Stats, All and HasInterest hold mu for reading.
 //
 // Results handed out by Match are shared and immutable: callers must not
@@ -58,7 +62,9 @@ type Sublist[T comparable] struct {
 	count   uint32
 	// Pad to 128 bytes: the allocator then places a Sublist at a 128-byte
 	// boundary, so the leading hot fields really do share one cache line.
-	_ [36]byte
+	_ [12]byte
+	// seen admits a subject to the cache on its second miss (see admit).
+	seen missFilter
 }
 
 // Result is the set of entries matching a literal subject. Plain holds
@@ -118,6 +124,7 @@ func New[T comparable]() *Sublist[T] {
 		root:  &level[T]{},
 		cache: make(map[string]*Result[T]),
 		empty: &Result[T]{},
+		seen:  newMissFilter(),
 	}
 }
 

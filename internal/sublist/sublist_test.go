@@ -91,7 +91,7 @@ func TestMatchTable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := New[int]()
 			mustInsert(t, s, tt.subs...)
-			for range 2 { // trie walk first, then the cached path
+			for range 3 { // trie walks (the second admits it to the cache), then the cached path
 				if got := s.HasInterest(tt.subject); got != (len(tt.want) > 0) {
 					t.Errorf("HasInterest(%q) = %v", tt.subject, got)
 				}
@@ -271,6 +271,7 @@ func TestCacheBounded(t *testing.T) {
 	for i := range 5 * maxCache {
 		subj := "x." + strconv.Itoa(i)
 		checkMatch(t, s, subj, "1")
+		checkMatch(t, s, subj, "1") // a second miss caches it
 		if n := len(s.cache); n > maxCache {
 			t.Fatalf("cache grew to %d", n)
 		}
@@ -285,13 +286,16 @@ func TestStats(t *testing.T) {
 	s := New[int]()
 	mustInsert(t, s, sub{"a", "", 1}, sub{"a", "", 2}, sub{"*", "q", 3}, sub{"*", "q", 4}, sub{"b", "", 5})
 	mustRemove(t, s, sub{"b", "", 5})
+	s.seen.lottery = 0
 	s.Match("a")
 	s.Match("a")
 	s.Match("a")
 	s.Match("c")
 	st := s.Stats()
-	want := Stats{NumSubs: 4, NumCache: 2, NumInserts: 5, NumRemoves: 1, NumMatches: 4,
-		CacheHitRate: 0.5, MaxFanout: 3, AvgFanout: 2}
+	// "a" misses twice (the second miss caches it) and then hits; "c" is
+	// seen once, so it is not cached.
+	want := Stats{NumSubs: 4, NumCache: 1, NumInserts: 5, NumRemoves: 1, NumMatches: 4,
+		CacheHitRate: 0.25, MaxFanout: 3, AvgFanout: 3}
 	if st != want {
 		t.Fatalf("Stats = %+v, want %+v", st, want)
 	}
@@ -325,6 +329,45 @@ func TestMatchBytes(t *testing.T) {
 	copy(buf, "xxx.yyy") // the cache must not alias the caller's buffer
 	checkMatch(t, s, "foo.bar", "1")
 	checkMatch(t, s, "xxx.yyy")
+}
+
+func TestCacheAdmitsOnSecondMiss(t *testing.T) {
+	s := New[int]()
+	s.seen.lottery = 0
+	mustInsert(t, s, sub{"_INBOX.x.*", "", 1})
+	for i := range 4 * maxCache {
+		checkMatch(t, s, "_INBOX.x."+strconv.Itoa(i), "1")
+	}
+	if n := s.Stats().NumCache; n != 0 {
+		t.Fatalf("%d subjects matched once were cached", n)
+	}
+	checkMatch(t, s, "_INBOX.x.repeat", "1")
+	checkMatch(t, s, "_INBOX.x.repeat", "1")
+	if _, ok := s.cache["_INBOX.x.repeat"]; !ok {
+		t.Fatal("a subject matched twice in a row is not cached")
+	}
+	// A fixed cycle of subjects that evict each other from the filter is
+	// still cached, by lottery.
+	s.seen.lottery = missLottery
+	subjects := make([]string, 512)
+	for i := range subjects {
+		subjects[i] = "_INBOX.y." + strconv.Itoa(i)
+	}
+	for range 100 {
+		for _, subj := range subjects {
+			s.Match(subj)
+		}
+	}
+	for _, subj := range subjects {
+		if _, ok := s.cache[subj]; !ok {
+			t.Fatalf("%s not cached after 100 cycles", subj)
+		}
+	}
+	before := s.hits.Load()
+	checkMatch(t, s, "_INBOX.x.repeat", "1")
+	if s.hits.Load() != before+1 {
+		t.Fatal("the third match missed the cache")
+	}
 }
 
 func TestCachedMatchDoesNotAllocate(t *testing.T) {

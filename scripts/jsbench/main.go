@@ -5,7 +5,7 @@
 // reference server alike; it prints one line of key=value pairs.
 //
 //	jsbench sync  -s URL -subject S -n N
-//	jsbench async -s URL -subject S -n N [-cas] [-window W]
+//	jsbench async -s URL -subject S -n N [-cas|-fresh] [-window W]
 //	jsbench kvhot -s URL[,URL...] -bucket B -clients C -dur D
 package main
 
@@ -37,6 +37,7 @@ func main() {
 	n := fs.Int("n", 10000, "messages")
 	size := fs.Int("size", 128, "payload bytes")
 	cas := fs.Bool("cas", false, "each publish expects last subject sequence 0 on a fresh subject")
+	fresh := fs.Bool("fresh", false, "each publish goes to a fresh subject (implied by -cas)")
 	window := fs.Int("window", 256, "async publishes in flight")
 	bucket := fs.String("bucket", "hot", "KV bucket")
 	clients := fs.Int("clients", 8, "KV clients")
@@ -47,7 +48,7 @@ func main() {
 	case "sync":
 		runSync(strings.Split(*urls, ",")[0], *subject, *n, payload)
 	case "async":
-		runAsync(strings.Split(*urls, ",")[0], *subject, *n, *window, *cas, payload)
+		runAsync(strings.Split(*urls, ",")[0], *subject, *n, *window, *cas, *fresh || *cas, payload)
 	case "kvhot":
 		runKVHot(strings.Split(*urls, ","), *bucket, *clients, *dur, payload)
 	default:
@@ -91,9 +92,10 @@ func runSync(url, subject string, n int, payload []byte) {
 	fmt.Printf("rate=%.0f p50_us=%.0f p90_us=%.0f p99_us=%.0f\n", float64(n)/el.Seconds(), pct(0.5), pct(0.9), pct(0.99))
 }
 
-// runAsync keeps window publishes in flight; with cas each goes to a fresh
-// subject and expects its last sequence to be 0, so every one should succeed.
-func runAsync(url, subject string, n, window int, cas bool, payload []byte) {
+// runAsync keeps window publishes in flight; with fresh each goes to a
+// fresh subject, and with cas it also expects that subject's last sequence
+// to be 0, so every one should succeed.
+func runAsync(url, subject string, n, window int, cas, fresh bool, payload []byte) {
 	nc, _ := connect(url)
 	defer nc.Close()
 	ajs, err := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(window))
@@ -108,8 +110,10 @@ func runAsync(url, subject string, n, window int, cas bool, payload []byte) {
 	for i := 0; i < n; i++ {
 		msg := &nats.Msg{Subject: subject, Data: payload, Header: nats.Header{}}
 		var opts []jetstream.PublishOpt
-		if cas {
+		if fresh {
 			msg.Subject = subject + "." + strconv.Itoa(i)
+		}
+		if cas {
 			opts = append(opts, jetstream.WithExpectLastSequencePerSubject(0))
 		}
 		f, err := ajs.PublishMsgAsync(msg, opts...)
