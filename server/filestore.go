@@ -77,6 +77,9 @@ type fileStore struct {
 	werr   error       // sticky write or sync error: the store refuses writes
 	closed bool
 	syncer syncLock
+	// watcher, when set, sees every message before it is removed (a
+	// snapshot being encoded from the store, stream_snapshot_capture.go).
+	watcher removalWatcher
 }
 
 // seqState is the stream-level counters.

@@ -75,6 +75,7 @@ func (fs *fileStore) reconcile(b *msgBlock, c *blockCache) {
 		if ok {
 			r, _ := decodeRecord(c.data, int(c.offs[i]))
 			if r.kind == recErased {
+				fs.unreadable(b.first + i)
 				fs.dropLive(b, b.first+i)
 				continue
 			}
@@ -93,9 +94,24 @@ func (fs *fileStore) reconcile(b *msgBlock, c *blockCache) {
 	}
 }
 
+// unreadable tells the watcher that live seq cannot be read: a snapshot
+// that needs it cannot be taken.
+func (fs *fileStore) unreadable(seq uint64) {
+	if fs.watcher != nil && fs.watcher.wants(seq) {
+		fs.watcher.abandon()
+	}
+}
+
+func (fs *fileStore) setRemovalWatcher(w removalWatcher) {
+	fs.mu.Lock()
+	fs.watcher = w
+	fs.mu.Unlock()
+}
+
 // loseSeq drops live seq of b as lost.
 func (fs *fileStore) loseSeq(b *msgBlock, seq uint64) {
 	_, size, _ := b.idx.subject(seq - b.first)
+	fs.unreadable(seq)
 	fs.lost.Msgs = append(fs.lost.Msgs, seq)
 	fs.lost.Bytes += size
 	b.markGone(seq - b.first)
@@ -310,4 +326,20 @@ func (r *blockReader) drop() {
 		r.f.Close()
 		r.f = nil
 	}
+}
+
+func (fs *fileStore) readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return ErrStoreClosed
+	}
+	defer fs.fixSubjects()
+	for seq := max(from, fs.seqs.first); seq <= to && seq <= fs.seqs.last; seq++ {
+		if m, err := fs.loadLocked(seq, sm); err == nil {
+			fn(m)
+		}
+	}
+	after()
+	return nil
 }

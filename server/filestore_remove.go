@@ -14,6 +14,9 @@ func (fs *fileStore) removeSeq(seq uint64, log bool) (bool, error) {
 	if b == nil || !b.live(seq) || fs.blockIdx(b) == nil || !b.live(seq) {
 		return false, nil
 	}
+	if fs.watcher != nil {
+		tellRemoval(fs.watcher, seq, func(sm *StoreMsg) (*StoreMsg, error) { return fs.loadLocked(seq, sm) })
+	}
 	front := seq == fs.seqs.first
 	if log && !front {
 		if err := fs.writeRecord(recDel, seq); err != nil {
@@ -245,6 +248,9 @@ func (fs *fileStore) Purge() (uint64, error) {
 // purgeLocked removes every message: the blocks are dropped and a new
 // block starts with a record saying everything up to last is removed.
 func (fs *fileStore) purgeLocked() (uint64, error) {
+	if fs.watcher != nil {
+		fs.watcher.abandon()
+	}
 	n := fs.seqs.msgs
 	if err := fs.flush(); err != nil {
 		return 0, err

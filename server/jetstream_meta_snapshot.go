@@ -19,12 +19,13 @@ type metaSnapshot struct {
 	Streams []*streamAssignment `json:"streams"`
 }
 
-func (m *metaSM) wantSnapshot() (uint64, []byte, bool) {
+func (m *metaSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	if m.applied-m.snapshot < metaSnapshotEvery {
 		return 0, nil, false
 	}
 	m.snapshot = m.applied
-	return m.applied, m.jc.encodeMetaSnapshot(), true
+	data := m.jc.encodeMetaSnapshot()
+	return m.applied, func() ([]byte, error) { return data, nil }, true
 }
 
 func (jc *jsCluster) encodeMetaSnapshot() []byte {

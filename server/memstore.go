@@ -32,6 +32,8 @@ type memStore struct {
 	fss    map[string]*SimpleState
 	limits StoreLimits
 	closed bool
+	// watcher, when set, sees every message before it is removed.
+	watcher removalWatcher
 }
 
 func newMemStore(limits StoreLimits) *memStore {
@@ -99,6 +101,12 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	m, ok := ms.msgs[seq]
 	if !ok {
 		return false
+	}
+	if ms.watcher != nil {
+		tellRemoval(ms.watcher, seq, func(sm *StoreMsg) (*StoreMsg, error) {
+			sm.copyFrom(m.subj, m.hdr, m.msg, seq, m.ts)
+			return sm, nil
+		})
 	}
 	if erase {
 		clear(m.msg)
@@ -254,6 +262,9 @@ func (ms *memStore) Purge() (uint64, error) {
 	ms.mu.Lock()
 	defer ms.mu.Unlock()
 	n := uint64(len(ms.msgs))
+	if ms.watcher != nil {
+		ms.watcher.abandon()
+	}
 	ms.msgs = map[uint64]*memMsg{}
 	ms.fss = map[string]*SimpleState{}
 	ms.bytes = 0
@@ -427,6 +438,12 @@ func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	return nil
 }
 
+func (ms *memStore) setRemovalWatcher(w removalWatcher) {
+	ms.mu.Lock()
+	ms.watcher = w
+	ms.mu.Unlock()
+}
+
 func (ms *memStore) Sync() error  { return nil }
 func (ms *memStore) Flush() error { return nil }
 
@@ -438,3 +455,19 @@ func (ms *memStore) Stop() error {
 }
 
 func (ms *memStore) Delete() error { return ms.Stop() }
+
+func (ms *memStore) readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if ms.closed {
+		return ErrStoreClosed
+	}
+	for seq := max(from, ms.first); seq <= to && seq <= ms.last; seq++ {
+		if m, ok := ms.msgs[seq]; ok {
+			sm.copyFrom(m.subj, m.hdr, m.msg, seq, m.ts)
+			fn(sm)
+		}
+	}
+	after()
+	return nil
+}

@@ -62,6 +62,8 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
+	snapshotting bool // a snapshot is being encoded (group goroutine only)
+
 	mu      sync.Mutex
 	soft    raft.SoftState
 	status  raft.Status
@@ -192,26 +194,49 @@ func (g *raftGroup) propose(p proposal) {
 }
 
 // snapshotter is implemented by state machines that compact their log.
+// wantSnapshot fixes the state at index on the group goroutine; encode
+// then serialises it on another goroutine while the group goes on.
 type snapshotter interface {
-	wantSnapshot() (index uint64, data []byte, ok bool)
+	wantSnapshot() (index uint64, encode func() ([]byte, error), ok bool)
 }
 
-// maybeSnapshot compacts the log once the state machine asks for it.
+// maybeSnapshot starts a snapshot once the state machine asks for one: the
+// state is encoded on a goroutine of its own, and the log is compacted
+// back on the group goroutine. One snapshot is encoded at a time.
 func (g *raftGroup) maybeSnapshot() {
 	sn, ok := g.sm.(snapshotter)
-	if !ok {
+	if !ok || g.snapshotting {
 		return
 	}
-	t0 := time.Now()
-	index, data, due := sn.wantSnapshot()
+	index, encode, due := sn.wantSnapshot()
 	if !due {
 		return
 	}
-	t1 := time.Now()
-	defer func() {
-		g.srv.Noticef("TIMING snapshot %s encode %v compact %v size %d", g.name, t1.Sub(t0), time.Since(t1), len(data))
+	g.snapshotting = true
+	g.srv.wg.Add(1)
+	go func() {
+		defer g.srv.wg.Done()
+		t0 := time.Now()
+		data, err := encode()
+		took := time.Since(t0)
+		g.control(func(*raft.Node) {
+			g.snapshotting = false
+			g.compact(index, data, err, took)
+		})
 	}()
-	if err := g.drv.Compact(index, data); err != nil && err != raft.ErrSnapshotTemporarilyUnavailable {
+}
+
+// compact truncates the log to a snapshot encoded at index.
+func (g *raftGroup) compact(index uint64, data []byte, err error, took time.Duration) {
+	if err == nil {
+		err = g.drv.Compact(index, data)
+	}
+	switch {
+	case err == nil:
+		g.srv.Debugf("RAFT group %q: snapshot at %d, %d bytes, encoded in %v", g.name, index, len(data), took)
+	case err == errSnapshotAbandoned, err == raft.ErrSnapshotTemporarilyUnavailable, err == raft.ErrSnapOutOfDate:
+		g.srv.Debugf("RAFT group %q: snapshot at %d not taken: %v", g.name, index, err)
+	default:
 		g.srv.Warnf("RAFT group %q: snapshot at %d failed: %v", g.name, index, err)
 	}
 }

@@ -63,7 +63,9 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) wantSnapshot() (uint64, []byte, bool) { return sm.mset.wantSnapshot() }
+func (sm *streamSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+	return sm.mset.wantSnapshot()
+}
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 

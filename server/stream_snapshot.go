@@ -40,10 +40,13 @@ type dedupeRecord struct {
 	TS  int64  `json:"ts"`
 }
 
-// encodeSnapshotLocked serialises the stream; the caller holds mu.
-func (mset *stream) encodeSnapshotLocked() []byte {
+// snapshotLocked fixes the stream's state at the last applied entry and
+// returns the function that serialises it; the caller holds mu and must
+// call the function (on any goroutine) for the capture to end.
+func (mset *stream) snapshotLocked() func() ([]byte, error) {
 	var st StreamState
-	mset.st().FastState(&st)
+	store := mset.st()
+	store.FastState(&st)
 	meta := streamSnapMeta{Config: mset.cfg, First: st.FirstSeq, Last: st.LastSeq, LastID: mset.lmsgID,
 		Applied: mset.applied, Digest: mset.digest, Messages: st.Msgs}
 	for _, dde := range mset.ddarr[mset.ddhead:] {
@@ -52,21 +55,24 @@ func (mset *stream) encodeSnapshotLocked() []byte {
 		}
 	}
 	mj, _ := json.Marshal(&meta)
-	b := make([]byte, 0, len(mj)+binary.MaxVarintLen64+int(st.Bytes)+int(st.Msgs)*16)
-	b = appendBytes(b, mj)
-	var sm StoreMsg
-	for seq := st.FirstSeq; st.Msgs > 0 && seq <= st.LastSeq; seq++ {
-		m, err := mset.st().LoadMsg(seq, &sm)
-		if err != nil {
-			continue
-		}
-		b = binary.AppendUvarint(b, m.Seq)
-		b = binary.AppendVarint(b, m.TS)
-		b = appendBytes(b, []byte(m.Subj))
-		b = appendBytes(b, m.Hdr)
-		b = appendBytes(b, m.Msg)
+	size := len(mj) + binary.MaxVarintLen64 + int(st.Bytes) + int(st.Msgs)*16
+	first, last := st.FirstSeq, st.LastSeq
+	if st.Msgs == 0 {
+		first, last = 1, 0
 	}
-	return b
+	if c := captureMessages(store, first, last); c != nil {
+		return func() ([]byte, error) {
+			return c.encode(store, appendBytes(make([]byte, 0, size), mj))
+		}
+	}
+	b := appendBytes(make([]byte, 0, size), mj)
+	var sm StoreMsg
+	for seq := first; seq <= last; seq++ {
+		if m, err := store.LoadMsg(seq, &sm); err == nil {
+			b = appendSnapMsg(b, m)
+		}
+	}
+	return func() ([]byte, error) { return b, nil }
 }
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
@@ -133,16 +139,15 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 	return r.err
 }
 
-// wantSnapshot is asked after every batch of applied entries: it returns
-// the state to snapshot at the last applied index when one is due.
+// wantSnapshot is asked after every batch of applied entries: when a
+// snapshot is due it returns the last applied index and the function that
+// encodes the state at that index (stream_snapshot_capture.go).
 //
-// Taking a snapshot stops the replica for a moment (it encodes every
-// message), so replicas take theirs at different points: each follower
-// at 1, 1.5, 2, ... times the interval by its rank in the placement, and
-// the leader, whose stall every client would see, only after all of them
-// (2.5 times on R3). Followers stall one at a time, and a commit never
-// waits for a particular follower.
-func (mset *stream) wantSnapshot() (uint64, []byte, bool) {
+// Encoding reads every message, which takes CPU and disk reads, so
+// replicas take theirs at different points: each follower at 1, 1.5, 2,
+// ... times the interval by its rank in the placement, and the leader
+// only after all of them (2.5 times on R3).
+func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	mset.mu.Lock()
 	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery
 	name := mset.cfg.Name
@@ -163,5 +168,5 @@ func (mset *stream) wantSnapshot() (uint64, []byte, bool) {
 	var st StreamState
 	mset.st().FastState(&st)
 	mset.snapIndex, mset.snapMsgs = mset.lastIndex, st.Msgs
-	return mset.lastIndex, mset.encodeSnapshotLocked(), true
+	return mset.lastIndex, mset.snapshotLocked(), true
 }

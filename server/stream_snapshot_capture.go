@@ -1,0 +1,161 @@
+package server
+
+import (
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"sync"
+	"sync/atomic"
+)
+
+// A replicated stream's snapshot holds every message of the state at its
+// index, so encoding one takes time proportional to the stream. The group
+// goroutine only fixes the point (the counters, the duplicate window and
+// the last sequence, all cheap) and a background goroutine then reads the
+// messages from the store while later entries keep being applied. Entries
+// after the point only add messages above its last sequence, which the
+// encoder never reads, or remove messages, which the store first shows
+// to the snapshot's removalWatcher: a message the encoder still needs is
+// copied before it goes. A purge gives up the snapshot (the next one is
+// taken at a later point); so does anything that closes or replaces the
+// store.
+
+// removalWatcher is told by a store, under the store's lock, about every
+// message it is about to remove.
+type removalWatcher interface {
+	// wants reports whether the message seq is still needed.
+	wants(seq uint64) bool
+	// save keeps sm, which the caller gives away.
+	save(sm *StoreMsg)
+	// abandon is called when the store removes everything at once.
+	abandon()
+}
+
+// watchedStore is implemented by the stores that support removal watchers.
+type watchedStore interface {
+	setRemovalWatcher(w removalWatcher)
+	// readLive calls fn with each live message of [from, to] in order and
+	// then calls after, all under the store's lock; sm is reused.
+	readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error
+}
+
+// snapBatch is the number of messages an encoder reads per hold of the
+// store's lock.
+const snapBatch = 512
+
+var errSnapshotAbandoned = errors.New("snapshot abandoned")
+
+// snapCapture reads the messages of [first, last] as they were when it was
+// attached to the store.
+type snapCapture struct {
+	first, last uint64
+	next        atomic.Uint64 // the next sequence the encoder reads
+	abandoned   atomic.Bool
+	mu          sync.Mutex
+	saved       savedMsgs // copies of messages removed before the encoder got to them
+}
+
+func (c *snapCapture) wants(seq uint64) bool {
+	return seq >= c.next.Load() && seq <= c.last && !c.abandoned.Load()
+}
+
+func (c *snapCapture) save(sm *StoreMsg) {
+	c.mu.Lock()
+	heap.Push(&c.saved, sm)
+	c.mu.Unlock()
+}
+
+func (c *snapCapture) abandon() { c.abandoned.Store(true) }
+
+// captureMessages attaches a capture of [first, last] to store; the caller
+// makes sure no entry is applied meanwhile. It returns nil when the store
+// cannot be watched.
+func captureMessages(store StreamStore, first, last uint64) *snapCapture {
+	ws, ok := store.(watchedStore)
+	if !ok {
+		return nil
+	}
+	c := &snapCapture{first: first, last: last}
+	c.next.Store(first)
+	ws.setRemovalWatcher(c)
+	return c
+}
+
+// encode appends every message of the capture to b, as the snapshot
+// format has them, and detaches the capture from store.
+func (c *snapCapture) encode(store StreamStore, b []byte) ([]byte, error) {
+	defer func() {
+		store.(watchedStore).setRemovalWatcher(nil)
+		c.mu.Lock()
+		c.saved = nil // copies of messages already read, saved in passing
+		c.mu.Unlock()
+	}()
+	ws := store.(watchedStore)
+	var sm StoreMsg
+	for from := c.first; from <= c.last && c.last > 0; from += snapBatch {
+		if c.abandoned.Load() {
+			return nil, errSnapshotAbandoned
+		}
+		to := min(from+snapBatch-1, c.last)
+		// The batch is read under the store's lock and next moves past it
+		// before the lock is let go, so every message of the batch was
+		// either read live or saved by a removal before the batch.
+		err := ws.readLive(from, to, &sm, func(m *StoreMsg) { b = appendSnapMsg(c.flushSaved(b, m.Seq-1), m) },
+			func() { c.next.Store(to + 1) })
+		if err != nil {
+			return nil, err
+		}
+		b = c.flushSaved(b, to)
+	}
+	if c.abandoned.Load() {
+		return nil, errSnapshotAbandoned
+	}
+	return b, nil
+}
+
+// flushSaved appends the saved copies of sequences up to seq, in order,
+// and forgets them. Called with the store's lock held or after next moved
+// past seq, so no copy at or below seq can be saved later.
+func (c *snapCapture) flushSaved(b []byte, seq uint64) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.saved) > 0 && c.saved[0].Seq <= seq {
+		b = appendSnapMsg(b, heap.Pop(&c.saved).(*StoreMsg))
+	}
+	return b
+}
+
+// savedMsgs is a min-heap of saved copies by sequence.
+type savedMsgs []*StoreMsg
+
+func (h savedMsgs) Len() int           { return len(h) }
+func (h savedMsgs) Less(i, j int) bool { return h[i].Seq < h[j].Seq }
+func (h savedMsgs) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *savedMsgs) Push(x any)        { *h = append(*h, x.(*StoreMsg)) }
+func (h *savedMsgs) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+func appendSnapMsg(b []byte, m *StoreMsg) []byte {
+	b = binary.AppendUvarint(b, m.Seq)
+	b = binary.AppendVarint(b, m.TS)
+	b = appendBytes(b, []byte(m.Subj))
+	b = appendBytes(b, m.Hdr)
+	return appendBytes(b, m.Msg)
+}
+
+// tellRemoval hands w a copy of the message about to be removed, if w
+// still needs it; load reads it (under the store's lock).
+func tellRemoval(w removalWatcher, seq uint64, load func(*StoreMsg) (*StoreMsg, error)) {
+	if w == nil || !w.wants(seq) {
+		return
+	}
+	if sm, err := load(&StoreMsg{}); err == nil {
+		w.save(sm)
+	} else {
+		w.abandon() // it cannot be kept, so the snapshot cannot be taken
+	}
+}
