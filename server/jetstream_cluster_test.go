@@ -287,12 +287,25 @@ func TestJetStreamClusterRetriedMsgIdAfterRejection(t *testing.T) {
 }
 
 func TestJetStreamClusterSnapshotCatchup(t *testing.T) {
+	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+}
+
+// TestJetStreamClusterSnapshotCatchupWhileRemoving: with a per-subject
+// limit every publish removes a message, so removals can overlap snapshot
+// encodes (TestSnapshotCaptureSurvivesRemovals forces that overlap on the
+// stores); the replica that installs the snapshots must end up identical.
+func TestJetStreamClusterSnapshotCatchupWhileRemoving(t *testing.T) {
+	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3,
+		MaxMsgsPerSubject: 5})
+}
+
+func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 	old := snapshotEvery
 	snapshotEvery = 100
 	t.Cleanup(func() { snapshotEvery = old })
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+	st, err := js.CreateStream(ctx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +328,11 @@ func TestJetStreamClusterSnapshotCatchup(t *testing.T) {
 			t.Fatalf("publish %d: %+v %v", i, ack, err)
 		}
 	}
-	if err := st.DeleteMsg(ctx(t), 500); err != nil {
+	del := uint64(500)
+	if cfg.MaxMsgsPerSubject > 0 {
+		del = 995 // among the last messages of each subject, which the limit keeps
+	}
+	if err := st.DeleteMsg(ctx(t), del); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Purge(ctx(t), jetstream.WithPurgeSubject("snap.k3")); err != nil {
