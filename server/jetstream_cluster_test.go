@@ -299,6 +299,16 @@ func TestJetStreamClusterSnapshotCatchupWhileRemoving(t *testing.T) {
 		MaxMsgsPerSubject: 5})
 }
 
+// TestJetStreamClusterSnapshotCatchupFragmented: with a tiny fragment size
+// every snapshot and most append batches cross the routes in RAFTF pieces,
+// interleaved with each other (raft_frag.go).
+func TestJetStreamClusterSnapshotCatchupFragmented(t *testing.T) {
+	old := raftFragSize
+	raftFragSize = 300
+	t.Cleanup(func() { raftFragSize = old })
+	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+}
+
 func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 	old := snapshotEvery
 	snapshotEvery = 100

@@ -356,6 +356,10 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		payload := binary.AppendUvarint(full[32:32], uint64(len(t.group)))
 		payload = append(payload, t.group...)
 		payload = encodeRaftMsg(payload, &msgs[i])
+		if len(payload) > raftFragSize && t.s.sendRaftFrags(r, payload) {
+			t.buf = nil
+			continue
+		}
 		var hdr [32]byte
 		h := appendUint(append(hdr[:0], "RAFT "...), uint64(len(payload)))
 		h = append(h, "\r\n"...)

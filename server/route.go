@@ -22,12 +22,16 @@ import (
 //	                                     a message for the receiver's local
 //	                                     subscribers: plain ones when plain=1,
 //	                                     one member of each listed queue group
+//	RAFT <size>                          a raft message (raft.go), up to 1 GiB
+//	RAFTF <id> <total> <size>            a piece of a raft message larger than
+//	                                     raftFragSize (raft_frag.go); proto >= 2
 //	PING / PONG
 //
 // routeProto is its version. Servers refuse a peer with a different major
-// version and ignore operations they do not know, so a rolling upgrade can
-// add operations without breaking older peers.
-const routeProto = 1
+// version (routeProto/100) and ignore operations they do not know, so a
+// rolling upgrade can add operations without breaking older peers; an
+// operation with a payload goes only to peers whose version knows it.
+const routeProto = 2
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {
@@ -49,6 +53,7 @@ type route struct {
 	solicited bool
 	url       *url.URL // set when we dial it
 	br        *bufio.Reader
+	frags     raftFrags // raft messages being reassembled (read loop only)
 }
 
 type routeTable struct {

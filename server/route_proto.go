@@ -42,6 +42,8 @@ func (s *Server) routeReadLoop(r *route) error {
 			err = s.routeGossip(r, args)
 		case "RAFT":
 			payload, err = s.routeRaft(r, args, payload)
+		case "RAFTF":
+			err = s.routeRaftFrag(r, args)
 		default:
 			s.Debugf("Route %s: ignoring unknown operation %q", r.remote.Name, op)
 		}
@@ -188,6 +190,9 @@ func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
 	}
 	if err := s.deliverRaft(buf[:size]); err != nil {
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
+	}
+	if cap(buf) > 1<<20 {
+		return nil, nil // do not keep a snapshot-sized buffer
 	}
 	return buf, nil
 }
