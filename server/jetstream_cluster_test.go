@@ -451,3 +451,25 @@ func TestJetStreamClusterPeerRemove(t *testing.T) {
 		t.Fatalf("unknown peer: %s", resp.Data)
 	}
 }
+
+// TestJetStreamClusterMaxAgeThroughLog: max_age expiry on an R3 stream is
+// decided by the leader and applied by every replica from the log; the
+// leader used to remove the messages itself while followers kept them.
+func TestJetStreamClusterMaxAgeThroughLog(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "AGE", Subjects: []string{"age.>"}, Replicas: 3,
+		MaxAge: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg(fmt.Sprintf("age.%d", i%4))); err != nil || ack.Error != nil {
+			t.Fatalf("publish %d: %+v %v", i, ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "AGE", 0) // every replica expires all 20, with the same digest
+	if ack, err := clusterCASPublish(nc, nats.NewMsg("age.new")); err != nil || ack.Error != nil || ack.Seq != 21 {
+		t.Fatalf("publish after expiry: %+v %v", ack, err)
+	}
+	checkReplicasAgree(t, c, "AGE", 0)
+}

@@ -313,18 +313,35 @@ func (mset *stream) scheduleExpiryLocked() {
 }
 
 // expire removes messages older than max_age. The cut-off is chosen here,
-// once, and applied as an operation, so a replicated stream can put the
-// very same operation through its log.
+// once, and applied as an operation: a replicated stream's leader puts
+// that operation through the log, so every replica removes the same
+// messages at the same point (a follower's timer does nothing). The
+// leader re-arms the timer when the operation is applied, and retries
+// after expiryRetry should the proposal be lost.
 func (mset *stream) expire() {
 	mset.mu.Lock()
-	defer mset.mu.Unlock()
 	if mset.closed {
+		mset.mu.Unlock()
 		return
 	}
 	cutoff := time.Now().Add(-mset.cfg.MaxAge).UnixNano()
-	mset.applyExpire(cutoff)
-	mset.scheduleExpiryLocked()
+	if !mset.replicated {
+		mset.applyExpire(cutoff)
+		mset.scheduleExpiryLocked()
+		mset.mu.Unlock()
+		return
+	}
+	lead := mset.leader
+	if lead && mset.expiry != nil {
+		mset.expiry.Reset(expiryRetry)
+	}
+	mset.mu.Unlock()
+	if lead {
+		mset.propose(&streamEntry{op: streamOpExpire, cutoff: cutoff})
+	}
 }
+
+const expiryRetry = time.Second
 
 // applyExpire is the deterministic expiry operation.
 func (mset *stream) applyExpire(cutoff int64) {
