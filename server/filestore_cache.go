@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -124,6 +125,7 @@ func (fs *fileStore) loseBlock(b *msgBlock) {
 		return
 	}
 	for i := b.dels.nextClear(0); i < b.dels.n; i = b.dels.nextClear(i + 1) {
+		fs.unreadable(b.first + i)
 		fs.lost.Msgs = append(fs.lost.Msgs, b.first+i)
 		b.dels.set(i)
 		b.markGone(i)
@@ -336,9 +338,14 @@ func (fs *fileStore) readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg),
 	}
 	defer fs.fixSubjects()
 	for seq := max(from, fs.seqs.first); seq <= to && seq <= fs.seqs.last; seq++ {
-		if m, err := fs.loadLocked(seq, sm); err == nil {
-			fn(m)
+		if b := fs.findBlock(seq); b == nil || !b.live(seq) {
+			continue
 		}
+		m, err := fs.loadLocked(seq, sm)
+		if err != nil { // live but unreadable: the snapshot cannot be exact
+			return fmt.Errorf("reading message %d: %w", seq, err)
+		}
+		fn(m)
 	}
 	after()
 	return nil

@@ -14,13 +14,19 @@ func (fs *fileStore) removeSeq(seq uint64, log bool) (bool, error) {
 	if b == nil || !b.live(seq) || fs.blockIdx(b) == nil || !b.live(seq) {
 		return false, nil
 	}
-	if fs.watcher != nil {
-		tellRemoval(fs.watcher, seq, func(sm *StoreMsg) (*StoreMsg, error) { return fs.loadLocked(seq, sm) })
-	}
 	front := seq == fs.seqs.first
 	if log && !front {
 		if err := fs.writeRecord(recDel, seq); err != nil {
 			return false, err
+		}
+	}
+	if fs.watcher != nil {
+		// Only once the removal is logged: a failed one leaves the message
+		// live, and the capture would then have it twice. Reading it may
+		// find it damaged and drop it as lost.
+		tellRemoval(fs.watcher, seq, func(sm *StoreMsg) (*StoreMsg, error) { return fs.loadLocked(seq, sm) })
+		if fs.findBlock(seq) != b || !b.live(seq) {
+			return true, nil
 		}
 	}
 	fs.dropLive(b, seq)

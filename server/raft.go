@@ -234,7 +234,8 @@ func (g *raftGroup) compact(index uint64, data []byte, err error, took time.Dura
 	switch {
 	case err == nil:
 		g.srv.Debugf("RAFT group %q: snapshot at %d, %d bytes, encoded in %v", g.name, index, len(data), took)
-	case err == errSnapshotAbandoned, err == raft.ErrSnapshotTemporarilyUnavailable, err == raft.ErrSnapOutOfDate:
+	case err == errSnapshotAbandoned, err == ErrStoreClosed, err == raft.ErrSnapshotTemporarilyUnavailable,
+		err == raft.ErrSnapOutOfDate:
 		g.srv.Debugf("RAFT group %q: snapshot at %d not taken: %v", g.name, index, err)
 	default:
 		g.srv.Warnf("RAFT group %q: snapshot at %d failed: %v", g.name, index, err)

@@ -167,6 +167,18 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	}
 	var st StreamState
 	mset.st().FastState(&st)
-	mset.snapIndex, mset.snapMsgs = mset.lastIndex, st.Msgs
-	return mset.lastIndex, mset.snapshotLocked(), true
+	index, prevIndex, prevMsgs := mset.lastIndex, mset.snapIndex, mset.snapMsgs
+	mset.snapIndex, mset.snapMsgs = index, st.Msgs
+	encode := mset.snapshotLocked()
+	return index, func() ([]byte, error) {
+		b, err := encode()
+		if err != nil { // not taken: the next batch of applies tries again
+			mset.mu.Lock()
+			if mset.snapIndex == index {
+				mset.snapIndex, mset.snapMsgs = prevIndex, prevMsgs
+			}
+			mset.mu.Unlock()
+		}
+		return b, err
+	}, true
 }

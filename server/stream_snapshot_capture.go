@@ -53,6 +53,7 @@ type snapCapture struct {
 	abandoned   atomic.Bool
 	mu          sync.Mutex
 	saved       savedMsgs // copies of messages removed before the encoder got to them
+	encoded     uint64    // the last sequence encoded (encoder only)
 }
 
 func (c *snapCapture) wants(seq uint64) bool {
@@ -100,7 +101,7 @@ func (c *snapCapture) encode(store StreamStore, b []byte) ([]byte, error) {
 		// The batch is read under the store's lock and next moves past it
 		// before the lock is let go, so every message of the batch was
 		// either read live or saved by a removal before the batch.
-		err := ws.readLive(from, to, &sm, func(m *StoreMsg) { b = appendSnapMsg(c.flushSaved(b, m.Seq-1), m) },
+		err := ws.readLive(from, to, &sm, func(m *StoreMsg) { b = c.appendMsg(c.flushSaved(b, m.Seq-1), m) },
 			func() { c.next.Store(to + 1) })
 		if err != nil {
 			return nil, err
@@ -120,9 +121,19 @@ func (c *snapCapture) flushSaved(b []byte, seq uint64) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for len(c.saved) > 0 && c.saved[0].Seq <= seq {
-		b = appendSnapMsg(b, heap.Pop(&c.saved).(*StoreMsg))
+		b = c.appendMsg(b, heap.Pop(&c.saved).(*StoreMsg))
 	}
 	return b
+}
+
+// appendMsg encodes m unless a message at or above its sequence already
+// was: a sequence is never encoded twice, whatever a store reports.
+func (c *snapCapture) appendMsg(b []byte, m *StoreMsg) []byte {
+	if m.Seq <= c.encoded {
+		return b
+	}
+	c.encoded = m.Seq
+	return appendSnapMsg(b, m)
 }
 
 // savedMsgs is a min-heap of saved copies by sequence.
