@@ -4,17 +4,21 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"sync/atomic"
 )
 
 // Raft messages larger than raftFragSize (snapshots) cross a route in
-// pieces: "RAFTF <id> <total> <size>\r\n" and size bytes, the pieces of
-// one message in order, possibly interleaved with other operations and
-// other messages' pieces. The receiver reassembles each id and delivers
-// the message when total bytes arrived. So a snapshot is not bound by the
-// 1 GiB RAFT frame, and other traffic on the route is not held up behind
-// it for the whole transfer.
+// pieces: "RAFTF <id> <total> <offset> <size>\r\n", size bytes and CRLF,
+// the pieces of one message in order, interleaved with other operations
+// and other messages' pieces. A goroutine per message queues its pieces
+// only while the route's output is below the stall mark, so heartbeats and
+// appends of every group keep flowing beside a transfer and a big one
+// never sits whole in the output (where one write would have to carry
+// all of it within the write deadline). The receiver reassembles each id
+// and delivers the message once total bytes arrived; a piece of an id it
+// does not know that is not the first is skipped (raft sends again).
 
 // raftFragSize is the largest raft message sent in one RAFT frame, and the
 // size of the pieces of a larger one. A variable for tests.
@@ -22,81 +26,149 @@ var raftFragSize = 8 << 20
 
 const (
 	raftFragMaxPiece = 64 << 20 // the largest piece a receiver accepts
-	raftFragMaxTotal = 16 << 30 // the largest message a receiver reassembles
+	raftFragMaxTotal = 16 << 30 // the largest message sent or reassembled
 	raftFragMaxOpen  = 8        // messages a route reassembles at once
 )
 
 var raftFragIDs atomic.Uint64
 
 // raftFrags is a route's reassembly state, used only by its read loop.
-type raftFrags map[uint64]*raftFrag
+type raftFrags struct {
+	open  map[uint64]*raftFrag
+	order []uint64 // ids by first piece, oldest first
+}
 
 type raftFrag struct {
 	buf   []byte
 	total int
 }
 
-// sendRaftFrags queues payload in pieces when the peer knows RAFTF; it
-// reports false when the peer is too old for that.
+// sendRaftFrags hands payload (which it now owns) to a goroutine that
+// queues it in pieces; it reports false when the peer is too old to
+// reassemble pieces, and the caller sends one frame.
 func (s *Server) sendRaftFrags(r *route, payload []byte) bool {
-	if r.remote.Proto < 2 {
-		if len(payload) > 1<<30 {
-			s.Warnf("Route %s: raft message of %d bytes is too large for the peer's version", r.remote.Name, len(payload))
-			return true // dropped: the peer would close the route
-		}
+	switch {
+	case len(payload) > raftFragMaxTotal || r.remote.Proto < 2 && len(payload) > 1<<30:
+		s.Warnf("Route %s: raft message of %d bytes is too large to send", r.remote.Name, len(payload))
+		return true // dropped: the peer would close the route
+	case r.remote.Proto < 2:
 		return false
 	}
 	id := raftFragIDs.Add(1)
-	for off := 0; off < len(payload); off += raftFragSize {
-		piece := payload[off:min(off+raftFragSize, len(payload))]
-		line := fmt.Appendf(make([]byte, 0, len(piece)+64), "RAFTF %d %d %d\r\n", id, len(payload), len(piece))
-		line = append(append(line, piece...), "\r\n"...)
-		r.c.queueProto(line)
-	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for off := 0; off < len(payload); off += raftFragSize {
+			if !s.waitRouteDrained(r.c) {
+				return
+			}
+			piece := payload[off:min(off+raftFragSize, len(payload))]
+			line := fmt.Appendf(make([]byte, 0, len(piece)+80), "RAFTF %d %d %d %d\r\n", id, len(payload), off, len(piece))
+			r.c.queueProto(append(append(line, piece...), "\r\n"...))
+		}
+	}()
 	return true
+}
+
+// waitRouteDrained waits until c's output is below the stall mark; false
+// when the connection or the server goes away first.
+func (s *Server) waitRouteDrained(c *client) bool {
+	for {
+		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return false
+		}
+		if c.out.pending < stallBytes {
+			c.mu.Unlock()
+			return true
+		}
+		if c.out.stc == nil {
+			c.out.stc = make(chan struct{})
+		}
+		ch := c.out.stc
+		c.mu.Unlock()
+		select {
+		case <-ch:
+		case <-c.out.done:
+			return false
+		case <-s.done:
+			return false
+		}
+	}
 }
 
 // routeRaftFrag reads one piece and delivers the message it completes.
 func (s *Server) routeRaftFrag(r *route, args []byte) error {
 	f := bytes.Fields(args)
-	if len(f) != 3 {
+	if len(f) != 4 {
 		return fmt.Errorf("bad RAFTF %q", args)
 	}
 	id, err1 := strconv.ParseUint(string(f[0]), 10, 64)
 	total, err2 := strconv.Atoi(string(f[1]))
-	size, err3 := strconv.Atoi(string(f[2]))
-	if err1 != nil || err2 != nil || err3 != nil || size < 0 || size > raftFragMaxPiece || total <= 0 || total > raftFragMaxTotal {
+	off, err3 := strconv.Atoi(string(f[2]))
+	size, err4 := strconv.Atoi(string(f[3]))
+	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || size < 0 || size > raftFragMaxPiece ||
+		total <= 0 || total > raftFragMaxTotal || off < 0 || off+size > total {
 		return fmt.Errorf("bad RAFTF %q", args)
 	}
-	if r.frags == nil {
-		r.frags = raftFrags{}
-	}
-	fr := r.frags[id]
-	if fr == nil {
-		if len(r.frags) >= raftFragMaxOpen {
-			clear(r.frags) // a sender that gave up midway: raft resends
+	fr := r.frags.get(id, total, off)
+	if fr == nil || len(fr.buf) != off {
+		if fr != nil {
+			r.frags.drop(id) // a piece went missing: raft sends again
 		}
-		fr = &raftFrag{buf: make([]byte, 0, total), total: total}
-		r.frags[id] = fr
+		_, err := r.br.Discard(size + 2)
+		return err
 	}
-	if fr.total != total || len(fr.buf)+size > total {
-		return fmt.Errorf("RAFTF %d: pieces exceed the total %d", id, total)
-	}
-	start := len(fr.buf)
-	fr.buf = fr.buf[:start+size]
-	if _, err := io.ReadFull(r.br, fr.buf[start:]); err != nil {
+	fr.buf = slices.Grow(fr.buf, size)[:off+size]
+	if _, err := io.ReadFull(r.br, fr.buf[off:]); err != nil {
 		return err
 	}
 	var crlf [2]byte
-	if _, err := io.ReadFull(r.br, crlf[:]); err != nil {
-		return err
+	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
+		return fmt.Errorf("RAFTF %d: bad piece end: %v", id, err)
 	}
 	if len(fr.buf) < total {
 		return nil
 	}
-	delete(r.frags, id)
+	r.frags.drop(id)
 	if err := s.deliverRaft(fr.buf); err != nil {
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
 	}
 	return nil
+}
+
+// get returns the reassembly of id, starting one at its first piece
+// (offset 0) and evicting the oldest beyond raftFragMaxOpen; nil for a
+// later piece of an id it does not hold.
+func (fs *raftFrags) get(id uint64, total, off int) *raftFrag {
+	if fr := fs.open[id]; fr != nil {
+		if fr.total != total {
+			return nil
+		}
+		return fr
+	}
+	if off != 0 {
+		return nil
+	}
+	if fs.open == nil {
+		fs.open = map[uint64]*raftFrag{}
+	}
+	if len(fs.order) >= raftFragMaxOpen {
+		fs.drop(fs.order[0])
+	}
+	fr := &raftFrag{buf: make([]byte, 0, min(total, raftFragSize)), total: total}
+	fs.open[id] = fr
+	fs.order = append(fs.order, id)
+	return fr
+}
+
+func (fs *raftFrags) drop(id uint64) {
+	delete(fs.open, id)
+	for i, x := range fs.order {
+		if x == id {
+			fs.order = append(fs.order[:i], fs.order[i+1:]...)
+			return
+		}
+	}
 }

@@ -23,7 +23,7 @@ import (
 //	                                     subscribers: plain ones when plain=1,
 //	                                     one member of each listed queue group
 //	RAFT <size>                          a raft message (raft.go), up to 1 GiB
-//	RAFTF <id> <total> <size>            a piece of a raft message larger than
+//	RAFTF <id> <total> <offset> <size>   a piece of a raft message larger than
 //	                                     raftFragSize (raft_frag.go); proto >= 2
 //	PING / PONG
 //
