@@ -43,6 +43,12 @@ type watchedStore interface {
 // store's lock.
 const snapBatch = 512
 
+// snapSavedMax bounds the bytes of copies a capture keeps: past it (a mass
+// removal ahead of the encoder) the snapshot is given up rather than
+// reading every removed message under the store's lock. A variable for
+// tests.
+var snapSavedMax = 64 << 20
+
 var errSnapshotAbandoned = errors.New("snapshot abandoned")
 
 // snapCapture reads the messages of [first, last] as they were when it was
@@ -53,7 +59,8 @@ type snapCapture struct {
 	abandoned   atomic.Bool
 	mu          sync.Mutex
 	saved       savedMsgs // copies of messages removed before the encoder got to them
-	encoded     uint64    // the last sequence encoded (encoder only)
+	savedBytes  int
+	encoded     uint64 // the last sequence encoded (encoder only)
 }
 
 func (c *snapCapture) wants(seq uint64) bool {
@@ -62,8 +69,13 @@ func (c *snapCapture) wants(seq uint64) bool {
 
 func (c *snapCapture) save(sm *StoreMsg) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.savedBytes += len(sm.Subj) + len(sm.Buf) + 64; c.savedBytes > snapSavedMax {
+		c.abandon()
+		c.saved = nil
+		return
+	}
 	heap.Push(&c.saved, sm)
-	c.mu.Unlock()
 }
 
 func (c *snapCapture) abandon() { c.abandoned.Store(true) }

@@ -111,6 +111,34 @@ func TestSnapshotCaptureSurvivesRemovals(t *testing.T) {
 	})
 }
 
+// TestSnapshotCaptureBoundsCopies: a mass removal ahead of the encoder
+// gives the snapshot up once the copies would exceed snapSavedMax.
+func TestSnapshotCaptureBoundsCopies(t *testing.T) {
+	old := snapSavedMax
+	snapSavedMax = 4096
+	t.Cleanup(func() { snapSavedMax = old })
+	forEachStore(t, func(t *testing.T, mk storeFactory) {
+		st := mk(t, StoreLimits{})
+		defer st.Stop()
+		fillCaptureStore(t, st, 500)
+		var s StreamState
+		st.FastState(&s)
+		c := captureMessages(st, s.FirstSeq, s.LastSeq)
+		if _, err := st.PurgeEx("k.1", 0, 0); err != nil { // 10 messages: kept
+			t.Fatal(err)
+		}
+		if c.abandoned.Load() {
+			t.Fatal("abandoned after a small removal")
+		}
+		if _, err := st.Compact(400); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.encode(st, nil); err != errSnapshotAbandoned {
+			t.Fatalf("encode after a mass removal: %v, want %v", err, errSnapshotAbandoned)
+		}
+	})
+}
+
 // TestSnapshotCaptureAbandonedByPurge: a purge during the encoding gives
 // the snapshot up instead of producing one that is missing messages.
 func TestSnapshotCaptureAbandonedByPurge(t *testing.T) {
