@@ -75,6 +75,9 @@ type raftGroups struct {
 	mu     sync.Mutex
 	groups map[string]*raftGroup
 	closed bool // shutting down: no new groups
+	// sending holds "<route id> <group>" for each snapshot going out in
+	// pieces (raft_frag.go).
+	sending sync.Map
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -357,7 +360,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		payload := binary.AppendUvarint(full[32:32], uint64(len(t.group)))
 		payload = append(payload, t.group...)
 		payload = encodeRaftMsg(payload, &msgs[i])
-		if len(payload) > raftFragSize && t.s.sendRaftFrags(r, payload) {
+		if len(payload) > raftFragSize && t.s.sendRaftFrags(r, t.group, msgs[i].Type == raft.MsgSnap, payload) {
 			t.buf = nil
 			continue
 		}

@@ -46,7 +46,11 @@ type raftFrag struct {
 // sendRaftFrags hands payload (which it now owns) to a goroutine that
 // queues it in pieces; it reports false when the peer is too old to
 // reassemble pieces, and the caller sends one frame.
-func (s *Server) sendRaftFrags(r *route, payload []byte) bool {
+//
+// A group sends one snapshot per route at a time and drops another: raft
+// resends a snapshot it sees no answer to, and copies of a large one must
+// not pile up while the first is still going out.
+func (s *Server) sendRaftFrags(r *route, group string, snapshot bool, payload []byte) bool {
 	switch {
 	case len(payload) > raftFragMaxTotal || r.remote.Proto < 2 && len(payload) > 1<<30:
 		s.Warnf("Route %s: raft message of %d bytes is too large to send", r.remote.Name, len(payload))
@@ -54,10 +58,19 @@ func (s *Server) sendRaftFrags(r *route, payload []byte) bool {
 	case r.remote.Proto < 2:
 		return false
 	}
+	key := r.remote.ID + " " + group
+	if snapshot {
+		if _, busy := s.raft.sending.LoadOrStore(key, true); busy {
+			return true // dropped: the transfer in progress serves the same purpose
+		}
+	}
 	id := raftFragIDs.Add(1)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		if snapshot {
+			defer s.raft.sending.Delete(key)
+		}
 		for off := 0; off < len(payload); off += raftFragSize {
 			if !s.waitRouteDrained(r.c) {
 				return
