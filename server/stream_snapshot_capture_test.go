@@ -111,6 +111,16 @@ func TestSnapshotCaptureSurvivesRemovals(t *testing.T) {
 	})
 }
 
+// capturedStore fills a store with n messages and captures all of them.
+func capturedStore(t *testing.T, mk storeFactory, n int) (StreamStore, *snapCapture) {
+	st := mk(t, StoreLimits{})
+	t.Cleanup(func() { st.Stop() })
+	fillCaptureStore(t, st, n)
+	var s StreamState
+	st.FastState(&s)
+	return st, captureMessages(st, s.FirstSeq, s.LastSeq)
+}
+
 // TestSnapshotCaptureBoundsCopies: a mass removal ahead of the encoder
 // gives the snapshot up once the copies would exceed snapSavedMax.
 func TestSnapshotCaptureBoundsCopies(t *testing.T) {
@@ -118,12 +128,7 @@ func TestSnapshotCaptureBoundsCopies(t *testing.T) {
 	snapSavedMax = 4096
 	t.Cleanup(func() { snapSavedMax = old })
 	forEachStore(t, func(t *testing.T, mk storeFactory) {
-		st := mk(t, StoreLimits{})
-		defer st.Stop()
-		fillCaptureStore(t, st, 500)
-		var s StreamState
-		st.FastState(&s)
-		c := captureMessages(st, s.FirstSeq, s.LastSeq)
+		st, c := capturedStore(t, mk, 500)
 		if _, err := st.PurgeEx("k.1", 0, 0); err != nil { // 10 messages: kept
 			t.Fatal(err)
 		}
@@ -143,12 +148,7 @@ func TestSnapshotCaptureBoundsCopies(t *testing.T) {
 // the snapshot up instead of producing one that is missing messages.
 func TestSnapshotCaptureAbandonedByPurge(t *testing.T) {
 	forEachStore(t, func(t *testing.T, mk storeFactory) {
-		st := mk(t, StoreLimits{})
-		defer st.Stop()
-		fillCaptureStore(t, st, 100)
-		var s StreamState
-		st.FastState(&s)
-		c := captureMessages(st, s.FirstSeq, s.LastSeq)
+		st, c := capturedStore(t, mk, 100)
 		if _, err := st.Purge(); err != nil {
 			t.Fatal(err)
 		}
