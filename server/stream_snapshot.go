@@ -60,19 +60,10 @@ func (mset *stream) snapshotLocked() func() ([]byte, error) {
 	if st.Msgs == 0 {
 		first, last = 1, 0
 	}
-	if c := captureMessages(store, first, last); c != nil {
-		return func() ([]byte, error) {
-			return c.encode(store, appendBytes(make([]byte, 0, size), mj))
-		}
+	c := captureMessages(store, first, last)
+	return func() ([]byte, error) {
+		return c.encode(store, appendBytes(make([]byte, 0, size), mj))
 	}
-	b := appendBytes(make([]byte, 0, size), mj)
-	var sm StoreMsg
-	for seq := first; seq <= last; seq++ {
-		if m, err := store.LoadMsg(seq, &sm); err == nil {
-			b = appendSnapMsg(b, m)
-		}
-	}
-	return func() ([]byte, error) { return b, nil }
 }
 
 // restoreSnapshot replaces the replica's state with a snapshot's.

@@ -31,7 +31,7 @@ type removalWatcher interface {
 	abandon()
 }
 
-// watchedStore is implemented by the stores that support removal watchers.
+// watchedStore is implemented by every StreamStore: snapshots need it.
 type watchedStore interface {
 	setRemovalWatcher(w removalWatcher)
 	// readLive calls fn with each live message of [from, to] in order and
@@ -48,6 +48,11 @@ const snapBatch = 512
 // reading every removed message under the store's lock. A variable for
 // tests.
 var snapSavedMax = 64 << 20
+
+var (
+	_ watchedStore = (*fileStore)(nil)
+	_ watchedStore = (*memStore)(nil)
+)
 
 var errSnapshotAbandoned = errors.New("snapshot abandoned")
 
@@ -81,16 +86,11 @@ func (c *snapCapture) save(sm *StoreMsg) {
 func (c *snapCapture) abandon() { c.abandoned.Store(true) }
 
 // captureMessages attaches a capture of [first, last] to store; the caller
-// makes sure no entry is applied meanwhile. It returns nil when the store
-// cannot be watched.
+// makes sure no entry is applied meanwhile.
 func captureMessages(store StreamStore, first, last uint64) *snapCapture {
-	ws, ok := store.(watchedStore)
-	if !ok {
-		return nil
-	}
 	c := &snapCapture{first: first, last: last}
 	c.next.Store(first)
-	ws.setRemovalWatcher(c)
+	store.(watchedStore).setRemovalWatcher(c)
 	return c
 }
 
