@@ -64,16 +64,26 @@ func runJSClusterWith(t testing.TB, n int, tweak func(i int, o *Options)) *jsTes
 	return c
 }
 
+// waitMetaLeader waits until a meta leader exists and every running
+// server knows it (until then a server answers API requests with 10008).
 func (c *jsTestCluster) waitMetaLeader() *Server {
 	var leader *Server
-	waitFor(c.t, 15*time.Second, "meta leader", func() bool {
+	waitFor(c.t, 15*time.Second, "meta leader known to every server", func() bool {
+		leader = nil
 		for _, s := range c.servers {
 			if js := s.js.Load(); js != nil && js.cluster != nil && js.cluster.isMetaLeader() {
 				leader = s
-				return true
 			}
 		}
-		return false
+		if leader == nil {
+			return false
+		}
+		for _, s := range c.servers {
+			if js := s.js.Load(); js != nil && js.cluster != nil && s.Running() && !js.cluster.metaLeaderKnown() {
+				return false
+			}
+		}
+		return true
 	})
 	return leader
 }
