@@ -53,7 +53,14 @@ type jsCluster struct {
 	meta    *raftGroup
 	peers   []string
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
+	changed chan struct{}                           // closed and replaced when streams changes
 	leaders *leaderMap
+}
+
+// streamsChangedLocked wakes everyone waiting for an assignment change.
+func (jc *jsCluster) streamsChangedLocked() {
+	close(jc.changed)
+	jc.changed = make(chan struct{})
 }
 
 func (js *jetStream) groupDir(sa *streamAssignment) string {
@@ -71,7 +78,8 @@ func (s *Server) clusteredJetStream() bool {
 // this one); once known they are remembered in the meta directory.
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
-	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, leaders: newLeaderMap()}
+	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
+		leaders: newLeaderMap()}
 	js.cluster = jc
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
@@ -268,6 +276,7 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			sa = &nsa
 		}
 	}
+	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	if outcome == nil {
 		jc.applyLocal(me.Op, sa, old)

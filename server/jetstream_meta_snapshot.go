@@ -74,6 +74,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.mu.Lock()
 	old := jc.streams
 	jc.streams = streams
+	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	// Replicas of streams that are gone, or that left this server.
 	for acc, names := range old {

@@ -60,14 +60,23 @@ func (r *apiRequest) streamPeerRemove() any {
 	}
 	// Answer once applied, so that the next request starts from this
 	// placement (its replacement is chosen from it).
-	deadline := time.Now().Add(5 * time.Second)
-	for time.Now().Before(deadline) {
-		if cur := jc.assignment(r.jsa.acc.Name, name); cur == nil || !slices.Contains(cur.Peers, req.Peer) {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
+		jc.mu.Lock()
+		cur, changed := jc.streams[r.jsa.acc.Name][name], jc.changed
+		jc.mu.Unlock()
+		if cur == nil || !slices.Contains(cur.Peers, req.Peer) {
 			return &successResponse{Success: true}
 		}
-		time.Sleep(5 * time.Millisecond)
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return fail(errClusterNotAvail())
+		case <-jc.js.srv.done:
+			return fail(errClusterNotAvail())
+		}
 	}
-	return fail(errClusterNotAvail())
 }
 
 // reconcilePeers brings the raft membership of the stream's group in line
