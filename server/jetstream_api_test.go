@@ -218,10 +218,7 @@ func TestJSAPIStreamCreateNormalisedEcho(t *testing.T) {
 
 	// nats.go sees the same normalisation.
 	_, js := jsClient(t, s)
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "GO", Subjects: []string{"go.>"}, Storage: jetstream.MemoryStorage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "GO", Subjects: []string{"go.>"}, Storage: jetstream.MemoryStorage})
 	cfg := st.CachedInfo().Config
 	if cfg.MaxMsgs != -1 || cfg.MaxBytes != -1 || cfg.MaxMsgsPerSubject != -1 || cfg.MaxMsgSize != -1 ||
 		cfg.MaxConsumers != -1 || cfg.Duplicates != 2*time.Minute || cfg.Replicas != 1 {

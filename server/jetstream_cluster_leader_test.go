@@ -67,10 +67,7 @@ func awaitNewLeader(t *testing.T, c *jsTestCluster, nc *nats.Conn, stream, old s
 func TestJetStreamClusterAPIAnswersWhileLeaderChanges(t *testing.T) {
 	c := runJSCluster(t, 3)
 	_, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "LCH", Subjects: []string{"lch.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "LCH", Subjects: []string{"lch.>"}, Replicas: 3})
 	first := st.CachedInfo().Cluster.Leader
 
 	// A stepdown: the old leader resigns, the new one announces itself.

@@ -115,10 +115,7 @@ func TestJetStreamClusterCreateAndPublish(t *testing.T) {
 		return true
 	})
 	_, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "R3", Subjects: []string{"r3.>"}, Replicas: 3})
 	if st.CachedInfo().Cluster == nil || st.CachedInfo().Cluster.Leader == "" {
 		t.Fatalf("no leader in create response: %+v", st.CachedInfo().Cluster)
 	}
@@ -238,9 +235,7 @@ func TestJetStreamClusterLastMsgIdMismatchIsARejection(t *testing.T) {
 	// the stream leader; here it is an ordinary 10070 and the stream goes on.
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "MID", Subjects: []string{"mid"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "MID", Subjects: []string{"mid"}, Replicas: 3})
 	m := nats.NewMsg("mid")
 	m.Header.Set(JSMsgId, "a")
 	if ack, err := clusterCASPublish(nc, m); err != nil || ack.Error != nil {
@@ -267,9 +262,7 @@ func TestJetStreamClusterRetriedMsgIdAfterRejection(t *testing.T) {
 	// nothing was stored; here the retry is judged again.
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[2])
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "RT", Subjects: []string{"rt"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "RT", Subjects: []string{"rt"}, Replicas: 3})
 	if ack, err := clusterCASPublish(nc, nats.NewMsg("rt")); err != nil || ack.Seq != 1 {
 		t.Fatal(ack, err)
 	}
@@ -313,22 +306,15 @@ func TestJetStreamClusterSnapshotCatchupWhileRemoving(t *testing.T) {
 // every snapshot and most append batches cross the routes in RAFTF pieces,
 // interleaved with each other (raft_frag.go).
 func TestJetStreamClusterSnapshotCatchupFragmented(t *testing.T) {
-	old := raftFragSize
-	raftFragSize = 300
-	t.Cleanup(func() { raftFragSize = old })
+	setForTest(t, &raftFragSize, 300)
 	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
 }
 
 func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
-	old := snapshotEvery
-	snapshotEvery = 100
-	t.Cleanup(func() { snapshotEvery = old })
+	setForTest(t, &snapshotEvery, 100)
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, cfg)
 	// Stop a server that does not lead the stream; the others move on and
 	// compact their logs past everything it has.
 	leader := st.CachedInfo().Cluster.Leader
@@ -384,9 +370,7 @@ func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 func TestJetStreamClusterR5ConcurrentExpected(t *testing.T) {
 	c := runJSCluster(t, 5)
 	nc, js := jsClient(t, c.servers[4])
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "R5", Subjects: []string{"r5"}, Replicas: 5}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "R5", Subjects: []string{"r5"}, Replicas: 5})
 	conns := []*nats.Conn{nc}
 	for _, s := range c.servers[:4] {
 		conns = append(conns, connectNATS(t, s.ClientURL()))
@@ -429,10 +413,7 @@ func TestJetStreamClusterR5ConcurrentExpected(t *testing.T) {
 func TestJetStreamClusterPeerRemove(t *testing.T) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PR", Subjects: []string{"pr"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "PR", Subjects: []string{"pr"}, Replicas: 3})
 	leader := st.CachedInfo().Cluster.Leader
 	var victim string
 	for _, s := range c.servers {

@@ -32,9 +32,7 @@ accounts {
 	if err != nil || info.Limits.MaxMemory != 2048 || info.Limits.MaxStore != 1<<20 || info.Limits.MaxStreams != 1 {
 		t.Fatalf("limits %+v %v", info, err)
 	}
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "M", Subjects: []string{"m"}, Storage: jetstream.MemoryStorage}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "M", Subjects: []string{"m"}, Storage: jetstream.MemoryStorage})
 	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "N", Subjects: []string{"n"}}); apiCode(err) != 10027 {
 		t.Fatalf("second stream: %v", err)
 	}

@@ -13,17 +13,11 @@ import (
 // server that was down while streams came and went installs the snapshot
 // and ends up with exactly the replicas it is a peer of, caught up.
 func TestJetStreamClusterMetaSnapshot(t *testing.T) {
-	old := metaSnapshotEvery
-	metaSnapshotEvery = 8
-	t.Cleanup(func() { metaSnapshotEvery = old })
+	setForTest(t, &metaSnapshotEvery, 8)
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3})
+	createStream(t, js, jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone"}, Replicas: 3})
 	down := 2
 	c.servers[down].Shutdown()
 	for i := 0; i < 10; i++ {

@@ -47,10 +47,7 @@ func heal(servers []*Server) {
 func TestJetStreamClusterPartitionedLeader(t *testing.T) {
 	c := runJSCluster(t, 3)
 	_, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PART", Subjects: []string{"part.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "PART", Subjects: []string{"part.>"}, Replicas: 3})
 	leader := st.CachedInfo().Cluster.Leader
 	var minority, majority []*Server
 	for _, s := range c.servers {
@@ -113,6 +110,7 @@ func TestJetStreamClusterPartitionedLeader(t *testing.T) {
 	checkReplicasAgree(t, c, "PART", uint64(len(acked)))
 	for seq, payload := range acked {
 		var m *jetstream.RawStreamMsg
+		var err error
 		waitFor(t, 5*time.Second, "the message (10008 while leaders re-announce)", func() bool {
 			m, err = st.GetMsg(ctx(t), seq)
 			return apiCode(err) != 10008
@@ -133,17 +131,13 @@ func TestJetStreamClusterPartitionedLeader(t *testing.T) {
 }
 
 // TestJetStreamClusterSnapshotsStaggered: replicas take their snapshots at
-// different indexes (each one stalls while it encodes), so a commit never
-// waits for a stalled majority.
+// different indexes (encoding one costs CPU and disk reads), so a commit
+// never waits on a majority that is busy encoding at once.
 func TestJetStreamClusterSnapshotsStaggered(t *testing.T) {
-	old := snapshotEvery
-	snapshotEvery = 64
-	t.Cleanup(func() { snapshotEvery = old })
+	setForTest(t, &snapshotEvery, 64)
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "STAG", Subjects: []string{"stag"}, Replicas: 3}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "STAG", Subjects: []string{"stag"}, Replicas: 3})
 	for i := 0; i < 400; i++ {
 		if ack, err := clusterCASPublish(nc, nats.NewMsg("stag")); err != nil || ack.Error != nil {
 			t.Fatalf("publish: %+v %v", ack, err)

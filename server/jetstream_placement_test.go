@@ -83,10 +83,7 @@ func mustJSON(t *testing.T, v any) []byte {
 func TestJetStreamClusterPeerReplacement(t *testing.T) {
 	c := runJSCluster(t, 5)
 	nc, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "RP", Subjects: []string{"rp.>"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "RP", Subjects: []string{"rp.>"}, Replicas: 3})
 	for i := 0; i < 50; i++ {
 		if ack, err := clusterCASPublish(nc, nats.NewMsg("rp.a")); err != nil || ack.Error != nil {
 			t.Fatalf("publish: %+v %v", ack, err)
@@ -189,10 +186,7 @@ func TestJetStreamClusterPeerRemoveLeader(t *testing.T) {
 	c := runJSCluster(t, 3)
 	meta := c.waitMetaLeader()
 	nc, js := jsClient(t, meta)
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "PRL", Subjects: []string{"prl"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "PRL", Subjects: []string{"prl"}, Replicas: 3})
 	leader := st.CachedInfo().Cluster.Leader
 	for leader == meta.Name() {
 		stepdownStream(t, nc, "PRL")
@@ -239,10 +233,7 @@ func TestJetStreamClusterPeerRemoveLeader(t *testing.T) {
 func TestJetStreamClusterTwoPeerRemovals(t *testing.T) {
 	c := runJSCluster(t, 5)
 	nc, js := jsClient(t, c.servers[0])
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "TWO", Subjects: []string{"two"}, Replicas: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "TWO", Subjects: []string{"two"}, Replicas: 3})
 	var victims []string
 	for _, r := range st.CachedInfo().Cluster.Replicas {
 		victims = append(victims, r.Name)

@@ -47,10 +47,7 @@ func apiCode(err error) uint16 {
 func TestJetStreamStreamBasics(t *testing.T) {
 	s := runJSServer(t)
 	_, js := jsClient(t, s)
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}})
 	cfg := st.CachedInfo().Config
 	if cfg.MaxMsgs != -1 || cfg.MaxBytes != -1 || cfg.MaxMsgsPerSubject != -1 || cfg.Duplicates != 2*time.Minute || cfg.Replicas != 1 {
 		t.Fatalf("normalised config %+v", cfg)
@@ -157,4 +154,22 @@ func TestJetStreamKV(t *testing.T) {
 	if _, err := kv.Get(ctx(t), "b"); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("purged get: %v", err)
 	}
+}
+
+// createStream creates a stream or fails the test.
+func createStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
+	st, err := js.CreateStream(ctx(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// setForTest sets a package variable (a tuning knob) for the test and
+// restores it afterwards; the test must not run in parallel.
+func setForTest[T any](t testing.TB, p *T, v T) {
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
 }

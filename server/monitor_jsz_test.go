@@ -24,10 +24,7 @@ func TestMonitorJszAndJetStreamHealth(t *testing.T) {
 	o.JetStream, o.StoreDir, o.HTTPHost, o.HTTPPort = true, t.TempDir(), "127.0.0.1", RANDOM_PORT
 	s := runServer(t, o)
 	_, js := jsClient(t, s)
-	st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "J", Subjects: []string{"j"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	st := createStream(t, js, jetstream.StreamConfig{Name: "J", Subjects: []string{"j"}})
 	js.Publish(ctx(t), "j", []byte("x"))
 	_ = st
 	var jsz JSInfo

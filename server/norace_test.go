@@ -337,9 +337,7 @@ func TestNoRaceJetStreamKill9FileStream(t *testing.T) {
 	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
 	nc := connectNATS(t, url)
 	js, _ := jetstream.New(nc)
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "K9", Subjects: []string{"k9.>"}}); err != nil {
-		t.Fatal(err)
-	}
+	createStream(t, js, jetstream.StreamConfig{Name: "K9", Subjects: []string{"k9.>"}})
 	type acked struct {
 		subj string
 		seq  uint64

@@ -17,20 +17,7 @@ import (
 // starts from them.
 func TestWALLogCompactInBackground(t *testing.T) {
 	dir := t.TempDir()
-	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ents []raft.Entry
-	for i := uint64(1); i <= 100; i++ {
-		ents = append(ents, raft.Entry{Index: i, Term: 1, Data: []byte{byte(i)}})
-	}
-	if err := l.Save(nil, ents, &raft.HardState{Term: 1, Commit: 100}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	l := walLogWithEntries(t, dir, 100, 1)
 	data := bytes.Repeat([]byte("state"), 1<<20)
 	if err := l.Compact(raft.Snapshot{Index: 60, Term: 1, Peers: []raft.ID{1, 2, 3}, Data: data}); err != nil {
 		t.Fatal(err)
@@ -71,26 +58,13 @@ func TestWALLogCompactInBackground(t *testing.T) {
 // entries the snapshot covers in the log (they would be applied twice).
 func TestWALLogFinishesInterruptedCompaction(t *testing.T) {
 	dir := t.TempDir()
-	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ents []raft.Entry
-	for i := uint64(1); i <= 50; i++ {
-		ents = append(ents, raft.Entry{Index: i, Term: 2, Data: []byte{byte(i)}})
-	}
-	if err := l.Save(nil, ents, &raft.HardState{Term: 2, Commit: 50}); err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Sync(); err != nil {
-		t.Fatal(err)
-	}
+	l := walLogWithEntries(t, dir, 50, 2)
 	// The first step of a compaction only, then the process dies.
 	if err := l.storeSnapshot(raft.Snapshot{Index: 30, Term: 2, Peers: []raft.ID{1}, Data: []byte("s")}); err != nil {
 		t.Fatal(err)
 	}
 	l.w.Close()
-	l, err = openWALLog(vfs.Default, dir, 0, t.Logf)
+	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,4 +104,25 @@ func TestStreamIncarnationDiscardsOldLog(t *testing.T) {
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {
 		t.Fatalf("a new stream of the same name kept the old directory: %v", err)
 	}
+}
+
+// walLogWithEntries opens a log in dir holding entries 1..n of term,
+// committed and synced.
+func walLogWithEntries(t *testing.T, dir string, n, term uint64) *walLog {
+	t.Helper()
+	l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ents []raft.Entry
+	for i := uint64(1); i <= n; i++ {
+		ents = append(ents, raft.Entry{Index: i, Term: term, Data: []byte{byte(i)}})
+	}
+	if err := l.Save(nil, ents, &raft.HardState{Term: term, Commit: n}); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

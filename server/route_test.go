@@ -209,9 +209,7 @@ func TestRouteConnectURLsInInfo(t *testing.T) {
 }
 
 func TestRouteDeadPeerDetected(t *testing.T) {
-	old := routePingInterval
-	routePingInterval = 200 * time.Millisecond
-	t.Cleanup(func() { routePingInterval = old })
+	setForTest(t, &routePingInterval, 200*time.Millisecond)
 	servers := runCluster(t, 2, nil)
 	// A fake peer that completes the handshake and then goes silent.
 	nc, err := net.Dial("tcp", servers[0].ClusterAddr().String())

@@ -121,9 +121,7 @@ func capturedStore(t *testing.T, mk storeFactory, n int) (StreamStore, *snapCapt
 // TestSnapshotCaptureBoundsCopies: a mass removal ahead of the encoder
 // gives the snapshot up once the copies would exceed snapSavedMax.
 func TestSnapshotCaptureBoundsCopies(t *testing.T) {
-	old := snapSavedMax
-	snapSavedMax = 4096
-	t.Cleanup(func() { snapSavedMax = old })
+	setForTest(t, &snapSavedMax, 4096)
 	forEachStore(t, func(t *testing.T, mk storeFactory) {
 		st, c := capturedStore(t, mk, 500)
 		if _, err := st.PurgeEx("k.1", 0, 0); err != nil { // 10 messages: kept
