@@ -43,13 +43,16 @@ type FileStoreConfig struct {
 }
 
 const (
-	defaultFileStoreBlockSize = 4 << 20
-	fsFlushBound              = 256 << 10 // buffered bytes that trigger a write
-	fsMaxCachedBlocks         = 4         // sealed blocks whose data stays in memory
-	fsMaxLoadedIndexes        = 32        // sealed blocks whose subject index stays in memory
-	fsSequentialRun           = 16        // forward reads in a row that load a block whole
-	fsCheckpointFile          = "checkpoint"
+	fsFlushBound       = 256 << 10 // buffered bytes that trigger a write
+	fsMaxCachedBlocks  = 4         // sealed blocks whose data stays in memory
+	fsMaxLoadedIndexes = 32        // sealed blocks whose subject index stays in memory
+	fsSequentialRun    = 16        // forward reads in a row that load a block whole
+	fsCheckpointFile   = "checkpoint"
 )
+
+// defaultFileStoreBlockSize is the block size of stores that set none; a
+// variable for tests.
+var defaultFileStoreBlockSize uint64 = 4 << 20
 
 var (
 	errFileStoreSubject = errors.New("subject too long for the file store")

@@ -24,6 +24,7 @@ type msgBlock struct {
 	tried       [2]uint64 // dead bytes and compaction count at the last compaction attempt
 	rawLen      int64     // uncompressed length of the block's data
 	compressed  bool      // sealed and stored as an S2 file
+	shared      bool      // its file may have other names (a snapshot's): never write it in place
 	cache       *blockCache
 	idx         *blockIndex
 	used        uint64 // LRU tick of the last cache or index use
@@ -209,33 +210,41 @@ func parseBlockData(data []byte) *parsedBlock {
 	return pb
 }
 
-// buildView makes the cache and subject index of data for the message
-// range first..last (records outside it are ignored).
-func buildView(data []byte, pb *parsedBlock, first, last uint64) (*blockCache, *blockIndex) {
+// buildView makes the cache of data for the message range first..last
+// (records outside it are ignored) and, with index, its subject index
+// (nil without: a block whose index is loaded needs no second one).
+func buildView(data []byte, pb *parsedBlock, first, last uint64, index bool) (*blockCache, *blockIndex) {
 	c := &blockCache{data: data}
-	x := newBlockIndex()
+	var x *blockIndex
+	if index {
+		x = newBlockIndex()
+	}
 	if first == 0 || last < first {
 		return c, x
 	}
-	defer func() { x.recOff = c.offs }()
 	n := last - first + 1
 	c.offs = make([]uint32, n)
 	for i := range c.offs {
 		c.offs[i] = noOff
 	}
-	x.ids = make([]uint32, n)
-	x.sizes = make([]uint32, n)
-	for i := range x.ids {
-		x.ids[i] = noID
+	if x != nil {
+		x.ids = make([]uint32, n)
+		x.sizes = make([]uint32, n)
+		for i := range x.ids {
+			x.ids[i] = noID
+		}
+		x.recOff = c.offs
 	}
 	for _, pr := range pb.recs {
 		if (pr.kind != recMsg && pr.kind != recErased) || pr.seq < first || pr.seq > last {
 			continue
 		}
-		r, _ := decodeRecord(data, int(pr.off))
 		i := pr.seq - first
 		c.offs[i] = pr.off
-		x.addBytes(uint32(i), r.subj, uint32(msgSizeOfRecord(r.size)))
+		if x != nil {
+			r, _ := decodeRecord(data, int(pr.off))
+			x.addBytes(uint32(i), r.subj, uint32(msgSizeOfRecord(r.size)))
+		}
 	}
 	return c, x
 }

@@ -30,7 +30,7 @@ func (fs *fileStore) blockCache(b *msgBlock) *blockCache {
 	if b.idx == nil {
 		b.idx = fs.readIndexFile(b)
 	}
-	c, x := buildView(data, pb, b.first, b.last)
+	c, x := buildView(data, pb, b.first, b.last, b.idx == nil)
 	hadIdx := b.idx != nil && slices.Equal(b.idx.recOff, c.offs)
 	if b.idx == nil {
 		b.idx = x

@@ -51,8 +51,18 @@ type checkpointJob struct {
 	compact   []compactJob
 }
 
-// snapshotCheckpoint encodes the state; the caller holds mu and has flushed.
+// snapshotCheckpoint encodes the state and takes the disk work that waits
+// for it; the caller holds mu and has flushed.
 func (fs *fileStore) snapshotCheckpoint() *checkpointJob {
+	job := &checkpointJob{data: fs.encodeCheckpoint(), active: fs.active().index, lingering: fs.disk.lingering,
+		compress: fs.disk.compress, compact: fs.compactionJobs(fs.disk.sealed)}
+	fs.disk.lingering, fs.disk.compress = nil, nil
+	fs.disk.sealed, fs.disk.ckptDue = 0, false
+	return job
+}
+
+// encodeCheckpoint encodes the state; the caller holds mu and has flushed.
+func (fs *fileStore) encodeCheckpoint() []byte {
 	out := append([]byte(ckMagic), ckVersion)
 	for _, v := range []uint64{fs.seqs.first, fs.seqs.last, fs.seqs.msgs, fs.seqs.bytes,
 		uint64(fs.active().index), uint64(fs.aw.flushed), uint64(len(fs.blocks))} {
@@ -74,12 +84,7 @@ func (fs *fileStore) snapshotCheckpoint() *checkpointJob {
 		out = binary.AppendUvarint(out, s)
 	}
 	out = binary.AppendUvarint(out, fs.lost.Bytes)
-	out = binary.LittleEndian.AppendUint64(out, fsHash(out))
-	job := &checkpointJob{data: out, active: fs.active().index, lingering: fs.disk.lingering,
-		compress: fs.disk.compress, compact: fs.compactionJobs(fs.disk.sealed)}
-	fs.disk.lingering, fs.disk.compress = nil, nil
-	fs.disk.sealed, fs.disk.ckptDue = 0, false
-	return job
+	return binary.LittleEndian.AppendUint64(out, fsHash(out))
 }
 
 func encodeBlockMeta(out []byte, b *msgBlock) []byte {

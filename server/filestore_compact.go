@@ -221,7 +221,7 @@ func (fs *fileStore) blockByIndex(index uint32) *msgBlock {
 // newOffsets installs the data of a rewritten block and rewrites its
 // index file, whose record offsets changed.
 func (fs *fileStore) newOffsets(b *msgBlock, data []byte) {
-	c, x := buildView(data, parseBlockData(data), b.first, b.last)
+	c, x := buildView(data, parseBlockData(data), b.first, b.last, b.idx == nil)
 	if b.idx == nil {
 		b.idx = x
 	}

@@ -204,7 +204,7 @@ func (rc *replayCtx) view(lo uint64) {
 		}
 	}
 	rc.viewLo = lo
-	rc.b.cache, rc.b.idx = buildView(rc.data, rc.pb, lo, max(rc.pb.last, lo))
+	rc.b.cache, rc.b.idx = buildView(rc.data, rc.pb, lo, max(rc.pb.last, lo), true)
 }
 
 func (fs *fileStore) truncateTail(b *msgBlock, end, size int) {

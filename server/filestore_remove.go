@@ -211,11 +211,22 @@ func (fs *fileStore) eraseOnDisk(b *msgBlock, seq uint64) error {
 			fs.disk.dirty = true
 		}
 		return nil
+	case b.shared: // a snapshot links the file: write a new one
+		b.shared = false
+		return fs.replaceFile(blockName(fs.dir, b.index, b.compressed), blockFileData(b, c.data))
 	case !b.compressed:
 		return fs.overwrite(blockName(fs.dir, b.index, false), rec, off)
 	default:
 		return fs.replaceFile(blockName(fs.dir, b.index, true), compressBlock(c.data))
 	}
+}
+
+// blockFileData is what b's file holds for its raw data.
+func blockFileData(b *msgBlock, data []byte) []byte {
+	if b.compressed {
+		return compressBlock(data)
+	}
+	return data
 }
 
 // overwrite writes p at off in an existing file and syncs it.

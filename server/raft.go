@@ -349,6 +349,9 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		if r == nil {
 			continue // raft retries
 		}
+		if msgs[i].Type == raft.MsgSnap && t.s.expandSnapshot(r, t.group, &msgs[i]) {
+			continue
+		}
 		// "RAFT <size>\r\n" then the payload: the group name and the
 		// message. The line is built in one buffer reused by this group's
 		// goroutine (the route copies it into its output).

@@ -64,23 +64,29 @@ func (s *Server) sendRaftFrags(r *route, group string, snapshot bool, payload []
 			return true // dropped: the transfer in progress serves the same purpose
 		}
 	}
-	id := raftFragIDs.Add(1)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		if snapshot {
 			defer s.raft.sending.Delete(key)
 		}
-		for off := 0; off < len(payload); off += raftFragSize {
-			if !s.waitRouteDrained(r.c) {
-				return
-			}
-			piece := payload[off:min(off+raftFragSize, len(payload))]
-			line := fmt.Appendf(make([]byte, 0, len(piece)+80), "RAFTF %d %d %d %d\r\n", id, len(payload), off, len(piece))
-			r.c.queueProto(append(append(line, piece...), "\r\n"...))
-		}
+		s.queueRaftPieces(r, payload)
 	}()
 	return true
+}
+
+// queueRaftPieces queues payload in pieces, each once the route's output
+// is below the stall mark.
+func (s *Server) queueRaftPieces(r *route, payload []byte) {
+	id := raftFragIDs.Add(1)
+	for off := 0; off < len(payload); off += raftFragSize {
+		if !s.waitRouteDrained(r.c) {
+			return
+		}
+		piece := payload[off:min(off+raftFragSize, len(payload))]
+		line := fmt.Appendf(make([]byte, 0, len(piece)+80), "RAFTF %d %d %d %d\r\n", id, len(payload), off, len(piece))
+		r.c.queueProto(append(append(line, piece...), "\r\n"...))
+	}
 }
 
 // waitRouteDrained waits until c's output is below the stall mark; false

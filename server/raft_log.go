@@ -30,9 +30,14 @@ type walLog struct {
 	syncEvery time.Duration
 	lastSync  time.Time
 
-	votedTerm  uint64 // term and vote last made durable: a change is fsynced
-	votedFor   raft.ID
-	mustFsync  bool
+	votedTerm uint64 // term and vote last made durable: a change is fsynced
+	votedFor  raft.ID
+	mustFsync bool
+	// keep is the number of entries a local snapshot leaves in the log
+	// below its index while the process runs, so that a follower a little
+	// behind the leader's snapshot gets entries, not the snapshot; a
+	// restart compacts them away.
+	keep       uint64
 	compacting chan struct{} // closed when the compaction in progress ends
 	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
@@ -111,6 +116,17 @@ func (l *walLog) Snapshot() (raft.Snapshot, error) {
 		return meta, nil
 	}
 	return l.readSnapshot()
+}
+
+// snapshotIndexes returns the index of the durable snapshot and of the one
+// being written (0 when none).
+func (l *walLog) snapshotIndexes() (durable, pending uint64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pending != nil {
+		pending = l.pending.Index
+	}
+	return l.snap.Index, pending
 }
 
 // Save persists a snapshot from the leader, entries (truncating a
@@ -213,7 +229,7 @@ func (l *walLog) compactNow(snap raft.Snapshot) error {
 	if err := l.w.SaveSnapshotMeta(snap.Index, snap.Term); err != nil {
 		return err
 	}
-	return l.w.Compact(snap.Index)
+	return l.w.Compact(snap.Index - min(l.keep, snap.Index))
 }
 
 // waitCompaction waits for a compaction in progress (the group goroutine
@@ -254,15 +270,21 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 // record in the log was not (a crash in between): without it the log
 // would still hold entries the snapshot covers, and they would be applied
 // again on top of it.
+//
+// It also drops the entries a running log kept below its snapshot (keep):
+// the raft core starts from a log that begins right after the snapshot.
 func (l *walLog) finishCompaction() error {
 	walIndex, _ := l.w.SnapshotMeta()
-	if l.snap.Index <= walIndex {
+	kept := l.snap.Index <= l.w.LastIndex() && l.snap.Index >= l.w.FirstIndex()
+	if l.snap.Index <= walIndex && !kept {
 		return nil
 	}
-	if err := l.w.SaveSnapshotMeta(l.snap.Index, l.snap.Term); err != nil {
-		return err
+	if l.snap.Index > walIndex {
+		if err := l.w.SaveSnapshotMeta(l.snap.Index, l.snap.Term); err != nil {
+			return err
+		}
 	}
-	if l.snap.Index <= l.w.LastIndex() && l.snap.Index >= l.w.FirstIndex() {
+	if kept {
 		if err := l.w.Compact(l.snap.Index); err != nil {
 			return err
 		}

@@ -58,7 +58,9 @@ type stream struct {
 	leader     bool            // leads its group and applied its whole log
 	lastIndex  uint64          // last raft index applied (replicated)
 	snapIndex  uint64          // raft index of the last snapshot taken or installed
-	snapMsgs   uint64          // messages that snapshot held
+	snapEvery  uint64          // entries between snapshots, beyond snapshotEvery (the last one's cost)
+	groupDir   string          // the raft group's directory (replicated)
+	wal        *walLog         // the raft group's log (replicated)
 	installs   int             // snapshots installed, for tests and monitoring
 	expiry     *time.Timer
 	syncer     *groupCommit

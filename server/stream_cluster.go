@@ -57,11 +57,16 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	sm.mset.mu.Lock()
 	var st StreamState
 	sm.mset.st().FastState(&st)
-	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapMsgs = snap.Index, snap.Index, st.Msgs
+	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapEvery = snap.Index, snap.Index, 2*st.Msgs
+	if fs, ok := sm.mset.st().(*fileStore); ok && linkedSnapshots {
+		sm.mset.snapEvery = uint64(fs.numSubjects())
+	}
 	sm.mset.installs++
 	sm.mset.mu.Unlock()
 	return nil
 }
+
+func (sm *streamSM) expandSnapshot(data []byte) ([]byte, error) { return sm.mset.expandSnapshot(data) }
 
 func (sm *streamSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	return sm.mset.wantSnapshot()
@@ -108,6 +113,15 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
+	}
+	log.keep = snapshotEvery
+	mset.mu.Lock()
+	mset.groupDir, mset.wal = jsa.js.groupDir(sa), log
+	mset.mu.Unlock()
+	if old, _ := filepath.Glob(filepath.Join(mset.groupDir, "sending-*")); len(old) > 0 {
+		for _, dir := range old { // scratch of snapshots being sent when the server stopped
+			os.RemoveAll(dir)
+		}
 	}
 	var peers []raft.ID
 	for _, p := range sa.Peers {

@@ -3,25 +3,40 @@ package server
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:
-// configuration, every message with its sequence and timestamp, the
-// sequence counters (so deleted tails and gaps survive), the duplicate
-// window, the last message id and the outcome digest. A replica that
-// installs it has precisely the state the others had at that index and
-// then applies the entries that follow.
+// configuration, the messages, the sequence counters (so deleted tails and
+// gaps survive), the duplicate window, the last message id and the outcome
+// digest. A replica that installs it has precisely the state the others had
+// at that index and then applies the entries that follow.
+//
+// The messages come in one of two forms. A file stream's own snapshots
+// are linked: the store fixes its state in a directory of the group
+// (snaps/<index>) by hard-linking its block files and writing its
+// checkpoint (filestore_snapshot.go), so taking one costs in proportion to
+// the stream's subjects and blocks, not its messages, and a restart
+// restores the store from the directory by linking the files back. A
+// snapshot sent to another replica is full: every message, encoded in the
+// snapshot itself (a linked one is expanded when it is sent,
+// stream_snapshot_send.go); memory streams only take full ones.
 
 // snapshotEvery is the minimum number of applied entries between two
-// snapshots. A snapshot encodes every message, so the interval also grows
-// with the stream: at least twice the messages the last snapshot held.
-// A growing stream then snapshots at geometrically spaced indexes, and a
-// bounded one every 2×its size: at most 1.5 message encodings per applied
-// entry, amortised.
+// snapshots. The interval also grows with what a snapshot costs: twice the
+// messages the last full one held, or the subjects the last linked one's
+// checkpoint held. A growing stream then snapshots at geometrically spaced
+// indexes: a bounded amount of work per applied entry, amortised.
 var snapshotEvery uint64 = 16384
+
+// linkedSnapshots turns linked snapshots on; a variable for tests.
+var linkedSnapshots = true
 
 type streamSnapMeta struct {
 	Config   StreamConfig   `json:"config"`
@@ -32,6 +47,9 @@ type streamSnapMeta struct {
 	Digest   uint64         `json:"digest"`
 	Dedupe   []dedupeRecord `json:"dedupe,omitempty"`
 	Messages uint64         `json:"messages"`
+	// Linked names the snapshot directory that holds the messages; empty
+	// when they follow the metadata.
+	Linked string `json:"linked,omitempty"`
 }
 
 type dedupeRecord struct {
@@ -40,13 +58,11 @@ type dedupeRecord struct {
 	TS  int64  `json:"ts"`
 }
 
-// snapshotLocked fixes the stream's state at the last applied entry and
-// returns the function that serialises it; the caller holds mu and must
-// call the function (on any goroutine) for the capture to end.
-func (mset *stream) snapshotLocked() func() ([]byte, error) {
+// snapMetaLocked is the state at the last applied entry, without the
+// messages; the caller holds mu.
+func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 	var st StreamState
-	store := mset.st()
-	store.FastState(&st)
+	mset.st().FastState(&st)
 	meta := streamSnapMeta{Config: mset.cfg, First: st.FirstSeq, Last: st.LastSeq, LastID: mset.lmsgID,
 		Applied: mset.applied, Digest: mset.digest, Messages: st.Msgs}
 	for _, dde := range mset.ddarr[mset.ddhead:] {
@@ -54,7 +70,25 @@ func (mset *stream) snapshotLocked() func() ([]byte, error) {
 			meta.Dedupe = append(meta.Dedupe, dedupeRecord{dde.id, dde.seq, dde.ts})
 		}
 	}
-	mj, _ := json.Marshal(&meta)
+	return meta, st
+}
+
+// snapshotLocked fixes the stream's state at the last applied entry and
+// returns the function that serialises it and what the next snapshot's
+// interval should be; the caller holds mu and must call the function (on
+// any goroutine) for the capture to end.
+func (mset *stream) snapshotLocked(index uint64) (func() ([]byte, error), uint64) {
+	meta, st := mset.snapMetaLocked()
+	if encode, subjects, ok := mset.linkedSnapshotLocked(index, &meta); ok {
+		return encode, subjects
+	}
+	return fullSnapshot(mset.st(), &meta, st), 2 * st.Msgs
+}
+
+// fullSnapshot captures store's messages and returns the function that
+// encodes them after meta.
+func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() ([]byte, error) {
+	mj, _ := json.Marshal(meta)
 	size := len(mj) + binary.MaxVarintLen64 + int(st.Bytes) + int(st.Msgs)*16
 	first, last := st.FirstSeq, st.LastSeq
 	if st.Msgs == 0 {
@@ -66,25 +100,70 @@ func (mset *stream) snapshotLocked() func() ([]byte, error) {
 	}
 }
 
-// restoreSnapshot replaces the replica's state with a snapshot's.
-// snapshotStagger returns this replica's snapshot point as a follower, in
-// eighths of the interval (8, 12, 16, ... by its rank among the stream's
-// peers), and as the leader (after every follower's).
-func (mset *stream) snapshotStagger(name string) (follower, leader uint64) {
+// linkedSnapshotLocked fixes a file store's state in snaps/<index>; false
+// when the stream cannot take linked snapshots (and takes a full one).
+func (mset *stream) linkedSnapshotLocked(index uint64, meta *streamSnapMeta) (func() ([]byte, error), uint64, bool) {
+	fs, ok := mset.st().(*fileStore)
+	if !ok || !linkedSnapshots || mset.groupDir == "" || mset.wal == nil {
+		return nil, 0, false
+	}
+	mset.pruneSnapshotDirs(index)
+	name := strconv.FormatUint(index, 10)
+	dir := filepath.Join(mset.groupDir, snapsDir, name)
+	snap, err := fs.snapshotTo(dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		mset.jsa.js.srv.Warnf("JetStream stream '%s > %s': linked snapshot at %d failed, taking a full one: %v",
+			mset.jsa.acc.Name, mset.name, index, err)
+		return nil, 0, false
+	}
+	meta.Linked = name
+	mj, _ := json.Marshal(meta)
+	subjects := uint64(fs.numSubjects())
+	return func() ([]byte, error) {
+		if err := snap.write(); err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		return appendBytes(nil, mj), nil
+	}, subjects, true
+}
+
+// snapsDir is the directory of a group's linked snapshots.
+const snapsDir = "snaps"
+
+// pruneSnapshotDirs removes the snapshot directories no snapshot of the
+// log refers to (the durable one, one being written, and keep stay).
+func (mset *stream) pruneSnapshotDirs(keep uint64) {
+	durable, pending := mset.wal.snapshotIndexes()
+	dir := filepath.Join(mset.groupDir, snapsDir)
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		idx, err := strconv.ParseUint(e.Name(), 10, 64)
+		if err == nil && (idx == durable || idx == pending || idx == keep) {
+			continue
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// snapshotRank returns this replica's rank among the stream's peers
+// (sorted by name) and their number.
+func (mset *stream) snapshotRank(name string) (rank, n uint64) {
 	jc := mset.jsa.js.cluster
 	if jc == nil {
-		return 8, 8
+		return 0, 1
 	}
 	sa := jc.assignment(mset.jsa.acc.Name, name)
-	if sa == nil {
-		return 8, 8
+	if sa == nil || len(sa.Peers) == 0 {
+		return 0, 1
 	}
 	peers := slices.Clone(sa.Peers)
 	slices.Sort(peers)
-	rank := uint64(max(slices.Index(peers, jc.js.srv.Name()), 0))
-	return 8 + 4*rank, 8 + 4*uint64(len(peers))
+	return uint64(max(slices.Index(peers, jc.js.srv.Name()), 0)), uint64(len(peers))
 }
 
+// restoreSnapshot replaces the replica's state with a snapshot's.
 func (mset *stream) restoreSnapshot(data []byte) error {
 	r := &raftReader{b: data}
 	var meta streamSnapMeta
@@ -97,12 +176,34 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
 	os.RemoveAll(dir)
-	store, err := jsa.openStore(dir, &meta.Config)
+	if meta.Linked != "" {
+		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
+			return err
+		}
+	} else if err := mset.restoreFullLocked(dir, &meta, r); err != nil {
+		return err
+	}
+	if mset.wal != nil {
+		mset.pruneSnapshotDirs(0)
+	}
+	mset.cfg = meta.Config
+	mset.lmsgID, mset.applied, mset.digest = meta.LastID, meta.Applied, meta.Digest
+	mset.ddmap, mset.ddarr, mset.ddhead = map[string]*dedupeEntry{}, nil, 0
+	for _, d := range meta.Dedupe {
+		dde := &dedupeEntry{id: d.ID, seq: d.Seq, ts: d.TS}
+		mset.ddmap[d.ID], mset.ddarr = dde, append(mset.ddarr, dde)
+	}
+	return nil
+}
+
+// restoreFullLocked rebuilds the store in dir from the messages that
+// follow a full snapshot's metadata.
+func (mset *stream) restoreFullLocked(dir string, meta *streamSnapMeta, r *raftReader) error {
+	store, err := mset.jsa.openStore(dir, &meta.Config)
 	if err != nil {
 		return err
 	}
 	mset.setStore(store)
-	mset.cfg = meta.Config
 	next := uint64(1)
 	for r.err == nil && len(r.b) > 0 {
 		seq, ts := r.uvarint(), r.varint()
@@ -121,52 +222,72 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 	if meta.Last+1 > next {
 		_ = store.SkipMsgs(meta.Last + 1 - next)
 	}
-	mset.lmsgID, mset.applied, mset.digest = meta.LastID, meta.Applied, meta.Digest
-	mset.ddmap, mset.ddarr, mset.ddhead = map[string]*dedupeEntry{}, nil, 0
-	for _, d := range meta.Dedupe {
-		dde := &dedupeEntry{id: d.ID, seq: d.Seq, ts: d.TS}
-		mset.ddmap[d.ID], mset.ddarr = dde, append(mset.ddarr, dde)
-	}
 	return r.err
+}
+
+// restoreLinkedLocked makes the store in dir from a linked snapshot's
+// directory and checks it holds what the metadata says.
+func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error {
+	if mset.groupDir == "" {
+		return fmt.Errorf("linked snapshot %s outside a raft group", meta.Linked)
+	}
+	snapDir := filepath.Join(mset.groupDir, snapsDir, meta.Linked)
+	if err := restoreFileSnapshot(vfs.Default, snapDir, filepath.Join(dir, "msgs")); err != nil {
+		return fmt.Errorf("restoring linked snapshot: %w", err)
+	}
+	store, err := mset.jsa.openStore(dir, &meta.Config)
+	if err != nil {
+		return err
+	}
+	mset.setStore(store)
+	fs, ok := store.(*fileStore)
+	if !ok {
+		return fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
+	}
+	fs.markShared()
+	var st StreamState
+	store.FastState(&st)
+	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
+		return fmt.Errorf("linked snapshot %s holds %d messages %d..%d, not %d messages %d..%d",
+			meta.Linked, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
+	}
+	return nil
 }
 
 // wantSnapshot is asked after every batch of applied entries: when a
 // snapshot is due it returns the last applied index and the function that
 // encodes the state at that index (stream_snapshot_capture.go).
 //
-// Encoding reads every message, which takes CPU and disk reads, so
-// replicas take theirs at different points: each follower at 1, 1.5, 2,
-// ... times the interval by its rank in the placement, and the leader
-// only after all of them (2.5 times on R3).
+// A snapshot costs CPU and disk work, so replicas take theirs at different
+// points: the one of rank r among n peers when its applied index passes
+// k*interval - r*interval/n, at least half an interval after its last
+// snapshot. The phase holds whatever snapshot a replica installed.
 func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	mset.mu.Lock()
-	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery
+	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery/2
 	name := mset.cfg.Name
 	mset.mu.Unlock()
 	if !due {
 		return 0, nil, false
 	}
-	eighths, leaderEighths := mset.snapshotStagger(name)
+	rank, n := mset.snapshotRank(name)
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
-	if mset.leader {
-		eighths = leaderEighths
-	}
-	interval := max(snapshotEvery, 2*mset.snapMsgs)
-	if mset.closed || mset.lastIndex-mset.snapIndex < interval*eighths/8 {
+	interval := max(snapshotEvery, mset.snapEvery)
+	phase := interval * rank / n
+	crossed := (mset.lastIndex+phase)/interval > (mset.snapIndex+phase)/interval
+	if mset.closed || !crossed || mset.lastIndex-mset.snapIndex < interval/2 {
 		return 0, nil, false
 	}
-	var st StreamState
-	mset.st().FastState(&st)
-	index, prevIndex, prevMsgs := mset.lastIndex, mset.snapIndex, mset.snapMsgs
-	mset.snapIndex, mset.snapMsgs = index, st.Msgs
-	encode := mset.snapshotLocked()
+	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
+	encode, every := mset.snapshotLocked(index)
+	mset.snapIndex, mset.snapEvery = index, every
 	return index, func() ([]byte, error) {
 		b, err := encode()
 		if err != nil { // not taken: the next batch of applies tries again
 			mset.mu.Lock()
 			if mset.snapIndex == index {
-				mset.snapIndex, mset.snapMsgs = prevIndex, prevMsgs
+				mset.snapIndex, mset.snapEvery = prevIndex, prevEvery
 			}
 			mset.mu.Unlock()
 		}

@@ -44,7 +44,7 @@ func NewMem() *MemFS {
 
 // InjectError installs f, called before every operation with its name
 // ("open", "read", "write", "sync", "truncate", "close", "stat", "remove",
-// "rename", "mkdir", "readdir", "syncdir") and the file or directory; a
+// "rename", "link", "mkdir", "readdir", "syncdir") and the file or directory; a
 // non-nil result fails the operation without side effects. nil uninstalls.
 func (m *MemFS) InjectError(f func(op, name string) error) {
 	m.mu.Lock()
@@ -194,6 +194,26 @@ func (m *MemFS) Rename(oldname, newname string) error {
 		return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: fs.ErrNotExist}
 	}
 	delete(m.files, oldname)
+	m.files[newname] = ino
+	return nil
+}
+
+// Link gives oldname's inode a second name; like a creation, it is durable
+// once its directory is synced.
+func (m *MemFS) Link(oldname, newname string) error {
+	oldname, newname = filepath.Clean(oldname), filepath.Clean(newname)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.check("link", oldname); err != nil {
+		return err
+	}
+	ino := m.files[oldname]
+	switch {
+	case ino == nil || !m.dirs[filepath.Dir(newname)]:
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: fs.ErrNotExist}
+	case m.files[newname] != nil || m.dirs[newname]:
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: fs.ErrExist}
+	}
 	m.files[newname] = ino
 	return nil
 }

@@ -29,6 +29,9 @@ type FS interface {
 	Remove(name string) error
 	RemoveAll(name string) error
 	Rename(oldname, newname string) error
+	// Link makes newname another name of oldname's file (a hard link):
+	// writes through either name show in both.
+	Link(oldname, newname string) error
 	MkdirAll(dir string, perm os.FileMode) error
 	ReadDir(dir string) ([]os.DirEntry, error)
 	Stat(name string) (os.FileInfo, error)
@@ -53,6 +56,7 @@ func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 func (osFS) Remove(name string) error                    { return os.Remove(name) }
 func (osFS) RemoveAll(name string) error                 { return os.RemoveAll(name) }
 func (osFS) Rename(oldname, newname string) error        { return os.Rename(oldname, newname) }
+func (osFS) Link(oldname, newname string) error          { return os.Link(oldname, newname) }
 func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
 func (osFS) ReadDir(dir string) ([]os.DirEntry, error)   { return os.ReadDir(dir) }
 func (osFS) Stat(name string) (os.FileInfo, error)       { return os.Stat(name) }

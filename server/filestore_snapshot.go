@@ -1,0 +1,195 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// A file store can fix its state in a directory without copying its
+// messages: the checkpoint (the whole in-memory state, filestore_checkpoint.go)
+// and a copy of the active block are written there, and every sealed block
+// file is hard-linked there. A sealed block file is never changed in place
+// while it is shared: compaction, compression and the erasure of a
+// compressed block write new files, and erasing from a shared uncompressed
+// block rewrites it under a new inode first. The directory so keeps the
+// state of its point while the store goes on, and restoring links the files
+// back into an empty store directory. Replicated file streams use this for
+// their raft snapshots (stream_snapshot.go).
+
+// fsSnapshot is a store's state fixed at one point, still to be written out.
+type fsSnapshot struct {
+	fsys   vfs.FS
+	dir    string
+	ckpt   []byte   // the checkpoint at the point
+	active uint32   // the active block's index
+	data   []byte   // the active block's data at the point
+	linked []string // the sealed block files linked into dir
+}
+
+var errSnapshotDirExists = errors.New("snapshot directory exists")
+
+// snapshotTo fixes the store's state into dir, which must not exist. The
+// blocks are linked under the lock, so no compaction or removal replaces a
+// file between the point and its link; the rest is written by write.
+func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
+	fs.syncer.mu.Lock()
+	defer fs.syncer.mu.Unlock()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return nil, ErrStoreClosed
+	}
+	if err := fs.flush(); err != nil {
+		return nil, err
+	}
+	if _, err := fs.fsys.Stat(dir); err == nil {
+		return nil, errSnapshotDirExists
+	}
+	if err := fs.fsys.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	act := fs.active()
+	s := &fsSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data)}
+	for _, b := range fs.blocks[:len(fs.blocks)-1] {
+		name := filepath.Base(blockName(fs.dir, b.index, b.compressed))
+		if err := fs.fsys.Link(filepath.Join(fs.dir, name), filepath.Join(dir, name)); err != nil {
+			return nil, err
+		}
+		b.shared = true
+		s.linked = append(s.linked, name)
+	}
+	s.ckpt = fs.encodeCheckpoint()
+	return s, nil
+}
+
+// write makes the snapshot directory complete and durable: the active
+// block's copy and the checkpoint are written and synced, and so are the
+// linked block files (a block sealed lately may not be synced yet).
+func (s *fsSnapshot) write() error {
+	if err := writeSynced(s.fsys, blockName(s.dir, s.active, false), s.data); err != nil {
+		return err
+	}
+	if err := writeSynced(s.fsys, filepath.Join(s.dir, fsCheckpointFile), s.ckpt); err != nil {
+		return err
+	}
+	for _, name := range s.linked {
+		f, err := s.fsys.OpenFile(filepath.Join(s.dir, name), os.O_RDONLY, 0)
+		if err != nil {
+			return err
+		}
+		err = f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := s.fsys.SyncDir(s.dir); err != nil {
+		return err
+	}
+	return s.fsys.SyncDir(filepath.Dir(s.dir))
+}
+
+// writeSynced creates name with data and syncs it.
+func writeSynced(fsys vfs.FS, name string, data []byte) error {
+	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// restoreFileSnapshot fills the new store directory storeDir from the
+// snapshot directory snapDir: sealed blocks are linked, the active block
+// (the highest) is copied, as the store appends to it, and so is the
+// checkpoint. The store opened on storeDir must then be told, with
+// markShared, that its sealed blocks are shared.
+func restoreFileSnapshot(fsys vfs.FS, snapDir, storeDir string) error {
+	ents, err := fsys.ReadDir(snapDir)
+	if err != nil {
+		return err
+	}
+	if _, err := fsys.Stat(filepath.Join(snapDir, fsCheckpointFile)); err != nil {
+		return fmt.Errorf("snapshot %s has no checkpoint: %w", snapDir, err)
+	}
+	if err := fsys.MkdirAll(storeDir, 0o750); err != nil {
+		return err
+	}
+	var active uint32
+	var blocks []string
+	for _, e := range ents {
+		if idx, ok := blockFileIndex(e.Name()); ok {
+			active = max(active, idx)
+			blocks = append(blocks, e.Name())
+		}
+	}
+	for _, name := range blocks {
+		idx, _ := blockFileIndex(name)
+		from, to := filepath.Join(snapDir, name), filepath.Join(storeDir, name)
+		if idx == active {
+			err = copyFile(fsys, from, to)
+		} else {
+			err = fsys.Link(from, to)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := copyFile(fsys, filepath.Join(snapDir, fsCheckpointFile), filepath.Join(storeDir, fsCheckpointFile)); err != nil {
+		return err
+	}
+	return fsys.SyncDir(storeDir)
+}
+
+// blockFileIndex parses the index of a block file name (.blk or .blz).
+func blockFileIndex(name string) (uint32, bool) {
+	base, ok := strings.CutSuffix(name, ".blk")
+	if !ok {
+		base, ok = strings.CutSuffix(name, ".blz")
+	}
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(base, 10, 32)
+	return uint32(v), err == nil
+}
+
+func copyFile(fsys vfs.FS, from, to string) error {
+	data, err := vfs.ReadFile(fsys, from)
+	if err != nil {
+		return err
+	}
+	return writeSynced(fsys, to, data)
+}
+
+// markShared records that every sealed block file may have other names
+// (the store was restored from a snapshot directory).
+func (fs *fileStore) markShared() {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, b := range fs.blocks[:max(len(fs.blocks)-1, 0)] {
+		b.shared = true
+	}
+}
+
+// numSubjects is the number of subjects with live messages.
+func (fs *fileStore) numSubjects() int {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return len(fs.fss)
+}

@@ -1,0 +1,115 @@
+package server
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+)
+
+// cloneStore copies src's state and messages into a new memory store.
+func cloneStore(t testing.TB, src StreamStore) *memStore {
+	t.Helper()
+	var st StreamState
+	src.FastState(&st)
+	dst := newMemStore(StoreLimits{})
+	next := uint64(1)
+	for seq := st.FirstSeq; seq <= st.LastSeq && st.Msgs > 0; seq++ {
+		m, err := src.LoadMsg(seq, nil)
+		if err != nil {
+			continue
+		}
+		if seq > next {
+			_ = dst.SkipMsgs(seq - next)
+		}
+		if _, err := dst.StoreMsg(m.Subj, m.Hdr, m.Msg, m.TS); err != nil {
+			t.Fatalf("clone: %v", err)
+		}
+		next = seq + 1
+	}
+	if st.LastSeq+1 > next {
+		_ = dst.SkipMsgs(st.LastSeq + 1 - next)
+	}
+	return dst
+}
+
+// A snapshot directory keeps the state of its point whatever the store
+// does after it (appends, removals, erasures, purges, compaction,
+// compression, checkpoints), and a store restored from it can erase
+// without changing it.
+func TestFileStoreSnapshotDir(t *testing.T) {
+	variants := []struct {
+		name string
+		mk   func(t *testing.T) *fsHarness
+	}{
+		{"os", func(t *testing.T) *fsHarness { return newOSHarness(t, FileStoreConfig{BlockSize: 2048}, StoreLimits{}) }},
+		{"mem", func(t *testing.T) *fsHarness {
+			return newMemHarness(t, FileStoreConfig{BlockSize: 1024}, StoreLimits{})
+		}},
+		{"s2", func(t *testing.T) *fsHarness {
+			return newMemHarness(t, FileStoreConfig{BlockSize: 4096, Compression: "s2"}, StoreLimits{})
+		}},
+	}
+	type taken struct {
+		dir  string
+		want *memStore
+	}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 4; seed++ {
+				rng := rand.New(rand.NewPCG(seed, 11))
+				h := v.mk(t)
+				base := filepath.Dir(h.dir)
+				model := newMemStore(StoreLimits{})
+				var snaps []taken
+				for step := 0; step < 600; step++ {
+					storeOp(t, rng, h.fs, model, step)
+					if rng.IntN(50) != 0 {
+						continue
+					}
+					dir := filepath.Join(base, fmt.Sprintf("snap-%d-%d", seed, step))
+					s, err := h.fs.snapshotTo(dir)
+					if err != nil {
+						t.Fatalf("seed %d step %d: snapshot: %v", seed, step, err)
+					}
+					if err := s.write(); err != nil {
+						t.Fatalf("seed %d step %d: writing snapshot: %v", seed, step, err)
+					}
+					snaps = append(snaps, taken{dir, cloneStore(t, model)})
+				}
+				if len(snaps) == 0 {
+					t.Fatalf("seed %d took no snapshot", seed)
+				}
+				h.fs.Sync()
+				for i, sn := range snaps {
+					what := fmt.Sprintf("seed %d snapshot %s", seed, filepath.Base(sn.dir))
+					restored := restoreForTest(t, h, sn.dir, fmt.Sprintf("restored-%d-%d", seed, i))
+					compareStores(t, restored, sn.want, what)
+					// Erase every other live message of the restored store:
+					// the snapshot must not change.
+					var st StreamState
+					restored.FastState(&st)
+					for seq := st.FirstSeq; seq <= st.LastSeq; seq += 2 {
+						restored.EraseMsg(seq)
+					}
+					restored.Stop()
+					again := restoreForTest(t, h, sn.dir, fmt.Sprintf("again-%d-%d", seed, i))
+					compareStores(t, again, sn.want, what+" after erasures in a store restored from it")
+					again.Stop()
+				}
+				h.fs.Stop()
+			}
+		})
+	}
+}
+
+func restoreForTest(t *testing.T, h *fsHarness, snapDir, name string) *fileStore {
+	t.Helper()
+	dir := filepath.Join(filepath.Dir(h.dir), name)
+	if err := restoreFileSnapshot(h.fsys, snapDir, dir); err != nil {
+		t.Fatalf("restore %s: %v", snapDir, err)
+	}
+	fs := mustOpenFileStore(t, h.fsys, dir, h.cfg, StoreLimits{})
+	fs.markShared()
+	return fs
+}

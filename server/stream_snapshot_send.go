@@ -1,0 +1,122 @@
+package server
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/tern-mq/nats-server/internal/vfs"
+)
+
+// A linked snapshot (stream_snapshot.go) names a directory only its own
+// server has, so it is expanded into a full one, every message inline,
+// when raft sends it to a replica that fell behind. That reads the whole
+// stream, so it runs on a goroutine of its own, one per route and group at
+// a time like any snapshot transfer (raft_frag.go); raft sends the
+// snapshot again if the follower does not answer.
+
+// snapshotExpander is implemented by state machines whose stored
+// snapshots must be expanded before they are sent.
+type snapshotExpander interface {
+	// expandSnapshot returns data as a self-contained snapshot, or nil
+	// when it already is one.
+	expandSnapshot(data []byte) ([]byte, error)
+}
+
+// expandSnapshot takes over sending m when group's snapshot needs
+// expanding; false when m goes out as it is.
+func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
+	g := s.raftGroup(group)
+	if g == nil || m.Snapshot == nil {
+		return false
+	}
+	ex, ok := g.sm.(snapshotExpander)
+	if !ok || !isLinkedSnapshot(m.Snapshot.Data) {
+		return false
+	}
+	key := r.remote.ID + " " + group
+	if _, busy := s.raft.sending.LoadOrStore(key, true); busy {
+		return true // the transfer in progress serves the same purpose
+	}
+	out := *m
+	snap := *m.Snapshot
+	out.Snapshot = &snap
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.raft.sending.Delete(key)
+		data, err := ex.expandSnapshot(snap.Data)
+		if err != nil {
+			s.Debugf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
+			return
+		}
+		snap.Data = data
+		payload := binary.AppendUvarint(nil, uint64(len(group)))
+		payload = append(payload, group...)
+		payload = encodeRaftMsg(payload, &out)
+		switch {
+		case len(payload) > raftFragMaxTotal || r.remote.Proto < 2 && len(payload) > 1<<30:
+			s.Warnf("Route %s: raft snapshot of %d bytes is too large to send", r.remote.Name, len(payload))
+		case len(payload) > raftFragSize && r.remote.Proto >= 2:
+			s.queueRaftPieces(r, payload)
+		default:
+			line := fmt.Appendf(make([]byte, 0, len(payload)+32), "RAFT %d\r\n", len(payload))
+			r.c.queueProto(append(append(line, payload...), "\r\n"...))
+		}
+	}()
+	return true
+}
+
+// isLinkedSnapshot reports whether data is a stream snapshot whose
+// messages are in a snapshot directory.
+func isLinkedSnapshot(data []byte) bool {
+	r := &raftReader{b: data}
+	mj := r.bytes()
+	if r.err != nil || len(r.b) > 0 {
+		return false // a full snapshot has messages after the metadata
+	}
+	var meta struct {
+		Linked string `json:"linked"`
+	}
+	return json.Unmarshal(mj, &meta) == nil && meta.Linked != ""
+}
+
+// expandSnapshot reads a linked snapshot's directory through a store
+// restored from it in a scratch directory, and encodes every message.
+func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
+	r := &raftReader{b: data}
+	var meta streamSnapMeta
+	if err := json.Unmarshal(r.bytes(), &meta); err != nil || r.err != nil {
+		return nil, errBadRaftMsg
+	}
+	if meta.Linked == "" {
+		return data, nil
+	}
+	mset.mu.Lock()
+	groupDir := mset.groupDir
+	mset.mu.Unlock()
+	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
+	defer os.RemoveAll(scratch)
+	dir := filepath.Join(scratch, "msgs")
+	if err := restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, meta.Linked), dir); err != nil {
+		return nil, err
+	}
+	fs, err := newFileStore(vfs.Default, dir, FileStoreConfig{Logf: func(string, ...any) {}}, StoreLimits{})
+	if err != nil {
+		return nil, err
+	}
+	defer fs.Stop()
+	fs.markShared()
+	var st StreamState
+	fs.FastState(&st)
+	if st.Msgs != meta.Messages || st.LastSeq != meta.Last {
+		return nil, fmt.Errorf("linked snapshot %s holds %d messages up to %d, not %d up to %d",
+			meta.Linked, st.Msgs, st.LastSeq, meta.Messages, meta.Last)
+	}
+	meta.Linked = ""
+	return fullSnapshot(fs, &meta, st)()
+}
