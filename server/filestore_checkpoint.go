@@ -25,9 +25,15 @@ import (
 //
 // It is written to a temporary file, synced and renamed (then the directory
 // synced) after the block data it covers was synced.
+//
+// Version 2 is the same without the subjects (their count is 0): a
+// snapshot's checkpoint (filestore_snapshot.go), which must be taken
+// without iterating them under the lock; opening one rebuilds the
+// per-subject state from the blocks' indexes.
 const (
-	ckMagic   = "TCK1"
-	ckVersion = 1
+	ckMagic             = "TCK1"
+	ckVersion           = 1
+	ckVersionNoSubjects = 2
 )
 
 var errBadCheckpoint = errors.New("bad checkpoint")
@@ -35,6 +41,7 @@ var errBadCheckpoint = errors.New("bad checkpoint")
 // checkpoint is a decoded checkpoint file.
 type checkpoint struct {
 	seqs   seqState
+	noFss  bool // the per-subject state is not in the checkpoint
 	active uint32
 	offset int64
 	blocks []*msgBlock
@@ -54,16 +61,21 @@ type checkpointJob struct {
 // snapshotCheckpoint encodes the state and takes the disk work that waits
 // for it; the caller holds mu and has flushed.
 func (fs *fileStore) snapshotCheckpoint() *checkpointJob {
-	job := &checkpointJob{data: fs.encodeCheckpoint(), active: fs.active().index, lingering: fs.disk.lingering,
+	job := &checkpointJob{data: fs.encodeCheckpoint(true), active: fs.active().index, lingering: fs.disk.lingering,
 		compress: fs.disk.compress, compact: fs.compactionJobs(fs.disk.sealed)}
 	fs.disk.lingering, fs.disk.compress = nil, nil
 	fs.disk.sealed, fs.disk.ckptDue = 0, false
 	return job
 }
 
-// encodeCheckpoint encodes the state; the caller holds mu and has flushed.
-func (fs *fileStore) encodeCheckpoint() []byte {
-	out := append([]byte(ckMagic), ckVersion)
+// encodeCheckpoint encodes the state, with or without the per-subject
+// state; the caller holds mu and has flushed.
+func (fs *fileStore) encodeCheckpoint(subjects bool) []byte {
+	version := byte(ckVersion)
+	if !subjects {
+		version = ckVersionNoSubjects
+	}
+	out := append([]byte(ckMagic), version)
 	for _, v := range []uint64{fs.seqs.first, fs.seqs.last, fs.seqs.msgs, fs.seqs.bytes,
 		uint64(fs.active().index), uint64(fs.aw.flushed), uint64(len(fs.blocks))} {
 		out = binary.AppendUvarint(out, v)
@@ -71,13 +83,10 @@ func (fs *fileStore) encodeCheckpoint() []byte {
 	for _, b := range fs.blocks {
 		out = encodeBlockMeta(out, b)
 	}
-	out = binary.AppendUvarint(out, uint64(len(fs.fss)))
-	for subj, ss := range fs.fss {
-		out = binary.AppendUvarint(out, uint64(len(subj)))
-		out = append(out, subj...)
-		out = binary.AppendUvarint(out, ss.Msgs)
-		out = binary.AppendUvarint(out, ss.First)
-		out = binary.AppendUvarint(out, ss.Last)
+	if !subjects {
+		out = binary.AppendUvarint(out, 0)
+	} else {
+		out = appendSubjects(out, fs.fss)
 	}
 	out = binary.AppendUvarint(out, uint64(len(fs.lost.Msgs)))
 	for _, s := range fs.lost.Msgs {
@@ -85,6 +94,18 @@ func (fs *fileStore) encodeCheckpoint() []byte {
 	}
 	out = binary.AppendUvarint(out, fs.lost.Bytes)
 	return binary.LittleEndian.AppendUint64(out, fsHash(out))
+}
+
+func appendSubjects(out []byte, fss map[string]*SimpleState) []byte {
+	out = binary.AppendUvarint(out, uint64(len(fss)))
+	for subj, ss := range fss {
+		out = binary.AppendUvarint(out, uint64(len(subj)))
+		out = append(out, subj...)
+		out = binary.AppendUvarint(out, ss.Msgs)
+		out = binary.AppendUvarint(out, ss.First)
+		out = binary.AppendUvarint(out, ss.Last)
+	}
+	return out
 }
 
 func encodeBlockMeta(out []byte, b *msgBlock) []byte {
@@ -219,12 +240,12 @@ func (fs *fileStore) readCheckpoint() *checkpoint {
 }
 
 func decodeCheckpoint(data []byte) (*checkpoint, error) {
-	if len(data) < 13 || string(data[:4]) != ckMagic || data[4] != ckVersion ||
+	if len(data) < 13 || string(data[:4]) != ckMagic || (data[4] != ckVersion && data[4] != ckVersionNoSubjects) ||
 		binary.LittleEndian.Uint64(data[len(data)-8:]) != fsHash(data[:len(data)-8]) {
 		return nil, errBadCheckpoint
 	}
 	r := &byteReader{b: data[5 : len(data)-8]}
-	ck := &checkpoint{fss: map[string]*SimpleState{}}
+	ck := &checkpoint{fss: map[string]*SimpleState{}, noFss: data[4] == ckVersionNoSubjects}
 	ck.seqs = seqState{first: r.uvarint(), last: r.uvarint(), msgs: r.uvarint(), bytes: r.uvarint()}
 	active, offset, nb := r.uvarint(), r.uvarint(), r.uvarint()
 	ck.active, ck.offset = uint32(active), int64(offset)
@@ -238,8 +259,8 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 		}
 		ck.blocks = append(ck.blocks, b)
 	}
-	if err := decodeSubjects(r, ck); err != nil {
-		return nil, err
+	if err := decodeSubjects(r, ck); err != nil || ck.noFss && len(ck.fss) > 0 {
+		return nil, errBadCheckpoint
 	}
 	if r.bad || len(r.b) != 0 || !ck.consistent() {
 		return nil, errBadCheckpoint
@@ -321,6 +342,6 @@ func (ck *checkpoint) consistent() bool {
 		subjMsgs += ss.Msgs
 	}
 	n := len(ck.blocks)
-	return msgs == ck.seqs.msgs && bytes == ck.seqs.bytes && subjMsgs == msgs &&
+	return msgs == ck.seqs.msgs && bytes == ck.seqs.bytes && (subjMsgs == msgs || ck.noFss) &&
 		n > 0 && ck.blocks[n-1].index == ck.active && ck.seqs.first <= ck.seqs.last+1
 }

@@ -179,11 +179,20 @@ func (fs *fileStore) writeIndexFile(b *msgBlock, sync bool) error {
 	if b.first == 0 || b.idx == nil {
 		return nil
 	}
-	f, err := fs.fsys.OpenFile(indexName(fs.dir, b.index), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	// Written aside and renamed into place: a snapshot directory may link
+	// the old file (filestore_snapshot.go), which must not change.
+	name := indexName(fs.dir, b.index)
+	if fs.rdx.index == b.index {
+		fs.rdx.drop() // it would read the replaced file
+	}
+	f, err := fs.fsys.OpenFile(name+".tmp", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
 	_, err = f.Write(encodeIndex(b, b.idx))
+	if err == nil {
+		err = fs.fsys.Rename(name+".tmp", name)
+	}
 	fs.disk.dirDirty = true
 	if err != nil || !sync {
 		if cerr := f.Close(); err == nil {

@@ -110,6 +110,9 @@ func (fs *fileStore) recoverFromCheckpoint(ck *checkpoint, files []diskBlock) bo
 		listed[b.index] = true
 	}
 	fs.seqs, fs.fss, fs.lost, fs.blocks = ck.seqs, ck.fss, ck.lost, ck.blocks
+	if ck.noFss { // rebuilt from the block indexes once open
+		fs.disk.fssStale, fs.disk.ckptDue = true, true
+	}
 	if !fs.replayBlock(fs.active(), ck.offset, false) {
 		return false
 	}

@@ -64,8 +64,15 @@ func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
 		}
 		b.shared = true
 		s.linked = append(s.linked, name)
+		// The index too when there is one (it is always replaced, never
+		// rewritten in place): a restore then rebuilds the per-subject
+		// state from the indexes without reading the blocks.
+		idx := filepath.Base(indexName(fs.dir, b.index))
+		if fs.fsys.Link(filepath.Join(fs.dir, idx), filepath.Join(dir, idx)) == nil {
+			s.linked = append(s.linked, idx)
+		}
 	}
-	s.ckpt = fs.encodeCheckpoint()
+	s.ckpt = fs.encodeCheckpoint(false)
 	return s, nil
 }
 
@@ -136,12 +143,14 @@ func restoreFileSnapshot(fsys vfs.FS, snapDir, storeDir string) error {
 		if idx, ok := blockFileIndex(e.Name()); ok {
 			active = max(active, idx)
 			blocks = append(blocks, e.Name())
+		} else if strings.HasSuffix(e.Name(), ".idx") {
+			blocks = append(blocks, e.Name())
 		}
 	}
 	for _, name := range blocks {
-		idx, _ := blockFileIndex(name)
+		idx, isBlock := blockFileIndex(name)
 		from, to := filepath.Join(snapDir, name), filepath.Join(storeDir, name)
-		if idx == active {
+		if isBlock && idx == active {
 			err = copyFile(fsys, from, to)
 		} else {
 			err = fsys.Link(from, to)

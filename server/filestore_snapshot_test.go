@@ -109,7 +109,13 @@ func restoreForTest(t *testing.T, h *fsHarness, snapDir, name string) *fileStore
 	if err := restoreFileSnapshot(h.fsys, snapDir, dir); err != nil {
 		t.Fatalf("restore %s: %v", snapDir, err)
 	}
-	fs := mustOpenFileStore(t, h.fsys, dir, h.cfg, StoreLimits{})
+	var logs logSink
+	cfg := h.cfg
+	cfg.Logf = logs.logf
+	fs := mustOpenFileStore(t, h.fsys, dir, cfg, StoreLimits{})
 	fs.markShared()
+	if l := logs.take(); len(l) > 0 { // e.g. a checkpoint not taken
+		t.Fatalf("restoring %s: %v", snapDir, l)
+	}
 	return fs
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -131,6 +132,12 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	g, err := s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset})
 	if err != nil {
+		if errors.Is(err, errLinkedRestore) {
+			// Its state at the snapshot is gone; raft cannot rebuild a
+			// member that lost what it acknowledged.
+			s.Errorf("JetStream stream '%s > %s': %v; this replica cannot start: remove it from the stream "+
+				"(STREAM.PEER.REMOVE, `nats stream cluster peer-remove`) to have it replaced", jsa.acc.Name, cfg.Name, err)
+		}
 		log.Close()
 		jsa.dropReplica(mset)
 		return nil, err

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -125,8 +126,33 @@ func (mset *stream) linkedSnapshotLocked(index uint64, meta *streamSnapMeta) (fu
 			os.RemoveAll(dir)
 			return nil, err
 		}
-		return appendBytes(nil, mj), nil
+		return appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), nil
 	}, subjects, true
+}
+
+// errLinkedRestore marks a linked snapshot that cannot be restored.
+var errLinkedRestore = errors.New("cannot restore linked snapshot")
+
+// linkedSnapTag starts a linked snapshot's data, before the metadata: a
+// server older than linked snapshots fails to read one instead of taking
+// it for a full snapshot without messages.
+const linkedSnapTag = "tern-linked-snapshot-1"
+
+// decodeSnapMeta reads a snapshot's metadata; the returned reader holds
+// the messages of a full snapshot.
+func decodeSnapMeta(data []byte) (streamSnapMeta, *raftReader, error) {
+	var meta streamSnapMeta
+	r := &raftReader{b: data}
+	mj := r.bytes()
+	linked := string(mj) == linkedSnapTag
+	if linked {
+		mj = r.bytes()
+	}
+	if err := json.Unmarshal(mj, &meta); err != nil || r.err != nil || linked != (meta.Linked != "") ||
+		linked && len(r.b) > 0 {
+		return meta, nil, errBadRaftMsg
+	}
+	return meta, r, nil
 }
 
 // snapsDir is the directory of a group's linked snapshots.
@@ -165,10 +191,9 @@ func (mset *stream) snapshotRank(name string) (rank, n uint64) {
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
 func (mset *stream) restoreSnapshot(data []byte) error {
-	r := &raftReader{b: data}
-	var meta streamSnapMeta
-	if err := json.Unmarshal(r.bytes(), &meta); err != nil || r.err != nil {
-		return errBadRaftMsg
+	meta, r, err := decodeSnapMeta(data)
+	if err != nil {
+		return err
 	}
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
@@ -233,7 +258,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 	}
 	snapDir := filepath.Join(mset.groupDir, snapsDir, meta.Linked)
 	if err := restoreFileSnapshot(vfs.Default, snapDir, filepath.Join(dir, "msgs")); err != nil {
-		return fmt.Errorf("restoring linked snapshot: %w", err)
+		return fmt.Errorf("%w %s: %w", errLinkedRestore, meta.Linked, err)
 	}
 	store, err := mset.jsa.openStore(dir, &meta.Config)
 	if err != nil {
@@ -248,7 +273,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
-		return fmt.Errorf("linked snapshot %s holds %d messages %d..%d, not %d messages %d..%d",
+		return fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
 			meta.Linked, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
 	}
 	return nil

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,23 +74,15 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 // messages are in a snapshot directory.
 func isLinkedSnapshot(data []byte) bool {
 	r := &raftReader{b: data}
-	mj := r.bytes()
-	if r.err != nil || len(r.b) > 0 {
-		return false // a full snapshot has messages after the metadata
-	}
-	var meta struct {
-		Linked string `json:"linked"`
-	}
-	return json.Unmarshal(mj, &meta) == nil && meta.Linked != ""
+	return string(r.bytes()) == linkedSnapTag && r.err == nil
 }
 
 // expandSnapshot reads a linked snapshot's directory through a store
 // restored from it in a scratch directory, and encodes every message.
 func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
-	r := &raftReader{b: data}
-	var meta streamSnapMeta
-	if err := json.Unmarshal(r.bytes(), &meta); err != nil || r.err != nil {
-		return nil, errBadRaftMsg
+	meta, _, err := decodeSnapMeta(data)
+	if err != nil {
+		return nil, err
 	}
 	if meta.Linked == "" {
 		return data, nil
@@ -117,6 +108,14 @@ func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("linked snapshot %s holds %d messages up to %d, not %d up to %d",
 			meta.Linked, st.Msgs, st.LastSeq, meta.Messages, meta.Last)
 	}
+	name := meta.Linked
 	meta.Linked = ""
-	return fullSnapshot(fs, &meta, st)()
+	full, err := fullSnapshot(fs, &meta, st)()
+	if err != nil {
+		return nil, err
+	}
+	if after := fs.State(); after.Msgs != meta.Messages || after.Lost != nil {
+		return nil, fmt.Errorf("linked snapshot %s: %d of %d messages readable", name, after.Msgs, meta.Messages)
+	}
+	return full, nil
 }
