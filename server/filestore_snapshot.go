@@ -196,9 +196,9 @@ func (fs *fileStore) markShared() {
 	}
 }
 
-// numSubjects is the number of subjects with live messages.
-func (fs *fileStore) numSubjects() int {
+// numBlocks is the number of blocks.
+func (fs *fileStore) numBlocks() int {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	return len(fs.fss)
+	return len(fs.blocks)
 }

@@ -60,7 +60,7 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	sm.mset.st().FastState(&st)
 	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapEvery = snap.Index, snap.Index, 2*st.Msgs
 	if fs, ok := sm.mset.st().(*fileStore); ok && linkedSnapshots {
-		sm.mset.snapEvery = uint64(fs.numSubjects())
+		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.numBlocks())
 	}
 	sm.mset.installs++
 	sm.mset.mu.Unlock()

@@ -31,8 +31,8 @@ import (
 
 // snapshotEvery is the minimum number of applied entries between two
 // snapshots. The interval also grows with what a snapshot costs: twice the
-// messages the last full one held, or the subjects the last linked one's
-// checkpoint held. A growing stream then snapshots at geometrically spaced
+// messages the last full one held, or 16 entries per file the last linked
+// one linked. A growing stream then snapshots at geometrically spaced
 // indexes: a bounded amount of work per applied entry, amortised.
 var snapshotEvery uint64 = 16384
 
@@ -120,15 +120,19 @@ func (mset *stream) linkedSnapshotLocked(index uint64, meta *streamSnapMeta) (fu
 	}
 	meta.Linked = name
 	mj, _ := json.Marshal(meta)
-	subjects := uint64(fs.numSubjects())
+	every := linkedSnapshotEvery(len(snap.linked))
 	return func() ([]byte, error) {
 		if err := snap.write(); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
 		return appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), nil
-	}, subjects, true
+	}, every, true
 }
+
+// linkedSnapshotEvery is the interval after a linked snapshot of files
+// linked files: taking one links and syncs each of them.
+func linkedSnapshotEvery(files int) uint64 { return 16 * uint64(files) }
 
 // errLinkedRestore marks a linked snapshot that cannot be restored.
 var errLinkedRestore = errors.New("cannot restore linked snapshot")
