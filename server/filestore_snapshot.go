@@ -36,44 +36,61 @@ type fsSnapshot struct {
 var errSnapshotDirExists = errors.New("snapshot directory exists")
 
 // snapshotTo fixes the store's state into dir, which must not exist. The
-// blocks are linked under the lock, so no compaction or removal replaces a
-// file between the point and its link; the rest is written by write.
+// caller makes sure nothing is written or removed meanwhile (a replicated
+// stream calls it between two applies): the point is fixed under the lock,
+// and the sealed blocks are linked after it with syncer.mu still held, so
+// no compaction, compression or block removal replaces a file before its
+// link. The rest is written by write.
 func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
 	fs.syncer.mu.Lock()
 	defer fs.syncer.mu.Unlock()
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if fs.closed {
-		return nil, ErrStoreClosed
-	}
-	if err := fs.flush(); err != nil {
+	s, sealed, err := fs.fixSnapshot(dir)
+	if err != nil {
 		return nil, err
 	}
-	if _, err := fs.fsys.Stat(dir); err == nil {
-		return nil, errSnapshotDirExists
-	}
-	if err := fs.fsys.MkdirAll(dir, 0o750); err != nil {
-		return nil, err
-	}
-	act := fs.active()
-	s := &fsSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data)}
-	for _, b := range fs.blocks[:len(fs.blocks)-1] {
-		name := filepath.Base(blockName(fs.dir, b.index, b.compressed))
+	for _, name := range sealed {
 		if err := fs.fsys.Link(filepath.Join(fs.dir, name), filepath.Join(dir, name)); err != nil {
 			return nil, err
 		}
-		b.shared = true
 		s.linked = append(s.linked, name)
 		// The index too when there is one (it is always replaced, never
 		// rewritten in place): a restore then rebuilds the per-subject
 		// state from the indexes without reading the blocks.
-		idx := filepath.Base(indexName(fs.dir, b.index))
+		index, _ := blockFileIndex(name)
+		idx := filepath.Base(indexName(fs.dir, index))
 		if fs.fsys.Link(filepath.Join(fs.dir, idx), filepath.Join(dir, idx)) == nil {
 			s.linked = append(s.linked, idx)
 		}
 	}
-	s.ckpt = fs.encodeCheckpoint(false)
 	return s, nil
+}
+
+// fixSnapshot takes the checkpoint and the active block's data and names
+// the sealed block files, which it marks shared.
+func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.closed {
+		return nil, nil, ErrStoreClosed
+	}
+	if err := fs.flush(); err != nil {
+		return nil, nil, err
+	}
+	if _, err := fs.fsys.Stat(dir); err == nil {
+		return nil, nil, errSnapshotDirExists
+	}
+	if err := fs.fsys.MkdirAll(dir, 0o750); err != nil {
+		return nil, nil, err
+	}
+	act := fs.active()
+	s := &fsSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data),
+		ckpt: fs.encodeCheckpoint(false)}
+	sealed := make([]string, 0, len(fs.blocks)-1)
+	for _, b := range fs.blocks[:len(fs.blocks)-1] {
+		b.shared = true
+		sealed = append(sealed, filepath.Base(blockName(fs.dir, b.index, b.compressed)))
+	}
+	return s, sealed, nil
 }
 
 // write makes the snapshot directory complete and durable: the active
