@@ -52,6 +52,7 @@ type blockIndex struct {
 	ids    []uint32          // by offset: subject id or noID
 	sizes  []uint32          // by offset: accounted size, 0 when no message
 	recOff []uint32          // by offset: record offset in the raw data, noOff when none
+	arena  []uint32          // chunk the first posting of new subjects come from
 }
 
 // maxSeq is the highest sequence the block accounts for.
@@ -142,7 +143,19 @@ func (x *blockIndex) set(i, id, size uint32) {
 		x.sizes = append(x.sizes, 0)
 	}
 	x.ids[i], x.sizes[i] = id, size
-	x.posts[id] = append(x.posts[id], i)
+	if p := x.posts[id]; p != nil {
+		x.posts[id] = append(p, i)
+		return
+	}
+	// A subject's first offset comes from a shared chunk (capacity 1, so
+	// a second append copies it out): one allocation per chunk, not per
+	// subject, when most subjects appear once.
+	if len(x.arena) == cap(x.arena) {
+		x.arena = make([]uint32, 0, 256)
+	}
+	x.arena = append(x.arena, i)
+	n := len(x.arena)
+	x.posts[id] = x.arena[n-1 : n : n]
 }
 
 // subject returns the subject and size at offset i.

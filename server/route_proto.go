@@ -57,7 +57,8 @@ func (s *Server) routeReadLoop(r *route) error {
 // args points into the reader's buffer, which reading the payload may
 // overwrite: every field is copied out first.
 func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
-	f := bytes.Fields(args)
+	var fa [8][]byte
+	f := splitFields(args, fa[:0])
 	if len(f) != 7 {
 		return buf, fmt.Errorf("bad RMSG %q", args)
 	}
@@ -369,4 +370,26 @@ func (s *Server) pingRoute(r *route) {
 			return
 		}
 	}
+}
+
+// splitFields appends the space- or tab-separated fields of b to f; it
+// allocates only when f has no room left.
+func splitFields(b []byte, f [][]byte) [][]byte {
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		b = b[i:]
+		if len(b) == 0 {
+			break
+		}
+		j := 0
+		for j < len(b) && b[j] != ' ' && b[j] != '\t' {
+			j++
+		}
+		f = append(f, b[:j])
+		b = b[j:]
+	}
+	return f
 }

@@ -62,14 +62,16 @@ func encodeStreamEntry(e *streamEntry) []byte {
 func decodeStreamEntry(data []byte) (*streamEntry, error) {
 	r := &raftReader{b: data}
 	e := &streamEntry{op: r.byte()}
-	e.origin = string(r.bytes())
-	e.reply = string(r.bytes())
+	e.origin = string(r.view())
+	e.reply = string(r.view())
 	switch e.op {
 	case streamOpMsg:
 		e.m.ts = r.varint()
-		e.m.subj = string(r.bytes())
-		e.m.hdr = r.bytes()
-		e.m.msg = r.bytes()
+		e.m.subj = string(r.view())
+		// Views of data (which is never written to): the apply only reads
+		// them and the stores copy what they keep.
+		e.m.hdr = r.view()
+		e.m.msg = r.view()
 		e.m.reply = e.reply
 	case streamOpDelete:
 		e.seq = r.uvarint()
