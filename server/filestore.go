@@ -83,6 +83,10 @@ type fileStore struct {
 	// watcher, when set, sees every message before it is removed (a
 	// snapshot being encoded from the store, stream_snapshot_capture.go).
 	watcher removalWatcher
+	// snapSynced is what the last snapshot directory's linked files were
+	// when it synced them (filestore_snapshot.go): unchanged, they need
+	// no sync again.
+	snapSynced map[string]os.FileInfo
 }
 
 // seqState is the stream-level counters.

@@ -31,6 +31,8 @@ type fsSnapshot struct {
 	active uint32   // the active block's index
 	data   []byte   // the active block's data at the point
 	linked []string // the sealed block files linked into dir
+	store  *fileStore
+	synced map[string]os.FileInfo // the files the previous snapshot synced
 }
 
 var errSnapshotDirExists = errors.New("snapshot directory exists")
@@ -84,7 +86,7 @@ func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
 	}
 	act := fs.active()
 	s := &fsSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data),
-		ckpt: fs.encodeCheckpoint(false)}
+		ckpt: fs.encodeCheckpoint(false), store: fs, synced: fs.snapSynced}
 	sealed := make([]string, 0, len(fs.blocks)-1)
 	for _, b := range fs.blocks[:len(fs.blocks)-1] {
 		b.shared = true
@@ -95,7 +97,8 @@ func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
 
 // write makes the snapshot directory complete and durable: the active
 // block's copy and the checkpoint are written and synced, and so are the
-// linked block files (a block sealed lately may not be synced yet).
+// linked files (a block sealed lately may not be synced yet) unless an
+// earlier snapshot synced the very same file.
 func (s *fsSnapshot) write() error {
 	if err := writeSynced(s.fsys, blockName(s.dir, s.active, false), s.data); err != nil {
 		return err
@@ -103,8 +106,19 @@ func (s *fsSnapshot) write() error {
 	if err := writeSynced(s.fsys, filepath.Join(s.dir, fsCheckpointFile), s.ckpt); err != nil {
 		return err
 	}
+	synced := make(map[string]os.FileInfo, len(s.linked))
 	for _, name := range s.linked {
-		f, err := s.fsys.OpenFile(filepath.Join(s.dir, name), os.O_RDONLY, 0)
+		path := filepath.Join(s.dir, name)
+		fi, err := s.fsys.Stat(path)
+		if err != nil {
+			return err
+		}
+		if prev := s.synced[name]; prev != nil && os.SameFile(prev, fi) && prev.Size() == fi.Size() &&
+			prev.ModTime().Equal(fi.ModTime()) {
+			synced[name] = fi
+			continue
+		}
+		f, err := s.fsys.OpenFile(path, os.O_RDONLY, 0)
 		if err != nil {
 			return err
 		}
@@ -115,11 +129,23 @@ func (s *fsSnapshot) write() error {
 		if err != nil {
 			return err
 		}
+		synced[name] = fi
 	}
 	if err := s.fsys.SyncDir(s.dir); err != nil {
 		return err
 	}
-	return s.fsys.SyncDir(filepath.Dir(s.dir))
+	if err := s.fsys.SyncDir(filepath.Dir(s.dir)); err != nil {
+		return err
+	}
+	s.store.setSnapSynced(synced)
+	return nil
+}
+
+// setSnapSynced records the linked files the last snapshot synced.
+func (fs *fileStore) setSnapSynced(synced map[string]os.FileInfo) {
+	fs.mu.Lock()
+	fs.snapSynced = synced
+	fs.mu.Unlock()
 }
 
 // writeSynced creates name with data and syncs it.
