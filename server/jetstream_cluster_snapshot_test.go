@@ -163,3 +163,46 @@ func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 		t.Fatalf("the erased message %d is back", first)
 	}
 }
+
+// A follower that was down while the leader took several snapshots
+// catches up from the leader's log (which keeps twice the stream's
+// messages in entries below a snapshot), not from a snapshot of the whole
+// stream.
+func TestJetStreamClusterCatchupFromLogAfterSnapshots(t *testing.T) {
+	setForTest(t, &snapshotEvery, 100)
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "CL", Subjects: []string{"cl.>"}, Replicas: 3})
+	leader := st.CachedInfo().Cluster.Leader
+	down := -1
+	for i, s := range c.servers {
+		if s.Name() != leader && s != c.servers[0] {
+			down = i
+		}
+	}
+	c.servers[down].Shutdown()
+	for i := 0; i < 1000; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg(fmt.Sprintf("cl.k%d", i%10))); err != nil || ack.Error != nil {
+			t.Fatalf("publish %d: %+v %v", i, ack, err)
+		}
+	}
+	for _, m := range c.replicas("CL") {
+		m.mu.Lock()
+		snap := m.snapIndex
+		m.mu.Unlock()
+		if m.isLeader() && snap < 500 {
+			t.Fatalf("the leader's last snapshot is at %d: the follower would not need the log below it", snap)
+		}
+	}
+	c.servers[down] = runServer(t, c.opts[down])
+	checkReplicasAgree(t, c, "CL", 1000)
+	checkReplicaContents(t, c, "CL")
+	for _, m := range c.replicas("CL") {
+		m.mu.Lock()
+		received := m.received
+		m.mu.Unlock()
+		if received != 0 {
+			t.Fatalf("%s installed %d snapshots from the leader", m.jsa.js.srv.Name(), received)
+		}
+	}
+}

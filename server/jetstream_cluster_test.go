@@ -312,6 +312,7 @@ func TestJetStreamClusterSnapshotCatchupFragmented(t *testing.T) {
 
 func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 	setForTest(t, &snapshotEvery, 100)
+	setForTest(t, &snapshotKeepFactor, 0) // the log keeps only 100 entries below a snapshot
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	st := createStream(t, js, cfg)
@@ -358,9 +359,9 @@ func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 	for _, m := range c.replicas("SNAP") {
 		if m.jsa.js.srv == c.servers[down] {
 			m.mu.Lock()
-			installs := m.installs
+			received := m.received
 			m.mu.Unlock()
-			if installs == 0 {
+			if received == 0 {
 				t.Fatalf("the restarted replica caught up without installing a snapshot")
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
@@ -34,10 +35,10 @@ type walLog struct {
 	votedFor  raft.ID
 	mustFsync bool
 	// keep is the number of entries a local snapshot leaves in the log
-	// below its index while the process runs, so that a follower a little
-	// behind the leader's snapshot gets entries, not the snapshot; a
-	// restart compacts them away.
-	keep       uint64
+	// below its index while the process runs, so that a follower behind
+	// the leader's snapshot gets entries, not the snapshot; a restart
+	// compacts them away.
+	keep       atomic.Uint64
 	compacting chan struct{} // closed when the compaction in progress ends
 	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
@@ -229,7 +230,7 @@ func (l *walLog) compactNow(snap raft.Snapshot) error {
 	if err := l.w.SaveSnapshotMeta(snap.Index, snap.Term); err != nil {
 		return err
 	}
-	return l.w.Compact(snap.Index - min(l.keep, snap.Index))
+	return l.w.Compact(snap.Index - min(l.keep.Load(), snap.Index))
 }
 
 // waitCompaction waits for a compaction in progress (the group goroutine

@@ -84,7 +84,7 @@ func TestWALLogFinishesInterruptedCompaction(t *testing.T) {
 func TestWALLogKeepsEntriesBelowSnapshot(t *testing.T) {
 	dir := t.TempDir()
 	l := walLogWithEntries(t, dir, 100, 3)
-	l.keep = 25
+	l.keep.Store(25)
 	if err := l.Compact(raft.Snapshot{Index: 70, Term: 3, Peers: []raft.ID{1}, Data: []byte("s")}); err != nil {
 		t.Fatal(err)
 	}

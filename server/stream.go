@@ -62,6 +62,7 @@ type stream struct {
 	groupDir   string          // the raft group's directory (replicated)
 	wal        *walLog         // the raft group's log (replicated)
 	installs   int             // snapshots installed, for tests and monitoring
+	received   int             // of which sent by a leader
 	expiry     *time.Timer
 	syncer     *groupCommit
 	closed     bool

@@ -63,6 +63,9 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.numBlocks())
 	}
 	sm.mset.installs++
+	if sm.mset.group != nil { // not the local snapshot restored at start
+		sm.mset.received++
+	}
 	sm.mset.mu.Unlock()
 	return nil
 }
@@ -115,7 +118,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	log.keep = snapshotEvery
+	log.keep.Store(snapshotEvery)
 	mset.mu.Lock()
 	mset.groupDir, mset.wal = jsa.js.groupDir(sa), log
 	mset.mu.Unlock()

@@ -36,6 +36,10 @@ import (
 // indexes: a bounded amount of work per applied entry, amortised.
 var snapshotEvery uint64 = 16384
 
+// snapshotKeepFactor times the stream's messages is how many entries the
+// log keeps below a snapshot (raft_log.go keep); a variable for tests.
+var snapshotKeepFactor uint64 = 2
+
 // linkedSnapshots turns linked snapshots on; a variable for tests.
 var linkedSnapshots = true
 
@@ -307,6 +311,14 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	crossed := (mset.lastIndex+phase)/interval > (mset.snapIndex+phase)/interval
 	if mset.closed || !crossed || mset.lastIndex-mset.snapIndex < interval/2 {
 		return 0, nil, false
+	}
+	// The log keeps twice the stream's messages in entries below the
+	// snapshot: a follower back from a restart catches up from the log,
+	// not from a snapshot of the whole stream.
+	if mset.wal != nil {
+		var st StreamState
+		mset.st().FastState(&st)
+		mset.wal.keep.Store(max(snapshotEvery, snapshotKeepFactor*st.Msgs))
 	}
 	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
 	encode, every := mset.snapshotLocked(index)
