@@ -40,6 +40,10 @@ var snapshotEvery uint64 = 16384
 // log keeps below a snapshot (raft_log.go keep); a variable for tests.
 var snapshotKeepFactor uint64 = 2
 
+// snapshotKeepMax bounds the entries kept below a snapshot (the log's
+// disk use): a follower further behind gets a snapshot.
+const snapshotKeepMax = 8 << 20
+
 // linkedSnapshots turns linked snapshots on; a variable for tests.
 var linkedSnapshots = true
 
@@ -318,7 +322,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	if mset.wal != nil {
 		var st StreamState
 		mset.st().FastState(&st)
-		mset.wal.keep.Store(max(snapshotEvery, snapshotKeepFactor*st.Msgs))
+		mset.wal.keep.Store(max(snapshotEvery, min(snapshotKeepFactor*st.Msgs, snapshotKeepMax)))
 	}
 	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
 	encode, every := mset.snapshotLocked(index)
