@@ -1,11 +1,12 @@
 package server
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
 )
 
 // Recovery. With a valid checkpoint whose blocks all exist, the state is
@@ -212,13 +213,12 @@ func (rc *replayCtx) view(lo uint64) {
 
 func (fs *fileStore) truncateTail(b *msgBlock, end, size int) {
 	fs.logf("block %d: invalid tail of %d bytes truncated", b.index, size-end)
-	f, err := fs.fsys.OpenFile(blockName(fs.dir, b.index, false), os.O_RDWR, 0)
-	if err == nil {
-		err = f.Truncate(int64(end))
-		if err == nil {
-			err = f.Sync()
-		}
-		f.Close()
+	// Replaced, not truncated in place: the file may be linked by a
+	// snapshot directory (filestore_snapshot.go), which must not change.
+	name := blockName(fs.dir, b.index, false)
+	data, err := vfs.ReadFile(fs.fsys, name)
+	if err == nil && len(data) >= end {
+		err = fs.replaceFile(name, data[:end])
 	}
 	if err != nil {
 		fs.logf("truncating block %d: %v", b.index, err)

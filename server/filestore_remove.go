@@ -212,11 +212,14 @@ func (fs *fileStore) eraseOnDisk(b *msgBlock, seq uint64) error {
 		}
 		return nil
 	case b.shared: // a snapshot links the file: write a new one
-		b.shared = false
 		if fs.rd.index == b.index {
 			fs.rd.drop() // it would read the replaced file
 		}
-		return fs.replaceFile(blockName(fs.dir, b.index, b.compressed), blockFileData(b, c.data))
+		if err := fs.replaceFile(blockName(fs.dir, b.index, b.compressed), blockFileData(b, c.data)); err != nil {
+			return err // still shared: the next erase tries again
+		}
+		b.shared = false
+		return nil
 	case !b.compressed:
 		return fs.overwrite(blockName(fs.dir, b.index, false), rec, off)
 	default:

@@ -245,3 +245,16 @@ func (fs *fileStore) numBlocks() int {
 	defer fs.mu.Unlock()
 	return len(fs.blocks)
 }
+
+// closeUnsynced closes a store without syncing, checkpointing or
+// compacting it (a scratch copy about to be removed).
+func (fs *fileStore) closeUnsynced() {
+	fs.syncer.mu.Lock()
+	defer fs.syncer.mu.Unlock()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if !fs.closed {
+		fs.closed = true
+		fs.closeFiles()
+	}
+}

@@ -1,10 +1,15 @@
 package server
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/tern-mq/nats-server/internal/vfs"
 )
 
 // cloneStore copies src's state and messages into a new memory store.
@@ -118,4 +123,82 @@ func restoreForTest(t *testing.T, h *fsHarness, snapDir, name string) *fileStore
 		t.Fatalf("restoring %s: %v", snapDir, l)
 	}
 	return fs
+}
+
+// An erase that fails to rewrite a shared block leaves it shared: the next
+// erase must not write over the snapshot's file in place.
+func TestFileStoreSnapshotEraseRewriteFails(t *testing.T) {
+	h := newMemHarness(t, FileStoreConfig{BlockSize: 1024}, StoreLimits{})
+	for i := 0; i < 60; i++ {
+		if _, err := h.fs.StoreMsg(fmt.Sprintf("s.%d", i%3), nil, []byte(fmt.Sprintf("payload %02d", i)), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snapDir := "/data/snap"
+	s, err := h.fs.snapshotTo(snapDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write(); err != nil {
+		t.Fatal(err)
+	}
+	want := cloneStore(t, h.fs)
+	h.mem.InjectError(func(op, name string) error {
+		if op == "write" && strings.HasSuffix(name, ".blk.tmp") {
+			return errors.New("disk full")
+		}
+		return nil
+	})
+	if _, err := h.fs.EraseMsg(2); err == nil {
+		t.Fatal("the erase's rewrite was to fail")
+	}
+	h.mem.InjectError(nil)
+	if ok, err := h.fs.EraseMsg(3); !ok || err != nil {
+		t.Fatalf("erase 3: %v %v", ok, err)
+	}
+	restored := restoreForTest(t, h, snapDir, "restored")
+	compareStores(t, restored, want, "snapshot after a failed and a good erase")
+	restored.Stop()
+}
+
+// A store that once listed a lost message still expands its snapshots:
+// only messages lost while expanding make the expansion fail.
+func TestExpandSnapshotWithEarlierLoss(t *testing.T) {
+	groupDir := t.TempDir()
+	fs := mustOpenFileStore(t, vfs.Default, filepath.Join(t.TempDir(), "msgs"), FileStoreConfig{BlockSize: 2048}, StoreLimits{})
+	defer fs.Stop()
+	for i := 0; i < 100; i++ {
+		if _, err := fs.StoreMsg(fmt.Sprintf("s.%d", i%7), nil, []byte(fmt.Sprintf("payload %d", i)), int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fs.mu.Lock()
+	fs.loseSeq(fs.findBlock(1), 1)
+	fs.mu.Unlock()
+	if lostCount(fs) == 0 {
+		t.Fatal("no loss recorded")
+	}
+	s, err := fs.snapshotTo(filepath.Join(groupDir, snapsDir, "100"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.write(); err != nil {
+		t.Fatal(err)
+	}
+	var st StreamState
+	fs.FastState(&st)
+	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs, Linked: "100"}
+	mj, _ := json.Marshal(&meta)
+	mset := &stream{groupDir: groupDir}
+	full, err := mset.expandSnapshot(appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj))
+	if err != nil {
+		t.Fatalf("expanding: %v", err)
+	}
+	got, rest, err := decodeSnapMeta(full)
+	if err != nil || got.Linked != "" || got.Messages != st.Msgs {
+		t.Fatalf("expanded metadata %+v %v", got, err)
+	}
+	if msgs := snapMsgs(t, rest.b); uint64(len(msgs)) != st.Msgs {
+		t.Fatalf("%d messages expanded, want %d", len(msgs), st.Msgs)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -205,4 +206,38 @@ func TestJetStreamClusterCatchupFromLogAfterSnapshots(t *testing.T) {
 			t.Fatalf("%s installed %d snapshots from the leader", m.jsa.js.srv.Name(), received)
 		}
 	}
+}
+
+// A replicated file stream's store syncs every sync_interval like a
+// single server's, so the files of blocks its limits dropped go away while
+// the server runs (they used to stay until it stopped).
+func TestJetStreamClusterStoreDropsOldBlockFiles(t *testing.T) {
+	setForTest(t, &defaultFileStoreBlockSize, 1024)
+	c := runJSClusterWith(t, 3, func(_ int, o *Options) { o.SyncInterval = 50 * time.Millisecond })
+	nc, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "OB", Subjects: []string{"ob"}, Replicas: 3, MaxMsgs: 20})
+	for i := 0; i < 600; i++ {
+		if ack, err := clusterCASPublish(nc, nats.NewMsg("ob")); err != nil || ack.Error != nil {
+			t.Fatalf("publish %d: %+v %v", i, ack, err)
+		}
+	}
+	checkReplicasAgree(t, c, "OB", 20)
+	blockFiles := func(m *stream) int {
+		ents, _ := os.ReadDir(filepath.Join(m.jsa.dir, "OB", "msgs"))
+		n := 0
+		for _, e := range ents {
+			if strings.HasSuffix(e.Name(), ".blk") || strings.HasSuffix(e.Name(), ".blz") {
+				n++
+			}
+		}
+		return n
+	}
+	waitFor(t, 10*time.Second, "old block files removed", func() bool {
+		for _, m := range c.replicas("OB") {
+			if blockFiles(m) > 6 {
+				return false
+			}
+		}
+		return true
+	})
 }

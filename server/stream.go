@@ -61,6 +61,7 @@ type stream struct {
 	snapEvery  uint64          // entries between snapshots, beyond snapshotEvery (the last one's cost)
 	groupDir   string          // the raft group's directory (replicated)
 	wal        *walLog         // the raft group's log (replicated)
+	pins       snapPins        // snapshot directories being read by expansions
 	installs   int             // snapshots installed, for tests and monitoring
 	received   int             // of which sent by a leader
 	expiry     *time.Timer

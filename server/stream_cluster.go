@@ -147,6 +147,12 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	mset.mu.Lock()
 	mset.group = g
+	if cfg.Storage == FileStorage {
+		// The raft log makes entries durable; the store still syncs every
+		// sync_interval, which checkpoints it, compacts blocks and removes
+		// the files of dropped ones.
+		mset.syncer = newGroupCommit(mset, false, o.SyncInterval)
+	}
 	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server.
 	if cfg.AllowDirect {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
@@ -82,18 +83,6 @@ func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 	return meta, st
 }
 
-// snapshotLocked fixes the stream's state at the last applied entry and
-// returns the function that serialises it and what the next snapshot's
-// interval should be; the caller holds mu and must call the function (on
-// any goroutine) for the capture to end.
-func (mset *stream) snapshotLocked(index uint64) (func() ([]byte, error), uint64) {
-	meta, st := mset.snapMetaLocked()
-	if encode, subjects, ok := mset.linkedSnapshotLocked(index, &meta); ok {
-		return encode, subjects
-	}
-	return fullSnapshot(mset.st(), &meta, st), 2 * st.Msgs
-}
-
 // fullSnapshot captures store's messages and returns the function that
 // encodes them after meta.
 func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() ([]byte, error) {
@@ -109,13 +98,10 @@ func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func(
 	}
 }
 
-// linkedSnapshotLocked fixes a file store's state in snaps/<index>; false
-// when the stream cannot take linked snapshots (and takes a full one).
-func (mset *stream) linkedSnapshotLocked(index uint64, meta *streamSnapMeta) (func() ([]byte, error), uint64, bool) {
-	fs, ok := mset.st().(*fileStore)
-	if !ok || !linkedSnapshots || mset.groupDir == "" || mset.wal == nil {
-		return nil, 0, false
-	}
+// linkedSnapshot fixes fs's state in snaps/<index>; false when that
+// fails (and a full snapshot is taken instead). Called on the group
+// goroutine, without mu: no entry is applied meanwhile.
+func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs *fileStore) (func() ([]byte, error), uint64, bool) {
 	mset.pruneSnapshotDirs(index)
 	name := strconv.FormatUint(index, 10)
 	dir := filepath.Join(mset.groupDir, snapsDir, name)
@@ -181,7 +167,34 @@ func (mset *stream) pruneSnapshotDirs(keep uint64) {
 		if err == nil && (idx == durable || idx == pending || idx == keep) {
 			continue
 		}
-		os.RemoveAll(filepath.Join(dir, e.Name()))
+		mset.pins.ifUnpinned(e.Name(), func() { os.RemoveAll(filepath.Join(dir, e.Name())) })
+	}
+}
+
+// snapPins counts the readers of each snapshot directory; pruning leaves
+// a pinned one alone.
+type snapPins struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (p *snapPins) add(name string, delta int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n == nil {
+		p.n = map[string]int{}
+	}
+	if p.n[name] += delta; p.n[name] <= 0 {
+		delete(p.n, name)
+	}
+}
+
+// ifUnpinned runs f, holding off new pins, unless name is pinned.
+func (p *snapPins) ifUnpinned(name string, f func()) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.n[name] == 0 {
+		f()
 	}
 }
 
@@ -309,24 +322,43 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	}
 	rank, n := mset.snapshotRank(name)
 	mset.mu.Lock()
-	defer mset.mu.Unlock()
 	interval := max(snapshotEvery, mset.snapEvery)
 	phase := interval * rank / n
 	crossed := (mset.lastIndex+phase)/interval > (mset.snapIndex+phase)/interval
 	if mset.closed || !crossed || mset.lastIndex-mset.snapIndex < interval/2 {
+		mset.mu.Unlock()
 		return 0, nil, false
 	}
+	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
+	meta, st := mset.snapMetaLocked()
+	store := mset.st()
+	fs, linkable := store.(*fileStore)
+	linkable = linkable && linkedSnapshots && mset.groupDir != "" && mset.wal != nil
 	// The log keeps twice the stream's messages in entries below the
 	// snapshot: a follower back from a restart catches up from the log,
 	// not from a snapshot of the whole stream.
 	if mset.wal != nil {
-		var st StreamState
-		mset.st().FastState(&st)
 		mset.wal.keep.Store(max(snapshotEvery, min(snapshotKeepFactor*st.Msgs, snapshotKeepMax)))
 	}
-	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
-	encode, every := mset.snapshotLocked(index)
-	mset.snapIndex, mset.snapEvery = index, every
+	mset.snapIndex = index
+	mset.mu.Unlock()
+	// Applies run on this goroutine only, so the store stays at index
+	// while the slower part (pruning, linking) runs without mu, which
+	// publishes take.
+	var encode func() ([]byte, error)
+	var every uint64
+	ok := false
+	if linkable {
+		encode, every, ok = mset.linkedSnapshot(index, &meta, fs)
+	}
+	if !ok {
+		encode, every = fullSnapshot(store, &meta, st), 2*st.Msgs
+	}
+	mset.mu.Lock()
+	if mset.snapIndex == index {
+		mset.snapEvery = every
+	}
+	mset.mu.Unlock()
 	return index, func() ([]byte, error) {
 		b, err := encode()
 		if err != nil { // not taken: the next batch of applies tries again

@@ -50,7 +50,7 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 		defer s.raft.sending.Delete(key)
 		data, err := ex.expandSnapshot(snap.Data)
 		if err != nil {
-			s.Debugf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
+			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
 			return
 		}
 		snap.Data = data
@@ -87,35 +87,49 @@ func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
 	if meta.Linked == "" {
 		return data, nil
 	}
+	name := meta.Linked
 	mset.mu.Lock()
 	groupDir := mset.groupDir
 	mset.mu.Unlock()
 	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
 	defer os.RemoveAll(scratch)
 	dir := filepath.Join(scratch, "msgs")
-	if err := restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, meta.Linked), dir); err != nil {
+	// Pinned while its files are linked: pruning must not remove them
+	// half-way (the scratch directory's links then keep them).
+	mset.pins.add(name, 1)
+	err = restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, name), dir)
+	mset.pins.add(name, -1)
+	if err != nil {
 		return nil, err
 	}
 	fs, err := newFileStore(vfs.Default, dir, FileStoreConfig{Logf: func(string, ...any) {}}, StoreLimits{})
 	if err != nil {
 		return nil, err
 	}
-	defer fs.Stop()
+	defer fs.closeUnsynced() // a scratch copy: no checkpoint or compaction
 	fs.markShared()
 	var st StreamState
 	fs.FastState(&st)
-	if st.Msgs != meta.Messages || st.LastSeq != meta.Last {
-		return nil, fmt.Errorf("linked snapshot %s holds %d messages up to %d, not %d up to %d",
-			meta.Linked, st.Msgs, st.LastSeq, meta.Messages, meta.Last)
+	lost := lostCount(fs)
+	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
+		return nil, fmt.Errorf("linked snapshot %s holds %d messages %d..%d, not %d messages %d..%d",
+			name, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
 	}
-	name := meta.Linked
 	meta.Linked = ""
 	full, err := fullSnapshot(fs, &meta, st)()
 	if err != nil {
 		return nil, err
 	}
-	if after := fs.State(); after.Msgs != meta.Messages || after.Lost != nil {
+	if after := fs.State(); after.Msgs != meta.Messages || lostCount(fs) != lost {
 		return nil, fmt.Errorf("linked snapshot %s: %d of %d messages readable", name, after.Msgs, meta.Messages)
 	}
 	return full, nil
+}
+
+// lostCount is the number of messages a store lists as lost.
+func lostCount(st StreamStore) int {
+	if l := st.State().Lost; l != nil {
+		return len(l.Msgs)
+	}
+	return 0
 }
