@@ -12,12 +12,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// infoOutcome asks for STREAM.INFO with a short timeout and returns the
-// leader named in the answer, the error code, or fails on a timeout: while
-// a stream has no leader the server the client uses must say 10008.
+// infoOutcome asks for STREAM.INFO and returns the leader named in the
+// answer, the error code, or fails on a timeout: while a stream has no
+// leader the server the client uses must say 10008. The timeout leaves
+// room for a loaded machine (CI runs the race detector on 2 cores, where 1 s
+// was once not enough); a request nobody answers still fails.
 func infoOutcome(t *testing.T, nc *nats.Conn, stream string) (leader string, code int) {
 	t.Helper()
-	msg, err := nc.Request("$JS.API.STREAM.INFO."+stream, nil, time.Second)
+	msg, err := nc.Request("$JS.API.STREAM.INFO."+stream, nil, 3*time.Second)
 	if errors.Is(err, nats.ErrTimeout) {
 		t.Fatalf("STREAM.INFO went unanswered")
 	}
