@@ -174,14 +174,7 @@ func TestJetStreamClusterCatchupFromLogAfterSnapshots(t *testing.T) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	st := createStream(t, js, jetstream.StreamConfig{Name: "CL", Subjects: []string{"cl.>"}, Replicas: 3})
-	leader := st.CachedInfo().Cluster.Leader
-	down := -1
-	for i, s := range c.servers {
-		if s.Name() != leader && s != c.servers[0] {
-			down = i
-		}
-	}
-	c.servers[down].Shutdown()
+	down := c.stopFollower(st.CachedInfo().Cluster.Leader)
 	for i := 0; i < 1000; i++ {
 		if ack, err := clusterCASPublish(nc, nats.NewMsg(fmt.Sprintf("cl.k%d", i%10))); err != nil || ack.Error != nil {
 			t.Fatalf("publish %d: %+v %v", i, ack, err)

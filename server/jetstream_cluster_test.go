@@ -318,14 +318,7 @@ func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 	st := createStream(t, js, cfg)
 	// Stop a server that does not lead the stream; the others move on and
 	// compact their logs past everything it has.
-	leader := st.CachedInfo().Cluster.Leader
-	down := -1
-	for i, s := range c.servers {
-		if s.Name() != leader && s != c.servers[0] {
-			down = i
-		}
-	}
-	c.servers[down].Shutdown()
+	down := c.stopFollower(st.CachedInfo().Cluster.Leader)
 	for i := 0; i < 1000; i++ {
 		m := nats.NewMsg(fmt.Sprintf("snap.k%d", i%10))
 		if i%7 == 0 {
@@ -366,6 +359,20 @@ func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 			}
 		}
 	}
+}
+
+// stopFollower shuts down a server that neither leads the stream (named
+// leader) nor is the first (where the tests' clients connect) and returns
+// its index.
+func (c *jsTestCluster) stopFollower(leader string) int {
+	down := -1
+	for i, s := range c.servers {
+		if s.Name() != leader && s != c.servers[0] {
+			down = i
+		}
+	}
+	c.servers[down].Shutdown()
+	return down
 }
 
 func TestJetStreamClusterR5ConcurrentExpected(t *testing.T) {
