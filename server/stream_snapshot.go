@@ -24,7 +24,7 @@ import (
 // are linked: the store fixes its state in a directory of the group
 // (snaps/<index>) by hard-linking its block files and writing its
 // checkpoint (filestore_snapshot.go), so taking one costs in proportion to
-// the stream's subjects and blocks, not its messages, and a restart
+// the stream's files, not its messages, and a restart
 // restores the store from the directory by linking the files back. A
 // snapshot sent to another replica is full: every message, encoded in the
 // snapshot itself (a linked one is expanded when it is sent,
@@ -124,8 +124,8 @@ func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs *fileS
 	}, every, true
 }
 
-// linkedSnapshotEvery is the interval after a linked snapshot of files
-// linked files: taking one links and syncs each of them.
+// linkedSnapshotEvery is the interval after a linked snapshot that linked
+// files files: taking one links (and may sync) each of them.
 func linkedSnapshotEvery(files int) uint64 { return 16 * uint64(files) }
 
 // errLinkedRestore marks a linked snapshot that cannot be restored.
