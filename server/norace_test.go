@@ -228,6 +228,10 @@ func runCASChaos(t *testing.T, upgradeFrom string) {
 	stored := readWholeStream(t, js, "KV")
 	end := time.Since(start).Nanoseconds()
 	checkChaosHistory(t, history, stored, end)
+	for i, conf := range c.confs { // what the kills exercised: restores from linked snapshots
+		snaps, _ := filepath.Glob(filepath.Join(filepath.Dir(conf), "jetstream", "_raft_", "*", snapsDir, "*"))
+		t.Logf("server %d: %d linked snapshot directories", i+1, len(snaps))
+	}
 }
 
 // chaosWrite publishes with the expectation and classifies the answer.
