@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 )
 
 // msgBlock is one block file. Its messages have consecutive sequences
@@ -90,6 +91,22 @@ func blockName(dir string, index uint32, compressed bool) string {
 		return filepath.Join(dir, fmt.Sprintf("%010d.blz", index))
 	}
 	return filepath.Join(dir, fmt.Sprintf("%010d.blk", index))
+}
+
+// parseStoreFileName splits a block or index file name made by blockName
+// or indexName into its index and extension ("blk", "blz" or "idx").
+func parseStoreFileName(name string) (index uint32, ext string, ok bool) {
+	if len(name) != 14 || name[10] != '.' {
+		return 0, "", false
+	}
+	n, err := strconv.ParseUint(name[:10], 10, 32)
+	switch ext = name[11:]; {
+	case err != nil:
+		return 0, "", false
+	case ext == "blk", ext == "blz", ext == "idx":
+		return uint32(n), ext, true
+	}
+	return 0, "", false
 }
 
 func indexName(dir string, index uint32) string {

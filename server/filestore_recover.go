@@ -3,7 +3,6 @@ package server
 import (
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/tern-mq/nats-server/internal/vfs"
@@ -38,16 +37,12 @@ func (fs *fileStore) listBlocks() ([]diskBlock, uint32, error) {
 			fs.fsys.Remove(filepath.Join(fs.dir, name))
 			continue
 		}
-		if len(name) != 14 || name[10] != '.' {
+		index, ext, ok := parseStoreFileName(name)
+		if !ok {
 			continue
 		}
-		n, err := strconv.ParseUint(name[:10], 10, 32)
-		if err != nil {
-			continue
-		}
-		index := uint32(n)
 		maxIndex = max(maxIndex, index)
-		switch name[11:] {
+		switch ext {
 		case "blk":
 			found[index] |= 1
 		case "blz":

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
@@ -58,7 +56,7 @@ func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
 		// The index too when there is one (it is always replaced, never
 		// rewritten in place): a restore then rebuilds the per-subject
 		// state from the indexes without reading the blocks.
-		index, _ := blockFileIndex(name)
+		index, _, _ := parseStoreFileName(name)
 		idx := filepath.Base(indexName(fs.dir, index))
 		if fs.fsys.Link(filepath.Join(fs.dir, idx), filepath.Join(dir, idx)) == nil {
 			s.linked = append(s.linked, idx)
@@ -100,10 +98,10 @@ func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
 // linked files (a block sealed lately may not be synced yet) unless an
 // earlier snapshot synced the very same file.
 func (s *fsSnapshot) write() error {
-	if err := writeSynced(s.fsys, blockName(s.dir, s.active, false), s.data); err != nil {
+	if err := vfs.WriteFileSynced(s.fsys, blockName(s.dir, s.active, false), s.data); err != nil {
 		return err
 	}
-	if err := writeSynced(s.fsys, filepath.Join(s.dir, fsCheckpointFile), s.ckpt); err != nil {
+	if err := vfs.WriteFileSynced(s.fsys, filepath.Join(s.dir, fsCheckpointFile), s.ckpt); err != nil {
 		return err
 	}
 	synced := make(map[string]os.FileInfo, len(s.linked))
@@ -148,22 +146,6 @@ func (fs *fileStore) setSnapSynced(synced map[string]os.FileInfo) {
 	fs.mu.Unlock()
 }
 
-// writeSynced creates name with data and syncs it.
-func writeSynced(fsys vfs.FS, name string, data []byte) error {
-	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // restoreFileSnapshot fills the new store directory storeDir from the
 // snapshot directory snapDir: sealed blocks are linked, the active block
 // (the highest) is copied, as the store appends to it, and so is the
@@ -181,19 +163,18 @@ func restoreFileSnapshot(fsys vfs.FS, snapDir, storeDir string) error {
 		return err
 	}
 	var active uint32
-	var blocks []string
 	for _, e := range ents {
-		if idx, ok := blockFileIndex(e.Name()); ok {
-			active = max(active, idx)
-			blocks = append(blocks, e.Name())
-		} else if strings.HasSuffix(e.Name(), ".idx") {
-			blocks = append(blocks, e.Name())
+		if index, ext, ok := parseStoreFileName(e.Name()); ok && ext != "idx" {
+			active = max(active, index)
 		}
 	}
-	for _, name := range blocks {
-		idx, isBlock := blockFileIndex(name)
-		from, to := filepath.Join(snapDir, name), filepath.Join(storeDir, name)
-		if isBlock && idx == active {
+	for _, e := range ents {
+		index, ext, ok := parseStoreFileName(e.Name())
+		if !ok {
+			continue
+		}
+		from, to := filepath.Join(snapDir, e.Name()), filepath.Join(storeDir, e.Name())
+		if ext == "blk" && index == active {
 			err = copyFile(fsys, from, to)
 		} else {
 			err = fsys.Link(from, to)
@@ -208,25 +189,12 @@ func restoreFileSnapshot(fsys vfs.FS, snapDir, storeDir string) error {
 	return fsys.SyncDir(storeDir)
 }
 
-// blockFileIndex parses the index of a block file name (.blk or .blz).
-func blockFileIndex(name string) (uint32, bool) {
-	base, ok := strings.CutSuffix(name, ".blk")
-	if !ok {
-		base, ok = strings.CutSuffix(name, ".blz")
-	}
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(base, 10, 32)
-	return uint32(v), err == nil
-}
-
 func copyFile(fsys vfs.FS, from, to string) error {
 	data, err := vfs.ReadFile(fsys, from)
 	if err != nil {
 		return err
 	}
-	return writeSynced(fsys, to, data)
+	return vfs.WriteFileSynced(fsys, to, data)
 }
 
 // markShared records that every sealed block file may have other names

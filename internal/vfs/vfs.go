@@ -92,13 +92,11 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 	return buf[:n], err
 }
 
-// WriteFileAtomic replaces name with data (the parts in order) durably: it
-// writes name+".tmp",
-// syncs it, renames it over name and syncs the directory. A crash leaves
-// either the old or the new content under name.
-func WriteFileAtomic(fs FS, name string, data ...[]byte) error {
-	tmp := name + ".tmp"
-	f, err := fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+// WriteFileSynced creates (or truncates) name, writes data (the parts in
+// order) and syncs it. Its directory entry is durable only once the
+// directory is synced.
+func WriteFileSynced(fs FS, name string, data ...[]byte) error {
+	f, err := fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
@@ -113,6 +111,15 @@ func WriteFileAtomic(fs FS, name string, data ...[]byte) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// WriteFileAtomic replaces name with data (the parts in order) durably: it
+// writes and syncs name+".tmp", renames it over name and syncs the
+// directory. A crash leaves either the old or the new content under name.
+func WriteFileAtomic(fs FS, name string, data ...[]byte) error {
+	tmp := name + ".tmp"
+	err := WriteFileSynced(fs, tmp, data...)
 	if err == nil {
 		err = fs.Rename(tmp, name)
 	}
