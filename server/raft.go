@@ -360,9 +360,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 			t.buf = make([]byte, 0, need)
 		}
 		full := t.buf[:cap(t.buf)]
-		payload := binary.AppendUvarint(full[32:32], uint64(len(t.group)))
-		payload = append(payload, t.group...)
-		payload = encodeRaftMsg(payload, &msgs[i])
+		payload := appendRaftPayload(full[32:32], t.group, &msgs[i])
 		if len(payload) > raftFragSize && t.s.sendRaftFrags(r, t.group, msgs[i].Type == raft.MsgSnap, payload) {
 			t.buf = nil
 			continue
@@ -378,6 +376,14 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 			t.buf = nil // do not keep a snapshot-sized buffer
 		}
 	}
+}
+
+// appendRaftPayload appends what a RAFT frame carries: the group's name
+// and the encoded message.
+func appendRaftPayload(b []byte, group string, m *raft.Message) []byte {
+	b = binary.AppendUvarint(b, uint64(len(group)))
+	b = append(b, group...)
+	return encodeRaftMsg(b, m)
 }
 
 func appendUint(b []byte, v uint64) []byte {

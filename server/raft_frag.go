@@ -52,9 +52,8 @@ type raftFrag struct {
 // not pile up while the first is still going out.
 func (s *Server) sendRaftFrags(r *route, group string, snapshot bool, payload []byte) bool {
 	switch {
-	case len(payload) > raftFragMaxTotal || r.remote.Proto < 2 && len(payload) > 1<<30:
-		s.Warnf("Route %s: raft message of %d bytes is too large to send", r.remote.Name, len(payload))
-		return true // dropped: the peer would close the route
+	case s.raftTooLarge(r, len(payload)):
+		return true // dropped
 	case r.remote.Proto < 2:
 		return false
 	}
@@ -73,6 +72,30 @@ func (s *Server) sendRaftFrags(r *route, group string, snapshot bool, payload []
 		s.queueRaftPieces(r, payload)
 	}()
 	return true
+}
+
+// raftTooLarge reports (and warns) when a raft message of n bytes cannot
+// go to r's peer: it would close the route.
+func (s *Server) raftTooLarge(r *route, n int) bool {
+	if n > raftFragMaxTotal || r.remote.Proto < 2 && n > 1<<30 {
+		s.Warnf("Route %s: raft message of %d bytes is too large to send", r.remote.Name, n)
+		return true
+	}
+	return false
+}
+
+// queueRaftPayload queues payload (group and message, appendRaftPayload)
+// on r from the caller's goroutine: in pieces when it is large and the
+// peer reassembles them, else in one RAFT frame.
+func (s *Server) queueRaftPayload(r *route, payload []byte) {
+	switch {
+	case s.raftTooLarge(r, len(payload)):
+	case len(payload) > raftFragSize && r.remote.Proto >= 2:
+		s.queueRaftPieces(r, payload)
+	default:
+		line := fmt.Appendf(make([]byte, 0, len(payload)+32), "RAFT %d\r\n", len(payload))
+		r.c.queueProto(append(append(line, payload...), "\r\n"...))
+	}
 }
 
 // queueRaftPieces queues payload in pieces, each once the route's output

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,18 +53,7 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 			return
 		}
 		snap.Data = data
-		payload := binary.AppendUvarint(nil, uint64(len(group)))
-		payload = append(payload, group...)
-		payload = encodeRaftMsg(payload, &out)
-		switch {
-		case len(payload) > raftFragMaxTotal || r.remote.Proto < 2 && len(payload) > 1<<30:
-			s.Warnf("Route %s: raft snapshot of %d bytes is too large to send", r.remote.Name, len(payload))
-		case len(payload) > raftFragSize && r.remote.Proto >= 2:
-			s.queueRaftPieces(r, payload)
-		default:
-			line := fmt.Appendf(make([]byte, 0, len(payload)+32), "RAFT %d\r\n", len(payload))
-			r.c.queueProto(append(append(line, payload...), "\r\n"...))
-		}
+		s.queueRaftPayload(r, appendRaftPayload(nil, group, &out))
 	}()
 	return true
 }
