@@ -257,7 +257,8 @@ func (mset *stream) restoreFullLocked(dir string, meta *streamSnapMeta, r *raftR
 	next := uint64(1)
 	for r.err == nil && len(r.b) > 0 {
 		seq, ts := r.uvarint(), r.varint()
-		subj, hdr, msg := string(r.bytes()), r.bytes(), r.bytes()
+		// Views of the snapshot: the store copies what it keeps.
+		subj, hdr, msg := string(r.view()), r.view(), r.view()
 		if r.err != nil || seq < next {
 			return errBadRaftMsg
 		}
