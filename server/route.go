@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -61,6 +62,8 @@ type routeTable struct {
 	byID     map[string]*route
 	interest map[string]int // "acc subject queue" → local subscriptions
 	dialing  map[string]bool
+	removed  chan struct{} // closed and replaced whenever a route is removed
+	attempts atomic.Int64  // route handshakes begun, both directions
 	listener net.Listener
 	rid      uint64
 }
@@ -71,6 +74,7 @@ func (s *Server) startCluster() error {
 	s.routes.byID = map[string]*route{}
 	s.routes.interest = map[string]int{}
 	s.routes.dialing = map[string]bool{}
+	s.routes.removed = make(chan struct{})
 	host := o.Cluster.Host
 	if host == "" {
 		host = o.Host
@@ -173,8 +177,13 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 		nc, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
 		if err == nil {
 			failures, delay = 0, 50*time.Millisecond
-			if s.runRoute(nc, true, u) == errSelfRoute {
+			switch id, err := s.runRoute(nc, true, u); err {
+			case errSelfRoute:
 				return
+			case errDuplicateRoute:
+				// The peer's own connection serves the pair: dial again
+				// only once it is gone, not in a loop while it lives.
+				s.awaitRouteGone(id)
 			}
 		} else {
 			failures++
@@ -195,17 +204,37 @@ var (
 	errDuplicateRoute = errors.New("duplicate route")
 )
 
-// runRoute performs the handshake and serves the route until it closes.
-func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) error {
+// awaitRouteGone returns once no route to the server id is registered,
+// or the server is shutting down.
+func (s *Server) awaitRouteGone(id string) {
+	for !s.shutdown.Load() {
+		s.routes.mu.Lock()
+		_, ok := s.routes.byID[id]
+		removed := s.routes.removed
+		s.routes.mu.Unlock()
+		if !ok {
+			return
+		}
+		select {
+		case <-removed:
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// runRoute performs the handshake and serves the route until it closes;
+// it returns the remote server's id and why the handshake failed, if it did.
+func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) (string, error) {
 	r := &route{solicited: solicited, url: u, br: bufio.NewReaderSize(nc, 64*1024)}
 	r.c = newClient(s, nc, s.cidGen.Add(1))
 	r.c.route = r
+	s.routes.attempts.Add(1)
 	if err := s.routeHandshake(r); err != nil {
 		nc.Close()
 		if err != errSelfRoute && err != errDuplicateRoute {
 			s.Debugf("Route handshake with %s failed: %v", nc.RemoteAddr(), err)
 		}
-		return err
+		return r.remote.ID, err
 	}
 	s.wg.Add(2)
 	go r.c.writeLoop()
@@ -216,7 +245,7 @@ func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) error {
 	err := s.routeReadLoop(r)
 	s.removeRoute(r)
 	s.Noticef("Route connection to %s closed: %v", r.remote.Name, err)
-	return nil
+	return r.remote.ID, nil
 }
 
 func (s *Server) myRouteInfo() routeInfo {
@@ -279,6 +308,9 @@ func (s *Server) registerRoute(r *route) error {
 			return errDuplicateRoute
 		}
 		old.c.closeNow(DuplicateRoute)
+		if r.remote.ClientURL == "" {
+			r.remote.ClientURL = old.remote.ClientURL
+		}
 	}
 	s.routes.rid++
 	s.routes.byID[r.remote.ID] = r
@@ -298,6 +330,8 @@ func (s *Server) removeRoute(r *route) {
 	registered := s.routes.byID[r.remote.ID] == r
 	if registered {
 		delete(s.routes.byID, r.remote.ID)
+		close(s.routes.removed)
+		s.routes.removed = make(chan struct{})
 	}
 	s.routes.mu.Unlock()
 	// The server's leaderships are forgotten when its route goes (not when

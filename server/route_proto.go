@@ -232,8 +232,13 @@ func (s *Server) routeGossip(r *route, args []byte) error {
 		return err
 	}
 	if ri.ID == r.remote.ID && ri.ClientURL != "" {
+		// Its client port may be known only now. The INFO may also come
+		// on a connection that a duplicate is replacing: update both.
 		s.routes.mu.Lock()
-		r.remote.ClientURL = ri.ClientURL // its client port may be known only now
+		r.remote.ClientURL = ri.ClientURL
+		if cur := s.routes.byID[ri.ID]; cur != nil {
+			cur.remote.ClientURL = ri.ClientURL
+		}
 		s.routes.mu.Unlock()
 	}
 	mine := s.routeURL()

@@ -99,6 +99,31 @@ func TestRouteMeshAndPubSub(t *testing.T) {
 	}
 }
 
+// Each pair of servers keeps one route; the loser of a duplicate does not
+// dial again while the winner lives (it redialled every 50 ms before).
+func TestRouteNoRedialWhileDuplicateLives(t *testing.T) {
+	servers := runCluster(t, 3, nil)
+	attempts := func() (n int64) {
+		for _, s := range servers {
+			n += s.routes.attempts.Load()
+		}
+		return n
+	}
+	before := attempts()
+	time.Sleep(time.Second) // a quiet mesh: nothing may happen meanwhile
+	if n := attempts() - before; n > 2 {
+		t.Fatalf("%d route handshakes in a second on a settled mesh", n)
+	}
+	// A route that drops is dialled again.
+	old := servers[1].routeList()[0]
+	old.c.closeNow(RouteRemoved)
+	waitFor(t, 10*time.Second, "a new route", func() bool {
+		rs := servers[1].routeList()
+		return len(rs) == 2 && rs[0] != old && rs[1] != old
+	})
+	waitForMesh(t, servers)
+}
+
 func TestRouteRequestReplyAndNoResponders(t *testing.T) {
 	servers := runCluster(t, 3, nil)
 	svc := connectNATS(t, servers[1].ClientURL())
@@ -190,6 +215,13 @@ func TestRouteConnectURLsInInfo(t *testing.T) {
 		want[strings.TrimPrefix(s.ClientURL(), "nats://")] = true
 	}
 	// Peers learn a server's client port from its gossip once it is bound.
+	defer func() {
+		if t.Failed() {
+			for _, r := range servers[0].routeList() {
+				t.Logf("route to %s: client URL %q", r.remote.Name, r.remote.ClientURL)
+			}
+		}
+	}()
 	waitFor(t, 5*time.Second, "every client URL in INFO", func() bool {
 		got := map[string]bool{}
 		for _, u := range servers[0].connectURLs() {
