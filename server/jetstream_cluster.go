@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"net"
 	"os"
 	"path/filepath"
@@ -33,6 +34,17 @@ type streamAssignment struct {
 }
 
 func (sa *streamAssignment) groupName() string { return "S-" + sa.Account + "-" + sa.Config.Name }
+
+// firstLeader is the member that campaigns as soon as a new stream's group
+// starts; the choice is spread over the members by the stream's identity.
+func (sa *streamAssignment) firstLeader() string {
+	if len(sa.Peers) == 0 {
+		return ""
+	}
+	h := fnv.New32a()
+	fmt.Fprintf(h, "%s %s %d", sa.Account, sa.Config.Name, sa.Created.UnixNano())
+	return sa.Peers[h.Sum32()%uint32(len(sa.Peers))]
+}
 
 // metaEntry is one meta log entry.
 type metaEntry struct {

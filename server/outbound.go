@@ -44,6 +44,7 @@ func (c *client) writeLoop() {
 func (c *client) write(chunks [][]byte, size int, wd time.Duration) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(wd))
 	c.out.wbufs = append(c.out.wbufs[:0], chunks...)
+	c.out.writes.Add(1)
 	n, err := c.out.wbufs.WriteTo(c.nc)
 	if err == nil {
 		return true

@@ -37,6 +37,7 @@ type outbound struct {
 	pendingHint atomic.Int64
 	sig         chan struct{}
 	done        chan struct{}
+	writes      atomic.Int64 // socket writes made by the write loop
 }
 
 func (o *outbound) init() {

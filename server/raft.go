@@ -18,8 +18,11 @@ import (
 // syncs → sends → applies → advances in one place. Messages travel over
 // routes as RAFT operations.
 
-// raftTick is the group clock; elections take 10-20 ticks.
+// raftTick is the group clock; elections take 10-20 ticks, leaders send
+// heartbeats every raftHeartbeatTicks (5 to 10 per election timeout).
 var raftTick = 50 * time.Millisecond
+
+const raftHeartbeatTicks = 2
 
 // raftID maps a server name to the peer id it has in every group. Server
 // names are stable across restarts (server ids are not).
@@ -63,6 +66,7 @@ type raftGroup struct {
 	closeOnce sync.Once
 
 	snapshotting bool // a snapshot is being encoded (group goroutine only)
+	eager        int  // ticks left in which a new group's first leader retries its campaign
 
 	mu      sync.Mutex
 	soft    raft.SoftState
@@ -85,6 +89,7 @@ var errGroupStopped = errors.New("raft group stopped")
 // startRaftGroup creates and runs a group with the given initial peers.
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
+	cfg.HeartbeatTicks = raftHeartbeatTicks
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: make(chan raft.Message, 8192),
 		props: make(chan proposal, 8192), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
@@ -107,6 +112,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		s.raft.groups = map[string]*raftGroup{}
 	}
 	s.raft.groups[name] = g
+	s.startRaftClock()
 	s.wg.Add(1)
 	go g.run()
 	return g, nil
@@ -121,16 +127,20 @@ func (s *Server) raftGroup(name string) *raftGroup {
 func (g *raftGroup) run() {
 	defer g.srv.wg.Done()
 	defer close(g.done)
-	tick := time.NewTicker(raftTick)
-	defer tick.Stop()
+	tick := g.srv.raftClock.next()
 	node := g.drv.Node
 	for {
 		select {
-		case now := <-tick.C:
+		case <-tick:
+			// A group busy for longer than a tick skips the ticks it
+			// missed, as a time.Ticker would.
+			tick = g.srv.raftClock.next()
+			now := time.Now()
 			if err := g.drv.Tick(); err != nil {
 				g.fail(err)
 				return
 			}
+			g.campaignAgain(node)
 			if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
 				if err := ps.periodicSync(now); err != nil {
 					g.fail(err)
@@ -285,6 +295,30 @@ func (g *raftGroup) Propose(data []byte, done func(error)) {
 }
 
 // control runs f on the group goroutine (leader transfer, compaction).
+// campaignEarly makes this member campaign at once instead of after an
+// election timeout: a new group needs a leader now, and nobody has led it
+// yet. Peers that start the group a moment later miss the first round,
+// so it is retried every other tick until a leader is known.
+func (g *raftGroup) campaignEarly() {
+	g.control(func(n *raft.Node) {
+		g.eager = 10
+		n.Campaign()
+	})
+}
+
+// campaignAgain retries an early campaign (group goroutine, on a tick).
+func (g *raftGroup) campaignAgain(n *raft.Node) {
+	if g.eager == 0 {
+		return
+	}
+	g.eager--
+	if st := n.SoftState(); st.Lead != raft.None {
+		g.eager = 0
+	} else if g.eager%2 == 0 {
+		n.Campaign()
+	}
+}
+
 func (g *raftGroup) control(f func(*raft.Node)) {
 	select {
 	case g.ctrl <- f:

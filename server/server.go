@@ -49,6 +49,7 @@ type Server struct {
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
 	routes        routeTable
 	raft          raftGroups
+	raftClock     raftClock
 }
 
 type serverStats struct {

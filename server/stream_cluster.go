@@ -133,6 +133,8 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
+	hs, _, _ := log.InitialState()
+	fresh := !join && hs.Term == 0 && log.w.LastIndex() == 0
 	g, err := s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset})
 	if err != nil {
 		if errors.Is(err, errLinkedRestore) {
@@ -144,6 +146,9 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		log.Close()
 		jsa.dropReplica(mset)
 		return nil, err
+	}
+	if fresh && sa.firstLeader() == s.Name() {
+		g.campaignEarly()
 	}
 	mset.mu.Lock()
 	mset.group = g

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Idle replicated streams cost little: every group ticks on the server's
+// one raft clock, so heartbeats of all groups share each route's writes.
+// With a timer per group and a heartbeat every tick, 30 idle R3 streams
+// made a server write to its routes more than a thousand times a second.
+func TestJetStreamClusterIdleGroupsShareRouteWrites(t *testing.T) {
+	const streams = 30
+	c := runJSCluster(t, 3)
+	nc := connectNATS(t, c.servers[0].ClientURL())
+	js, _ := jetstream.New(nc)
+	for i := range streams {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("IDLE%d", i),
+			Subjects: []string{fmt.Sprintf("idle.%d", i)}, Replicas: 3, Storage: jetstream.MemoryStorage})
+	}
+	waitFor(t, 20*time.Second, "a leader in every group", func() bool {
+		for i := range streams {
+			info, err := js.Stream(ctx(t), fmt.Sprintf("IDLE%d", i))
+			if err != nil || info.CachedInfo().Cluster == nil || info.CachedInfo().Cluster.Leader == "" {
+				return false
+			}
+		}
+		return true
+	})
+	writes := func() (n int64) {
+		for _, r := range c.servers[0].routeList() {
+			n += r.c.out.writes.Load()
+		}
+		return n
+	}
+	before, start := writes(), time.Now()
+	time.Sleep(2 * time.Second) // idle: counting what the heartbeats cost
+	perSec := float64(writes()-before) / time.Since(start).Seconds()
+	t.Logf("%.0f route writes/s for %d idle groups", perSec, streams+1)
+	// Two routes, 20 ticks a second: a heartbeat batch and a response
+	// batch per route and tick, with room for goroutines interleaving
+	// (about 300 here; timers per group made about 1,200).
+	if limit := float64(2 * 2 * 20 * 8); perSec > limit {
+		t.Fatalf("%.0f route writes/s for idle groups, want at most %.0f", perSec, limit)
+	}
+}
+
+// A new stream's group does not wait an election timeout (0.5-1 s) for
+// its first leader: the member the assignment names campaigns at once, so
+// creating a stream takes milliseconds, and leaders spread over servers.
+func TestJetStreamClusterNewStreamElectsAtOnce(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc := connectNATS(t, c.servers[1].ClientURL())
+	js, _ := jetstream.New(nc)
+	leaders := map[string]int{}
+	for i := range 9 {
+		name := fmt.Sprintf("NEW%d", i)
+		start := time.Now()
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"new." + name}, Replicas: 3})
+		took := time.Since(start)
+		sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, name)
+		var leader string
+		waitFor(t, 5*time.Second, "leader of "+name, func() bool {
+			leader = c.servers[0].js.Load().cluster.streamLeader(globalAccountName, name)
+			return leader != ""
+		})
+		t.Logf("%s created in %v, led by %s", name, took, leader)
+		if want := sa.firstLeader(); leader != want {
+			t.Fatalf("%s is led by %s; %s should have won the first election", name, leader, want)
+		}
+		leaders[leader]++
+	}
+	if len(leaders) < 2 {
+		t.Fatalf("every new stream led by the same server: %v", leaders)
+	}
+}
+
+// STREAM.LIST shows every stream as its leader sees it: which replicas are
+// current and the state, whichever server leads it (the meta leader used to
+// fill in replicas only for the streams it led itself, so `nats stream
+// report` flagged the others' replicas as not current).
+func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc := connectNATS(t, c.servers[2].ClientURL())
+	js, _ := jetstream.New(nc)
+	const streams = 6
+	for i := range streams {
+		name := fmt.Sprintf("L%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"list." + name}, Replicas: 3})
+		for range i + 1 {
+			if _, err := js.Publish(ctx(t), "list."+name, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var infos []*jetstream.StreamInfo
+	waitFor(t, 10*time.Second, "every replica current in the list", func() bool {
+		infos = nil
+		l := js.ListStreams(ctx(t))
+		for si := range l.Info() {
+			infos = append(infos, si)
+		}
+		if l.Err() != nil || len(infos) != streams {
+			return false
+		}
+		for _, si := range infos {
+			if si.Cluster == nil || si.Cluster.Leader == "" || len(si.Cluster.Replicas) != 2 {
+				return false
+			}
+			for _, p := range si.Cluster.Replicas {
+				if !p.Current || p.Offline {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	leaders := map[string]bool{}
+	for i, si := range infos {
+		if want := fmt.Sprintf("L%d", i); si.Config.Name != want || si.State.Msgs != uint64(i+1) {
+			t.Fatalf("list entry %d: %s with %d messages, want %s with %d", i, si.Config.Name, si.State.Msgs, want, i+1)
+		}
+		leaders[si.Cluster.Leader] = true
+	}
+	if len(leaders) < 2 {
+		t.Fatalf("all streams led by %v: the test needs streams led elsewhere than the meta leader", leaders)
+	}
+	// The subject filter and paging work as on a single server.
+	l := js.ListStreams(ctx(t), jetstream.WithStreamListSubject("list.L3"))
+	var names []string
+	for si := range l.Info() {
+		names = append(names, si.Config.Name)
+	}
+	if l.Err() != nil || len(names) != 1 || names[0] != "L3" {
+		t.Fatalf("filtered list: %v %v", names, l.Err())
+	}
+}
