@@ -242,16 +242,6 @@ func (r *apiRequest) clusterStreamNames() any {
 	return resp
 }
 
-func (r *apiRequest) clusterStreamList() any {
-	jc := r.jsa.js.cluster
-	resp := &streamListResponse{Streams: []*StreamInfo{}}
-	for _, sa := range jc.assignments(r.jsa.acc.Name) {
-		resp.Streams = append(resp.Streams, jc.streamInfoFromAssignment(sa))
-	}
-	resp.apiPaged = apiPaged{Total: len(resp.Streams), Limit: jsListLimit}
-	return resp
-}
-
 func (r *apiRequest) clusterStreamPurge() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.PURGE."))
 	var req purgeRequest

@@ -1,0 +1,126 @@
+package server
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nuid"
+)
+
+// STREAM.LIST in a cluster. The meta leader answers, but only a stream's
+// leader knows how far each replica has come (current, active, lag), so
+// the meta leader asks the leaders of the streams it does not lead for
+// their STREAM.INFO, as nats-server does. A stream whose leader does not
+// answer in time is listed from the assignment and named in "missing".
+
+// streamListWait bounds how long the meta leader waits for stream leaders.
+var streamListWait = 2 * time.Second
+
+func (r *apiRequest) clusterStreamList() any {
+	var req streamListRequest
+	if e := r.unmarshal(&req); e != nil {
+		return &streamListResponse{apiResponse: apiResponse{Error: e}}
+	}
+	jc := r.jsa.js.cluster
+	var sas []*streamAssignment
+	for _, sa := range jc.assignments(r.jsa.acc.Name) {
+		if req.Subject == "" || anyCollides(sa.Config.Subjects, req.Subject) {
+			sas = append(sas, sa)
+		}
+	}
+	offset := min(max(req.Offset, 0), len(sas))
+	paged := apiPaged{Total: len(sas), Offset: offset, Limit: jsListLimit}
+	sas = sas[offset:]
+	sas = sas[:min(len(sas), jsListLimit)]
+	s := r.jsa.js.srv
+	if s.shutdown.Load() {
+		return &streamListResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
+	}
+	// The answers come back through this server's read loops, which may
+	// be the one running this handler: wait on a goroutine of its own.
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		resp := &streamListResponse{apiPaged: paged}
+		resp.Streams, resp.Missing = r.jsa.gatherStreamInfos(sas)
+		setResponseType(resp, apiTypePrefix+"stream_list_response")
+		b, _ := json.Marshal(resp)
+		s.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
+	}()
+	return nil
+}
+
+// gatherStreamInfos returns the info of each assigned stream, in order:
+// from the local replica where this server leads, from the leader's
+// STREAM.INFO answer otherwise; missing names the streams whose leaders
+// did not answer within streamListWait.
+func (jsa *jsAccount) gatherStreamInfos(sas []*streamAssignment) (infos []*StreamInfo, missing []string) {
+	jc := jsa.js.cluster
+	infos = make([]*StreamInfo, len(sas))
+	var ask []int
+	for i, sa := range sas {
+		if mset := jsa.lookup(sa.Config.Name); mset != nil && mset.isLeader() {
+			infos[i], _ = mset.info("", false, 0)
+		} else {
+			ask = append(ask, i)
+		}
+	}
+	if len(ask) > 0 {
+		jsa.askStreamLeaders(sas, ask, infos)
+	}
+	for i, sa := range sas {
+		if infos[i] == nil {
+			infos[i] = jc.streamInfoFromAssignment(sa)
+			missing = append(missing, sa.Config.Name)
+		}
+	}
+	return infos, missing
+}
+
+// askStreamLeaders sends STREAM.INFO for sas[i], i in ask, and fills
+// infos[i] with each answer that arrives within streamListWait.
+func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos []*StreamInfo) {
+	s := jsa.js.srv
+	type answer struct {
+		i  int
+		si *StreamInfo
+	}
+	answers := make(chan answer, len(ask))
+	prefix := "$JSC.SL." + nuid.Next() + "."
+	sub, err := jsa.acc.subscribeInternal(prefix+"*", "", func(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+		i, err := strconv.Atoi(strings.TrimPrefix(subject, prefix))
+		if err != nil || i < 0 || i >= len(infos) {
+			return
+		}
+		var resp streamInfoResponse
+		if json.Unmarshal(msg, &resp) != nil || resp.Error != nil || resp.StreamInfo == nil {
+			return // a leader that could not answer: listed as missing
+		}
+		select {
+		case answers <- answer{i, resp.StreamInfo}:
+		default:
+		}
+	})
+	if err != nil {
+		return
+	}
+	defer jsa.acc.unsubscribe(sub)
+	for _, i := range ask {
+		s.deliver(nil, jsa.acc, jsAPIPrefix+"STREAM.INFO."+sas[i].Config.Name, prefix+strconv.Itoa(i), nil, nil)
+	}
+	deadline := time.NewTimer(streamListWait)
+	defer deadline.Stop()
+	for left := len(ask); left > 0; {
+		select {
+		case a := <-answers:
+			if infos[a.i] == nil {
+				infos[a.i] = a.si
+				left--
+			}
+		case <-deadline.C:
+			return
+		}
+	}
+}
