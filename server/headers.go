@@ -57,7 +57,7 @@ func getHeader(key string, hdr []byte) []byte {
 		if string(k) == key {
 			return bytes.TrimSpace(line[colon+1:])
 		}
-		if fold == nil && bytes.EqualFold(k, []byte(key)) {
+		if fold == nil && len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
 			fold = bytes.TrimSpace(line[colon+1:])
 		}
 	}

@@ -101,22 +101,24 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 		return pubOutcome{err: errMsgTooBig()}
 	}
 	var msgID string
+	var h jsHdrs
 	if len(m.hdr) > 0 {
-		if v := getHeader(JSExpectedStream, m.hdr); v != nil && string(v) != cfg.Name {
+		h = readJSHeaders(m.hdr)
+		if v := h.val[jhExpectedStream]; v != nil && string(v) != cfg.Name {
 			return pubOutcome{err: errExpectedStream()}
 		}
-		msgID = string(getHeader(JSMsgId, m.hdr))
+		msgID = string(h.val[jhMsgID])
 		if msgID != "" {
 			mset.pruneDedupe(m.ts)
 			if dde := mset.ddmap[msgID]; dde != nil {
 				return pubOutcome{seq: dde.seq, dup: true}
 			}
 		}
-		if err := mset.checkExpectations(m); err != nil {
+		if err := mset.checkExpectations(m, &h); err != nil {
 			return pubOutcome{err: err}
 		}
 	}
-	rollup, err := mset.rollupOf(m.hdr)
+	rollup, err := mset.rollupOf(h.val[jhRollup])
 	if err != nil {
 		return pubOutcome{err: err}
 	}
@@ -137,8 +139,8 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 
 // checkExpectations evaluates the Nats-Expected-* headers against the
 // applied state.
-func (mset *stream) checkExpectations(m *inMsg) *ApiError {
-	if v := getHeader(JSExpectedLastSeq, m.hdr); v != nil {
+func (mset *stream) checkExpectations(m *inMsg, h *jsHdrs) *ApiError {
+	if v := h.val[jhExpectedLastSeq]; v != nil {
 		want, ok := parseUintHeader(v)
 		var st StreamState
 		mset.st().FastState(&st)
@@ -146,11 +148,11 @@ func (mset *stream) checkExpectations(m *inMsg) *ApiError {
 			return errWrongLastSeq(st.LastSeq)
 		}
 	}
-	if v := getHeader(JSExpectedLastMsgId, m.hdr); v != nil && string(v) != mset.lmsgID {
+	if v := h.val[jhExpectedLastMsgID]; v != nil && string(v) != mset.lmsgID {
 		return errWrongLastMsgID(mset.lmsgID)
 	}
-	seqHdr := getHeader(JSExpectedLastSubjSeq, m.hdr)
-	subjHdr := getHeader(JSExpectedLastSubjSeqSubj, m.hdr)
+	seqHdr := h.val[jhExpectedLastSubjSeq]
+	subjHdr := h.val[jhExpectedLastSubjSeqSubj]
 	if seqHdr == nil {
 		if subjHdr != nil {
 			return errMissingExpectedSeq()
@@ -169,8 +171,8 @@ func (mset *stream) checkExpectations(m *inMsg) *ApiError {
 	return nil
 }
 
-func (mset *stream) rollupOf(hdr []byte) (string, *ApiError) {
-	v := getHeader(JSMsgRollup, hdr)
+// rollupOf checks a Nats-Rollup header value (nil: none).
+func (mset *stream) rollupOf(v []byte) (string, *ApiError) {
 	if v == nil {
 		return "", nil
 	}
