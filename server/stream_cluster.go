@@ -339,7 +339,8 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64) {
 	switch e.op {
 	case streamOpMsg:
 		out := mset.processJetStreamMsg(&e.m)
-		if e.reply != "" && !mset.cfg.NoAck {
+		// Only the server that proposed the entry answers the client.
+		if e.reply != "" && !mset.cfg.NoAck && e.origin == s.Name() {
 			resp = mset.pubAckJSON(out, s.getOpts().JetStreamDomain)
 		}
 		if mset.leader && mset.expiry == nil && mset.cfg.MaxAge > 0 {
