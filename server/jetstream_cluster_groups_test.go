@@ -2,9 +2,11 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -56,6 +58,7 @@ func TestJetStreamClusterNewStreamElectsAtOnce(t *testing.T) {
 	nc := connectNATS(t, c.servers[1].ClientURL())
 	js, _ := jetstream.New(nc)
 	leaders := map[string]int{}
+	designated := 0
 	for i := range 9 {
 		name := fmt.Sprintf("NEW%d", i)
 		start := time.Now()
@@ -68,10 +71,15 @@ func TestJetStreamClusterNewStreamElectsAtOnce(t *testing.T) {
 			return leader != ""
 		})
 		t.Logf("%s created in %v, led by %s", name, took, leader)
-		if want := sa.firstLeader(); leader != want {
-			t.Fatalf("%s is led by %s; %s should have won the first election", name, leader, want)
+		if leader == sa.firstLeader() {
+			designated++
 		}
 		leaders[leader]++
+	}
+	// By chance (each member timing out first) about 3 of 9; one slow
+	// election on a loaded machine is allowed.
+	if designated < 8 {
+		t.Fatalf("only %d of 9 new streams led by the member named to campaign at once", designated)
 	}
 	if len(leaders) < 2 {
 		t.Fatalf("every new stream led by the same server: %v", leaders)
@@ -118,15 +126,45 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 		}
 		return true
 	})
-	leaders := map[string]bool{}
+	meta := c.waitMetaLeader().Name()
+	elsewhere := 0
 	for i, si := range infos {
 		if want := fmt.Sprintf("L%d", i); si.Config.Name != want || si.State.Msgs != uint64(i+1) {
 			t.Fatalf("list entry %d: %s with %d messages, want %s with %d", i, si.Config.Name, si.State.Msgs, want, i+1)
 		}
-		leaders[si.Cluster.Leader] = true
+		if si.Cluster.Leader != meta {
+			elsewhere++
+		}
 	}
-	if len(leaders) < 2 {
-		t.Fatalf("all streams led by %v: the test needs streams led elsewhere than the meta leader", leaders)
+	if elsewhere == 0 {
+		// First leaders are spread by a hash; all six on the meta leader
+		// is unlikely but possible, and then the test proves nothing.
+		t.Skipf("every stream is led by the meta leader %s", meta)
+	}
+	// A client of the meta leader that sends more right after its request
+	// still gets the list on its reply subject (which pointed into the
+	// reader's buffer, overwritten by the next read).
+	var direct *Server
+	for _, srv := range c.servers {
+		if srv.Name() == meta {
+			direct = srv
+		}
+	}
+	dc := connectNATS(t, direct.ClientURL())
+	inbox := nats.NewInbox()
+	replies, _ := dc.SubscribeSync(inbox + ".*")
+	dc.Flush()
+	dc.PublishRequest("$JS.API.STREAM.LIST", inbox+".list", []byte("{}"))
+	for i := range 200 {
+		dc.PublishRequest("junk.subject.long.enough.to.cover."+fmt.Sprint(i), inbox+".junk.overwriting.the.buffer", nil)
+	}
+	dc.Flush()
+	m, err := replies.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatalf("no list answer: %v", err)
+	}
+	if m.Subject != inbox+".list" || !strings.Contains(string(m.Data), `.stream_list_response"`) {
+		t.Fatalf("list answer on %q: %.200s", m.Subject, m.Data)
 	}
 	// The subject filter and paging work as on a single server.
 	l := js.ListStreams(ctx(t), jetstream.WithStreamListSubject("list.L3"))

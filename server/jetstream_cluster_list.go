@@ -40,6 +40,8 @@ func (r *apiRequest) clusterStreamList() any {
 	}
 	// The answers come back through this server's read loops, which may
 	// be the one running this handler: wait on a goroutine of its own.
+	// The reply subject may point into the reader's buffer: copy it.
+	reply := strings.Clone(r.reply)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -47,7 +49,7 @@ func (r *apiRequest) clusterStreamList() any {
 		resp.Streams, resp.Missing = r.jsa.gatherStreamInfos(sas)
 		setResponseType(resp, apiTypePrefix+"stream_list_response")
 		b, _ := json.Marshal(resp)
-		s.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
+		s.deliver(nil, r.jsa.acc, reply, "", nil, b)
 	}()
 	return nil
 }
@@ -120,6 +122,8 @@ func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos
 				left--
 			}
 		case <-deadline.C:
+			return
+		case <-s.quit:
 			return
 		}
 	}

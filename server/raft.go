@@ -294,7 +294,6 @@ func (g *raftGroup) Propose(data []byte, done func(error)) {
 	}
 }
 
-// control runs f on the group goroutine (leader transfer, compaction).
 // campaignEarly makes this member campaign at once instead of after an
 // election timeout: a new group needs a leader now, and nobody has led it
 // yet. Peers that start the group a moment later miss the first round,
@@ -312,13 +311,16 @@ func (g *raftGroup) campaignAgain(n *raft.Node) {
 		return
 	}
 	g.eager--
+	// A vote under way (Candidate) is left to finish: campaigning again
+	// would spend another term. A pre-vote round is cheap to restart.
 	if st := n.SoftState(); st.Lead != raft.None {
 		g.eager = 0
-	} else if g.eager%2 == 0 {
+	} else if g.eager%2 == 0 && st.Role != raft.Candidate {
 		n.Campaign()
 	}
 }
 
+// control runs f on the group goroutine (leader transfer, compaction).
 func (g *raftGroup) control(f func(*raft.Node)) {
 	select {
 	case g.ctrl <- f:

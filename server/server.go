@@ -39,6 +39,7 @@ type Server struct {
 	wg         sync.WaitGroup
 	ready      chan struct{}
 	done       chan struct{}
+	quit       chan struct{} // closed when Shutdown begins
 	stats      serverStats
 	maxPending atomic.Int64
 	configTime atomic.Int64 // unix nanos of the last config load
@@ -73,7 +74,7 @@ func NewServer(opts *Options) (*Server, error) {
 	}
 	id, _ := kp.PublicKey()
 	s := &Server{id: id, name: o.ServerName, clients: map[uint64]*client{},
-		ready: make(chan struct{}), done: make(chan struct{})}
+		ready: make(chan struct{}), done: make(chan struct{}), quit: make(chan struct{})}
 	if s.name == "" {
 		s.name = id
 	}
@@ -342,6 +343,7 @@ func (s *Server) Shutdown() {
 		<-s.done
 		return
 	}
+	close(s.quit)
 	s.Noticef("Initiating Shutdown...")
 	s.running.Store(false)
 	s.mu.Lock()
