@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -190,7 +191,7 @@ func TestExpandSnapshotWithEarlierLoss(t *testing.T) {
 	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs, Linked: "100"}
 	mj, _ := json.Marshal(&meta)
 	mset := &stream{groupDir: groupDir}
-	full, err := mset.expandSnapshot(appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj))
+	full, err := expandForTest(mset, appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj))
 	if err != nil {
 		t.Fatalf("expanding: %v", err)
 	}
@@ -200,5 +201,48 @@ func TestExpandSnapshotWithEarlierLoss(t *testing.T) {
 	}
 	if msgs := snapMsgs(t, rest.b); uint64(len(msgs)) != st.Msgs {
 		t.Fatalf("%d messages expanded, want %d", len(msgs), st.Msgs)
+	}
+}
+
+// expandForTest expands a linked snapshot and reads the file it went to.
+func expandForTest(mset *stream, data []byte) ([]byte, error) {
+	f, size, err := mset.expandSnapshot(data)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	full := make([]byte, size)
+	_, err = f.ReadAt(full, 0)
+	return full, err
+}
+
+// A full snapshot written to a file a batch at a time (as a linked one is
+// expanded to be sent) is byte for byte the one encoded in memory.
+func TestWriteFullSnapshotMatchesInMemory(t *testing.T) {
+	fs := mustOpenFileStore(t, vfs.Default, t.TempDir(), FileStoreConfig{BlockSize: 256 << 10}, StoreLimits{})
+	payload := bytes.Repeat([]byte("x"), 200)
+	for i := range 12000 { // about 3 MiB: several flushes
+		if _, err := fs.StoreMsg(fmt.Sprintf("w.%d", i%97), nil, payload, int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := uint64(5); seq < 12000; seq += 7 {
+		if _, err := fs.RemoveMsg(seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var st StreamState
+	fs.FastState(&st)
+	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs}
+	mem, err := fullSnapshot(fs, &meta, st)()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var streamed bytes.Buffer
+	if err := writeFullSnapshot(fs, &meta, st, &streamed); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(mem, streamed.Bytes()) {
+		t.Fatalf("streamed snapshot (%d bytes) differs from the in-memory one (%d bytes)", streamed.Len(), len(mem))
 	}
 }

@@ -141,7 +141,7 @@ func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	}
 	checkReplicasAgree(t, c, "LS", info.State.Msgs-1)
 	for m, data := range snaps { // as a lagging follower would get them
-		full, err := m.expandSnapshot(data)
+		full, err := expandForTest(m, data)
 		if err != nil {
 			t.Logf("%s: snapshot replaced meanwhile: %v", m.jsa.js.srv.Name(), err)
 			continue

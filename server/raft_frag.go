@@ -101,15 +101,26 @@ func (s *Server) queueRaftPayload(r *route, payload []byte) {
 // queueRaftPieces queues payload in pieces, each once the route's output
 // is below the stall mark.
 func (s *Server) queueRaftPieces(r *route, payload []byte) {
+	_ = s.queueRaftPiecesFrom(r, bytes.NewReader(payload), len(payload))
+}
+
+// queueRaftPiecesFrom queues the total bytes src yields in pieces, each
+// read once the route's output is below the stall mark.
+func (s *Server) queueRaftPiecesFrom(r *route, src io.Reader, total int) error {
 	id := raftFragIDs.Add(1)
-	for off := 0; off < len(payload); off += raftFragSize {
+	for off := 0; off < total; off += raftFragSize {
 		if !s.waitRouteDrained(r.c) {
-			return
+			return nil
 		}
-		piece := payload[off:min(off+raftFragSize, len(payload))]
-		line := fmt.Appendf(make([]byte, 0, len(piece)+80), "RAFTF %d %d %d %d\r\n", id, len(payload), off, len(piece))
-		r.c.queueProto(append(append(line, piece...), "\r\n"...))
+		n := min(raftFragSize, total-off)
+		line := fmt.Appendf(make([]byte, 0, n+80), "RAFTF %d %d %d %d\r\n", id, total, off, n)
+		frame := line[:len(line)+n]
+		if _, err := io.ReadFull(src, frame[len(line):]); err != nil {
+			return err
+		}
+		r.c.queueProto(append(frame, "\r\n"...))
 	}
+	return nil
 }
 
 // waitRouteDrained waits until c's output is below the stall mark; false

@@ -70,7 +70,9 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) expandSnapshot(data []byte) ([]byte, error) { return sm.mset.expandSnapshot(data) }
+func (sm *streamSM) expandSnapshot(data []byte) (*os.File, int64, error) {
+	return sm.mset.expandSnapshot(data)
+}
 
 func (sm *streamSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	return sm.mset.wantSnapshot()

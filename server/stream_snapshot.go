@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,14 +89,27 @@ func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() ([]byte, error) {
 	mj, _ := json.Marshal(meta)
 	size := len(mj) + binary.MaxVarintLen64 + int(st.Bytes) + int(st.Msgs)*16
-	first, last := st.FirstSeq, st.LastSeq
-	if st.Msgs == 0 {
-		first, last = 1, 0
-	}
+	first, last := snapRange(st)
 	c := captureMessages(store, first, last)
 	return func() ([]byte, error) {
 		return c.encode(store, appendBytes(make([]byte, 0, size), mj))
 	}
+}
+
+// writeFullSnapshot writes the full form of store's state (as fullSnapshot
+// encodes it) to w, reading the messages a batch at a time.
+func writeFullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState, w io.Writer) error {
+	mj, _ := json.Marshal(meta)
+	first, last := snapRange(st)
+	return captureMessages(store, first, last).encodeTo(store, appendBytes(nil, mj), w)
+}
+
+// snapRange is the range of sequences a snapshot of st captures.
+func snapRange(st StreamState) (first, last uint64) {
+	if st.Msgs == 0 {
+		return 1, 0
+	}
+	return st.FirstSeq, st.LastSeq
 }
 
 // linkedSnapshot fixes fs's state in snaps/<index>; false when that

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"errors"
+	"io"
 	"sync"
 	"sync/atomic"
 )
@@ -42,6 +43,9 @@ type watchedStore interface {
 // snapBatch is the number of messages an encoder reads per hold of the
 // store's lock.
 const snapBatch = 512
+
+// snapFlushBytes is how much of a snapshot streamed to a file is buffered.
+const snapFlushBytes = 1 << 20
 
 // snapSavedMax bounds the bytes of copies a capture keeps: past it (a mass
 // removal ahead of the encoder) the snapshot is given up rather than
@@ -97,6 +101,26 @@ func captureMessages(store StreamStore, first, last uint64) *snapCapture {
 // encode appends every message of the capture to b, as the snapshot
 // format has them, and detaches the capture from store.
 func (c *snapCapture) encode(store StreamStore, b []byte) ([]byte, error) {
+	return c.encodeFlushing(store, b, nil)
+}
+
+// encodeTo writes b and then every message of the capture to w, a batch
+// at a time: memory stays bounded whatever the stream's size.
+func (c *snapCapture) encodeTo(store StreamStore, b []byte, w io.Writer) error {
+	flush := func(b []byte) ([]byte, error) {
+		_, err := w.Write(b)
+		return b[:0], err
+	}
+	b, err := c.encodeFlushing(store, b, flush)
+	if err == nil {
+		_, err = flush(b)
+	}
+	return err
+}
+
+// encodeFlushing is encode handing the buffer to flush (when set) after
+// each batch that left it above snapFlushBytes.
+func (c *snapCapture) encodeFlushing(store StreamStore, b []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	defer func() {
 		store.(watchedStore).setRemovalWatcher(nil)
 		c.mu.Lock()
@@ -119,6 +143,11 @@ func (c *snapCapture) encode(store StreamStore, b []byte) ([]byte, error) {
 			return nil, err
 		}
 		b = c.flushSaved(b, to)
+		if flush != nil && len(b) >= snapFlushBytes {
+			if b, err = flush(b); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if c.abandoned.Load() {
 		return nil, errSnapshotAbandoned

@@ -1,7 +1,12 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,9 +25,9 @@ import (
 // snapshotExpander is implemented by state machines whose stored
 // snapshots must be expanded before they are sent.
 type snapshotExpander interface {
-	// expandSnapshot returns data as a self-contained snapshot, or nil
-	// when it already is one.
-	expandSnapshot(data []byte) ([]byte, error)
+	// expandSnapshot writes data as a self-contained snapshot to a file
+	// that has no name (it goes when closed); the caller closes it.
+	expandSnapshot(data []byte) (*os.File, int64, error)
 }
 
 // expandSnapshot takes over sending m when group's snapshot needs
@@ -47,15 +52,46 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	go func() {
 		defer s.wg.Done()
 		defer s.raft.sending.Delete(key)
-		data, err := ex.expandSnapshot(snap.Data)
+		f, size, err := ex.expandSnapshot(snap.Data)
 		if err != nil {
 			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
 			return
 		}
-		snap.Data = data
-		s.queueRaftPayload(r, appendRaftPayload(nil, group, &out))
+		defer f.Close()
+		if err := s.sendSnapshotFile(r, group, &out, f, size); err != nil {
+			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
+		}
 	}()
 	return true
+}
+
+// sendSnapshotFile sends m with the snapshot data in f (size bytes): in
+// pieces read from the file as the route drains, so the whole stream is
+// never in memory; in one frame to a peer too old for pieces.
+func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f *os.File, size int64) error {
+	if r.remote.Proto < 2 || size <= int64(raftFragSize) {
+		data := make([]byte, size)
+		if _, err := f.ReadAt(data, 0); err != nil {
+			return err
+		}
+		m.Snapshot.Data = data
+		s.queueRaftPayload(r, appendRaftPayload(nil, group, m))
+		return nil
+	}
+	// The snapshot's data is the message's last field: encode the rest
+	// with no data, then put the data's real length where its empty
+	// length went.
+	m.Snapshot.Data = nil
+	prefix := appendRaftPayload(nil, group, m)
+	if prefix[len(prefix)-1] != 0 {
+		return errors.New("snapshot data is not the raft message's last field")
+	}
+	prefix = binary.AppendUvarint(prefix[:len(prefix)-1], uint64(size))
+	total := int64(len(prefix)) + size
+	if s.raftTooLarge(r, int(min(total, raftFragMaxTotal+1))) {
+		return nil
+	}
+	return s.queueRaftPiecesFrom(r, io.MultiReader(bytes.NewReader(prefix), io.NewSectionReader(f, 0, size)), int(total))
 }
 
 // isLinkedSnapshot reports whether data is a stream snapshot whose
@@ -66,19 +102,40 @@ func isLinkedSnapshot(data []byte) bool {
 }
 
 // expandSnapshot reads a linked snapshot's directory through a store
-// restored from it in a scratch directory, and encodes every message.
-func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
-	meta, _, err := decodeSnapMeta(data)
-	if err != nil {
-		return nil, err
-	}
-	if meta.Linked == "" {
-		return data, nil
-	}
-	name := meta.Linked
+// restored from it in a scratch directory, and writes every message to
+// an unnamed file in the group's directory.
+func (mset *stream) expandSnapshot(data []byte) (*os.File, int64, error) {
 	mset.mu.Lock()
 	groupDir := mset.groupDir
 	mset.mu.Unlock()
+	f, err := os.CreateTemp(groupDir, "sending-*.snap")
+	if err != nil {
+		return nil, 0, err
+	}
+	os.Remove(f.Name()) // open until sent; nothing is left after a crash
+	if err := mset.writeExpandedSnapshot(data, groupDir, f); err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	size, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, size, nil
+}
+
+// writeExpandedSnapshot writes data's full form to w.
+func (mset *stream) writeExpandedSnapshot(data []byte, groupDir string, w io.Writer) error {
+	meta, _, err := decodeSnapMeta(data)
+	if err != nil {
+		return err
+	}
+	if meta.Linked == "" {
+		_, err := w.Write(data)
+		return err
+	}
+	name := meta.Linked
 	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
 	defer os.RemoveAll(scratch)
 	dir := filepath.Join(scratch, "msgs")
@@ -88,11 +145,11 @@ func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
 	err = restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, name), dir)
 	mset.pins.add(name, -1)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	fs, err := newFileStore(vfs.Default, dir, FileStoreConfig{Logf: func(string, ...any) {}}, StoreLimits{})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer fs.closeUnsynced() // a scratch copy: no checkpoint or compaction
 	fs.markShared()
@@ -100,18 +157,21 @@ func (mset *stream) expandSnapshot(data []byte) ([]byte, error) {
 	fs.FastState(&st)
 	lost := lostCount(fs)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
-		return nil, fmt.Errorf("linked snapshot %s holds %d messages %d..%d, not %d messages %d..%d",
+		return fmt.Errorf("linked snapshot %s holds %d messages %d..%d, not %d messages %d..%d",
 			name, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
 	}
 	meta.Linked = ""
-	full, err := fullSnapshot(fs, &meta, st)()
-	if err != nil {
-		return nil, err
+	bw := bufio.NewWriterSize(w, snapFlushBytes)
+	if err := writeFullSnapshot(fs, &meta, st, bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
 	}
 	if after := fs.State(); after.Msgs != meta.Messages || lostCount(fs) != lost {
-		return nil, fmt.Errorf("linked snapshot %s: %d of %d messages readable", name, after.Msgs, meta.Messages)
+		return fmt.Errorf("linked snapshot %s: %d of %d messages readable", name, after.Msgs, meta.Messages)
 	}
-	return full, nil
+	return nil
 }
 
 // lostCount is the number of messages a store lists as lost.
