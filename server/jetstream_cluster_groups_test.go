@@ -119,8 +119,8 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 				return false
 			}
 			for _, p := range si.Cluster.Replicas {
-				if !p.Current || p.Offline {
-					return false
+				if !p.Current || p.Offline || p.Active <= 0 {
+					return false // Active 0 is "not seen" to the nats CLI
 				}
 			}
 		}

@@ -443,7 +443,9 @@ func (mset *stream) clusterInfo() *ClusterInfo {
 		if pr, ok := st.Progress[raftID(p)]; ok {
 			pi.Current = pr.Match >= st.Commit
 			pi.Lag = st.LastIndex - min(st.LastIndex, pr.Match)
-			pi.Active = time.Duration(pr.IdleTicks) * raftTick
+			// Heard from within IdleTicks+1 ticks: report the middle of
+			// that last tick (0 reads as "never seen" to clients).
+			pi.Active = time.Duration(pr.IdleTicks)*raftTick + raftTick/2
 			pi.Offline = !pr.RecentActive
 		}
 		ci.Replicas = append(ci.Replicas, pi)
