@@ -56,6 +56,9 @@ type metaEntry struct {
 	// send only SA.Peers, the whole new list).
 	Remove string `json:"remove,omitempty"`
 	Add    string `json:"add,omitempty"`
+	// Scale marks an "upd" that changes the replica count: SA.Peers is
+	// the new placement, taken together with the configuration.
+	Scale bool `json:"scale,omitempty"`
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -270,6 +273,9 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			switch {
 			case me.Op == "upd":
 				nsa.Config = sa.Config
+				if me.Scale {
+					nsa.Peers = slices.Clone(sa.Peers)
+				}
 			case me.Remove != "" || me.Add != "":
 				// A change relative to the placement at apply time, so
 				// two removals in a row both take effect.
@@ -291,7 +297,7 @@ func (jc *jsCluster) apply(me *metaEntry) {
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	if outcome == nil {
-		jc.applyLocal(me.Op, sa, old)
+		jc.applyLocal(me, sa, old)
 	}
 	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
 		go jc.respondMeta(me, sa, outcome)
@@ -308,14 +314,17 @@ func (jc *jsCluster) isPeer(sa *streamAssignment) bool {
 }
 
 // applyLocal starts, stops or updates this server's replica.
-func (jc *jsCluster) applyLocal(op string, sa, old *streamAssignment) {
+func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
+	op := me.Op
 	jsa := jc.js.account(sa.Account)
 	if jsa == nil {
 		return
 	}
-	if op == "peers" {
+	if op == "peers" || me.Scale {
 		jc.applyPlacement(jsa, sa)
-		return
+		if op == "peers" {
+			return
+		}
 	}
 	if !jc.isPeer(sa) {
 		return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -156,6 +157,9 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 		typ := "stream_create_response"
 		if me.Op == "upd" {
 			typ = "stream_update_response"
+			// The replicas take the new configuration from the stream's
+			// log a moment later; the answer shows what was accepted.
+			si.Config = sa.Config
 		}
 		resp = &streamInfoResponse{apiResponse: apiResponse{Type: apiTypePrefix + typ}, StreamInfo: si, DidCreate: me.Op == "add"}
 	}
@@ -205,12 +209,65 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	if e := cfg.check(); e != nil {
 		return streamErr(e)
 	}
+	if old.Config.Replicas != cfg.Replicas {
+		return r.scaleStream(old, cfg)
+	}
 	if e := checkUpdate(&old.Config, &cfg); e != nil {
 		return streamErr(e)
 	}
 	sa := *old
 	sa.Config = cfg
 	return r.proposeMeta("upd", &sa)
+}
+
+// scaleStream changes a replicated stream's replica count (between 2 and
+// 5; to or from one replica is refused): one meta entry carries the new
+// configuration and placement. Added servers start empty replicas that
+// join and catch up, removed ones drop theirs, and the stream's leader
+// brings the raft membership in line one change at a time.
+func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
+	if old.Config.Replicas == 1 || cfg.Replicas == 1 {
+		return streamErr(errReplicasNotUpdatable())
+	}
+	same := cfg
+	same.Replicas = old.Config.Replicas
+	if e := checkUpdate(&old.Config, &same); e != nil {
+		return streamErr(e)
+	}
+	peers, e := r.jsa.js.cluster.scaledPeers(old, cfg.Replicas)
+	if e != nil {
+		return streamErr(e)
+	}
+	sa := *old
+	sa.Config, sa.Peers = cfg, peers
+	jc := r.jsa.js.cluster
+	me := &metaEntry{Op: "upd", SA: &sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply), Scale: true}
+	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
+	return nil
+}
+
+// scaledPeers is old's placement grown or shrunk to n servers: new ones
+// picked as for a new stream, and the stream's leader kept when shrinking.
+func (jc *jsCluster) scaledPeers(old *streamAssignment, n int) ([]string, *ApiError) {
+	peers := slices.Clone(old.Peers)
+	if n > len(peers) {
+		cands := jc.candidates(old.Config.Placement, peers)
+		if len(cands) < n-len(peers) {
+			return nil, errInsufficientResources()
+		}
+		return append(peers, cands[:n-len(peers)]...), nil
+	}
+	leader := jc.streamLeader(old.Account, old.Config.Name)
+	keep := make([]string, 0, n)
+	if slices.Contains(peers, leader) {
+		keep = append(keep, leader)
+	}
+	for _, p := range peers {
+		if len(keep) < n && p != leader {
+			keep = append(keep, p)
+		}
+	}
+	return keep, nil
 }
 
 func (r *apiRequest) clusterStreamDelete() any {

@@ -192,8 +192,8 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
 
 func (jsa *jsAccount) dropReplica(mset *stream) {
 	jsa.mu.Lock()
-	if jsa.streams[mset.cfg.Name] == mset {
-		delete(jsa.streams, mset.cfg.Name)
+	if jsa.streams[mset.name] == mset {
+		delete(jsa.streams, mset.name)
 	}
 	jsa.mu.Unlock()
 	_ = mset.st().Delete()
@@ -226,7 +226,7 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 }
 
 func (mset *stream) subscribeDirect() {
-	name := mset.cfg.Name
+	name := mset.name
 	for _, subj := range []string{"$JS.API.DIRECT.GET." + name, "$JS.API.DIRECT.GET." + name + ".>"} {
 		if sub, err := mset.jsa.acc.subscribeInternal(subj, "_sys_", mset.directGet); err == nil {
 			mset.mu.Lock()
@@ -423,14 +423,14 @@ func (mset *stream) isLeader() bool {
 func (mset *stream) clusterInfo() *ClusterInfo {
 	s := mset.jsa.js.srv
 	mset.mu.Lock()
-	g := mset.group
+	g, name := mset.group, mset.name
 	mset.mu.Unlock()
 	if g == nil {
 		return &ClusterInfo{Leader: s.Name()}
 	}
 	jc := mset.jsa.js.cluster
-	sa := jc.assignment(mset.jsa.acc.Name, mset.cfg.Name)
-	ci := &ClusterInfo{Name: s.ClusterName(), Leader: jc.streamLeader(mset.jsa.acc.Name, mset.cfg.Name)}
+	sa := jc.assignment(mset.jsa.acc.Name, name)
+	ci := &ClusterInfo{Name: s.ClusterName(), Leader: jc.streamLeader(mset.jsa.acc.Name, name)}
 	if sa == nil {
 		return ci
 	}

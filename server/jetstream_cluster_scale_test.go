@@ -1,0 +1,91 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A replicated stream's replica count can be changed as with nats-server
+// (`nats stream edit --replicas`): R3 → R5 adds two servers that catch up,
+// R5 → R3 removes two (never the leader), and the stream keeps every
+// message and keeps accepting publishes throughout. To or from one replica
+// is refused with 10061.
+func TestJetStreamClusterScaleReplicas(t *testing.T) {
+	c := runJSCluster(t, 5)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "SC", Subjects: []string{"sc.>"}, Replicas: 3})
+	sent := 0
+	publish := func(n int) {
+		for range n {
+			if _, err := js.Publish(ctx(t), fmt.Sprintf("sc.%d", sent%7), []byte("x")); err != nil {
+				t.Fatalf("publish %d: %v", sent, err)
+			}
+			sent++
+		}
+	}
+	publish(100)
+	scale := func(n int) {
+		t.Helper()
+		cfg := st.CachedInfo().Config
+		cfg.Replicas = n
+		info, err := js.UpdateStream(ctx(t), cfg)
+		if err != nil {
+			t.Fatalf("scaling to %d: %v", n, err)
+		}
+		if info.CachedInfo().Config.Replicas != n {
+			t.Fatalf("scaled to %d, config says %d", n, info.CachedInfo().Config.Replicas)
+		}
+		waitFor(t, 20*time.Second, fmt.Sprintf("%d current replicas", n), func() bool {
+			si, err := st.Info(ctx(t))
+			if err != nil || si.Cluster == nil || si.Cluster.Leader == "" || len(si.Cluster.Replicas) != n-1 {
+				return false
+			}
+			for _, p := range si.Cluster.Replicas {
+				if !p.Current {
+					return false
+				}
+			}
+			return si.Config.Replicas == n
+		})
+	}
+
+	scale(5)
+	publish(50)
+	checkReplicasAgree(t, c, "SC", uint64(sent))
+	leader := c.servers[0].js.Load().cluster.streamLeader(globalAccountName, "SC")
+
+	scale(3)
+	publish(50)
+	checkReplicasAgree(t, c, "SC", uint64(sent))
+	sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "SC")
+	if len(sa.Peers) != 3 || !slices.Contains(sa.Peers, leader) {
+		t.Fatalf("placement after scaling down: %v (leader was %s)", sa.Peers, leader)
+	}
+	if n := len(c.replicas("SC")); n != 3 {
+		t.Fatalf("%d servers still hold a replica after scaling down to 3", n)
+	}
+
+	// Any update's answer shows the configuration it set, although the
+	// replicas apply it from the stream's log a moment later.
+	cfg := st.CachedInfo().Config
+	cfg.MaxMsgs = 100000
+	if info, err := js.UpdateStream(ctx(t), cfg); err != nil || info.CachedInfo().Config.MaxMsgs != 100000 {
+		t.Fatalf("update answered %v", err)
+	}
+
+	for _, n := range []int{1} {
+		cfg := st.CachedInfo().Config
+		cfg.Replicas = n
+		_, err := js.UpdateStream(context.Background(), cfg)
+		var apiErr *jetstream.APIError
+		if !errors.As(err, &apiErr) || apiErr.ErrorCode != 10061 {
+			t.Fatalf("scaling R3 to R%d: %v, want error 10061", n, err)
+		}
+	}
+}
