@@ -445,14 +445,19 @@ func (s *Server) routeForPeer(id raft.ID) *route {
 	return nil
 }
 
-// deliverRaft hands a RAFT payload from a route to its group.
-func (s *Server) deliverRaft(payload []byte) error {
+// deliverRaft hands a RAFT payload from a route to its group; owned says
+// the message may keep payload's memory (else it is copied).
+func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	n, k := binary.Uvarint(payload)
 	if k <= 0 || uint64(len(payload)-k) < n {
 		return errBadRaftMsg
 	}
 	name := string(payload[k : k+int(n)])
-	m, err := decodeRaftMsg(payload[k+int(n):])
+	decode := decodeRaftMsg
+	if owned {
+		decode = decodeOwnedRaftMsg
+	}
+	m, err := decode(payload[k+int(n):])
 	if err != nil {
 		return err
 	}

@@ -133,7 +133,13 @@ func (r *raftReader) bytes() []byte {
 // decodeRaftMsg parses a message encoded by encodeRaftMsg. The message
 // does not keep b: entry and snapshot data share one copy of it.
 func decodeRaftMsg(b []byte) (raft.Message, error) {
-	r := &raftReader{b: append([]byte(nil), b...)}
+	return decodeOwnedRaftMsg(append([]byte(nil), b...))
+}
+
+// decodeOwnedRaftMsg is decodeRaftMsg for a b the message may keep (a
+// reassembled snapshot is not copied a second time).
+func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
+	r := &raftReader{b: b}
 	var m raft.Message
 	if r.byte() != raftCodecVersion {
 		return m, errBadRaftMsg

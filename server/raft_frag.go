@@ -185,7 +185,7 @@ func (s *Server) routeRaftFrag(r *route, args []byte) error {
 		return nil
 	}
 	r.frags.drop(id)
-	if err := s.deliverRaft(fr.buf); err != nil {
+	if err := s.deliverRaft(fr.buf, true); err != nil { // fr.buf is not reused
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
 	}
 	return nil

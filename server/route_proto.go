@@ -189,7 +189,7 @@ func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
 	if _, err := io.ReadFull(r.br, buf); err != nil {
 		return buf, err
 	}
-	if err := s.deliverRaft(buf[:size]); err != nil {
+	if err := s.deliverRaft(buf[:size], false); err != nil {
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
 	}
 	if cap(buf) > 1<<20 {
