@@ -352,8 +352,8 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	mset := jsa.lookup(sa.Config.Name)
 	switch {
-	case !jc.isPeer(sa) && mset != nil && mset.isLeader():
-		go jc.handOffAndStop(jsa, mset, sa)
+	case !jc.isPeer(sa) && mset != nil:
+		go jc.leaveAndStop(jsa, mset, sa)
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
@@ -365,14 +365,25 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	}
 }
 
-// handOffAndStop removes a leading replica that left the placement: the
-// leader takes itself out of the group's membership (it keeps leading
-// until that commits, then hands leadership over), and only then drops its
-// replica, so the others are never left without a leader or a quorum.
-func (jc *jsCluster) handOffAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
+// leaveAndStop removes a replica that left the placement once the group
+// no longer counts it, so the others are never left without a leader or a
+// quorum. A leader takes itself out of the membership (it keeps leading
+// until that commits, then hands leadership over); a follower waits for
+// the leader's change removing it (the stream's log has it: membership
+// follows the log). Stopping at once lost the quorum when several
+// replicas left together (R3 → R1: the last one could never elect).
+func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
+	me := raftID(jc.js.srv.Name())
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
 	deadline := time.Now().Add(10 * time.Second)
-	for mset.isLeader() && time.Now().Before(deadline) {
-		mset.reconcilePeers()
+	for time.Now().Before(deadline) {
+		if mset.isLeader() {
+			mset.reconcilePeers()
+		} else if g == nil || g.healthy() != nil || !slices.Contains(g.statusSnapshot().Peers, me) {
+			break
+		}
 		if jc.js.srv.sleepOrShutdown(100 * time.Millisecond) {
 			return
 		}

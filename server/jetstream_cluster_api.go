@@ -220,15 +220,12 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	return r.proposeMeta("upd", &sa)
 }
 
-// scaleStream changes a replicated stream's replica count (between 2 and
-// 5; to or from one replica is refused): one meta entry carries the new
+// scaleStream changes a stream's replica count (1 to 5; in a cluster an
+// R1 stream has a raft group of one): one meta entry carries the new
 // configuration and placement. Added servers start empty replicas that
 // join and catch up, removed ones drop theirs, and the stream's leader
 // brings the raft membership in line one change at a time.
 func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
-	if old.Config.Replicas == 1 || cfg.Replicas == 1 {
-		return streamErr(errReplicasNotUpdatable())
-	}
 	same := cfg
 	same.Replicas = old.Config.Replicas
 	if e := checkUpdate(&old.Config, &same); e != nil {
