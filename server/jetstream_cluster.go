@@ -57,8 +57,10 @@ type metaEntry struct {
 	Remove string `json:"remove,omitempty"`
 	Add    string `json:"add,omitempty"`
 	// Scale marks an "upd" that changes the replica count: SA.Peers is
-	// the new placement, taken together with the configuration.
-	Scale bool `json:"scale,omitempty"`
+	// the new placement, taken together with the configuration, if the
+	// placement is still From.
+	Scale bool     `json:"scale,omitempty"`
+	From  []string `json:"from,omitempty"`
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -271,10 +273,16 @@ func (jc *jsCluster) apply(me *metaEntry) {
 		} else {
 			nsa := *old
 			switch {
+			case me.Op == "upd" && me.Scale && !slices.Equal(old.Peers, me.From):
+				// The placement changed since the scale was computed (a
+				// peer removal): refused rather than undoing that.
+				outcome = errClusterNotAvail()
 			case me.Op == "upd":
 				nsa.Config = sa.Config
 				if me.Scale {
 					nsa.Peers = slices.Clone(sa.Peers)
+				} else {
+					nsa.Config.Replicas = old.Config.Replicas // only a scale changes it
 				}
 			case me.Remove != "" || me.Add != "":
 				// A change relative to the placement at apply time, so
@@ -290,8 +298,10 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			default:
 				nsa.Peers = slices.Clone(sa.Peers)
 			}
-			accStreams[sa.Config.Name] = &nsa
-			sa = &nsa
+			if outcome == nil {
+				accStreams[sa.Config.Name] = &nsa
+				sa = &nsa
+			}
 		}
 	}
 	jc.streamsChangedLocked()
@@ -326,6 +336,16 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 			return
 		}
 	}
+	if op == "upd" {
+		// The leader puts the configuration in the stream's log, also
+		// one that a scale takes out of the placement (it leads until
+		// its removal commits).
+		if mset := jsa.lookup(sa.Config.Name); mset != nil && mset.isLeader() {
+			cfg := sa.Config
+			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
+		}
+		return
+	}
 	if !jc.isPeer(sa) {
 		return
 	}
@@ -338,11 +358,6 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 		}
 	case "del":
 		jsa.stopReplica(sa.Config.Name, true, sa)
-	case "upd":
-		if mset := jsa.lookup(sa.Config.Name); mset != nil && mset.isLeader() {
-			cfg := sa.Config
-			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
-		}
 	}
 }
 
@@ -367,32 +382,59 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 
 // leaveAndStop removes a replica that left the placement once the group
 // no longer counts it, so the others are never left without a leader or a
-// quorum. A leader takes itself out of the membership (it keeps leading
-// until that commits, then hands leadership over); a follower waits for
-// the leader's change removing it (the stream's log has it: membership
-// follows the log). Stopping at once lost the quorum when several
-// replicas left together (R3 → R1: the last one could never elect).
+// quorum (stopping at once lost the quorum when several replicas left
+// together: R3 -> R1 left the last one electing forever). A leader takes
+// itself out of the membership (it keeps leading until that commits, then
+// hands leadership over); a follower waits for the leader's change that
+// removes it (membership follows the log). A replica that holds nothing
+// (started empty, e.g. while the meta log was replayed at startup) or that
+// has heard no leader for replicaOrphanAfter stops at once: no leader is
+// there to remove it, and it counts for nothing.
 func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
 	me := raftID(jc.js.srv.Name())
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if mset.isLeader() {
-			mset.reconcilePeers()
-		} else if g == nil || g.healthy() != nil || !slices.Contains(g.statusSnapshot().Peers, me) {
+	var leaderless time.Time
+	for {
+		mset.mu.Lock()
+		closed := mset.closed
+		mset.mu.Unlock()
+		if closed {
+			return // stopped otherwise (deleted, shutdown)
+		}
+		if cur := jc.assignment(sa.Account, sa.Config.Name); cur != nil && jc.isPeer(cur) {
+			return // placed here again meanwhile
+		}
+		if g == nil || g.healthy() != nil {
 			break
+		}
+		st := g.statusSnapshot()
+		if st.Lead == raft.None {
+			if leaderless.IsZero() {
+				leaderless = time.Now()
+			}
+		} else {
+			leaderless = time.Time{}
+		}
+		switch {
+		case mset.isLeader():
+			mset.reconcilePeers()
+		case !slices.Contains(st.Peers, me), st.LastIndex == 0,
+			!leaderless.IsZero() && time.Since(leaderless) > replicaOrphanAfter:
+			jsa.stopReplica(sa.Config.Name, true, sa)
+			return
 		}
 		if jc.js.srv.sleepOrShutdown(100 * time.Millisecond) {
 			return
 		}
 	}
-	if cur := jc.assignment(sa.Account, sa.Config.Name); cur != nil && jc.isPeer(cur) {
-		return // placed here again meanwhile
-	}
 	jsa.stopReplica(sa.Config.Name, true, sa)
 }
+
+// replicaOrphanAfter is how long a replica that left the placement waits
+// for a leader to take it out of the group's membership.
+var replicaOrphanAfter = 10 * time.Second
 
 func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
 	jc.mu.Lock()

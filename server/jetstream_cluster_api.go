@@ -231,14 +231,18 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	if e := checkUpdate(&old.Config, &same); e != nil {
 		return streamErr(e)
 	}
-	peers, e := r.jsa.js.cluster.scaledPeers(old, cfg.Replicas)
+	jc := r.jsa.js.cluster
+	if !jc.scalingSupported() {
+		return streamErr(errClusterNotAvail())
+	}
+	peers, e := jc.scaledPeers(old, cfg.Replicas)
 	if e != nil {
 		return streamErr(e)
 	}
 	sa := *old
 	sa.Config, sa.Peers = cfg, peers
-	jc := r.jsa.js.cluster
-	me := &metaEntry{Op: "upd", SA: &sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply), Scale: true}
+	me := &metaEntry{Op: "upd", SA: &sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply), Scale: true,
+		From: slices.Clone(old.Peers)}
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }
@@ -248,23 +252,44 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 func (jc *jsCluster) scaledPeers(old *streamAssignment, n int) ([]string, *ApiError) {
 	peers := slices.Clone(old.Peers)
 	if n > len(peers) {
-		cands := jc.candidates(old.Config.Placement, peers)
+		cands := jc.candidates(old.Config.Placement, append(slices.Clone(peers), old.Removed...))
 		if len(cands) < n-len(peers) {
 			return nil, errInsufficientResources()
 		}
 		return append(peers, cands[:n-len(peers)]...), nil
 	}
+	// Keep the leader, then servers connected now.
 	leader := jc.streamLeader(old.Account, old.Config.Name)
-	keep := make([]string, 0, n)
-	if slices.Contains(peers, leader) {
-		keep = append(keep, leader)
+	up := map[string]bool{jc.js.srv.Name(): true}
+	for _, r := range jc.js.srv.routeList() {
+		up[r.remote.Name] = true
+	}
+	slices.SortStableFunc(peers, func(a, b string) int {
+		if c := cmpBool(b == leader, a == leader); c != 0 {
+			return c
+		}
+		return cmpBool(up[b], up[a])
+	})
+	return peers[:n], nil
+}
+
+// scalingSupported reports whether every server of the meta group is
+// connected and knows scale entries (route protocol 3): an older one would
+// apply the configuration without the placement.
+func (jc *jsCluster) scalingSupported() bool {
+	jc.mu.Lock()
+	peers := slices.Clone(jc.peers)
+	jc.mu.Unlock()
+	proto := map[string]int{jc.js.srv.Name(): routeProto}
+	for _, r := range jc.js.srv.routeList() {
+		proto[r.remote.Name] = r.remote.Proto
 	}
 	for _, p := range peers {
-		if len(keep) < n && p != leader {
-			keep = append(keep, p)
+		if proto[p] < 3 {
+			return false
 		}
 	}
-	return keep, nil
+	return true
 }
 
 func (r *apiRequest) clusterStreamDelete() any {

@@ -97,3 +97,30 @@ func TestJetStreamClusterScaleReplicas(t *testing.T) {
 	checkReplicasAgree(t, c, "SC", uint64(sent))
 
 }
+
+// A scale computed against a placement that changed before it applied
+// (a peer removal in between) is refused at apply time instead of undoing
+// the change; a plain update never changes the replica count.
+func TestJetStreamClusterScaleAgainstStalePlacement(t *testing.T) {
+	c := runJSCluster(t, 5)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "SP", Subjects: []string{"sp.>"}, Replicas: 3})
+	meta := c.waitMetaLeader()
+	jc := meta.js.Load().cluster
+	old := jc.assignment(globalAccountName, "SP")
+	stale := *old
+	stale.Config.Replicas = 4
+	stale.Peers = append(slices.Clone(old.Peers), "nobody")
+	jc.proposeMeta(&metaEntry{Op: "upd", SA: &stale, Origin: meta.Name(), Scale: true,
+		From: []string{"not", "the", "placement"}}, func(*ApiError) {})
+	// A plain update proposed after it applies after it.
+	cfg := st.CachedInfo().Config
+	cfg.Description = "after"
+	if _, err := js.UpdateStream(ctx(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cur := jc.assignment(globalAccountName, "SP")
+	if !slices.Equal(cur.Peers, old.Peers) || cur.Config.Replicas != 3 || cur.Config.Description != "after" {
+		t.Fatalf("after a stale scale and an update: peers %v, R%d, %q", cur.Peers, cur.Config.Replicas, cur.Config.Description)
+	}
+}

@@ -83,8 +83,13 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 			continue
 		}
 		for name, osa := range names {
-			if sa := streams[acc][name]; sa == nil || !jc.isPeer(sa) {
+			switch sa := streams[acc][name]; {
+			case sa == nil:
 				jsa.stopReplica(name, true, osa)
+			case !jc.isPeer(sa):
+				if mset := jsa.lookup(name); mset != nil {
+					go jc.leaveAndStop(jsa, mset, sa) // as when a meta entry moves it
+				}
 			}
 			if streams[acc][name] == nil {
 				jc.leaders.forget(leaderKey(acc, name))

@@ -104,11 +104,20 @@ func (mset *stream) reconcilePeers() {
 		for _, p := range sa.Peers {
 			ids = append(ids, raftID(p))
 		}
+		// Members not heard from lately go first: while they are members a
+		// removal of a live one would need their vote to commit.
+		var remove []raft.ID
 		for _, id := range st.Peers {
 			if !slices.Contains(ids, id) {
-				_ = n.ProposeConfChange(raft.ConfChange{Type: raft.RemovePeer, ID: id})
-				return
+				remove = append(remove, id)
 			}
+		}
+		slices.SortStableFunc(remove, func(a, b raft.ID) int {
+			return cmpBool(st.Progress[a].RecentActive, st.Progress[b].RecentActive)
+		})
+		if len(remove) > 0 {
+			_ = n.ProposeConfChange(raft.ConfChange{Type: raft.RemovePeer, ID: remove[0]})
+			return
 		}
 		for _, id := range ids {
 			if !slices.Contains(st.Peers, id) {
@@ -117,4 +126,15 @@ func (mset *stream) reconcilePeers() {
 			}
 		}
 	})
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
 }

@@ -32,7 +32,10 @@ import (
 // version (routeProto/100) and ignore operations they do not know, so a
 // rolling upgrade can add operations without breaking older peers; an
 // operation with a payload goes only to peers whose version knows it.
-const routeProto = 2
+// Version 3 adds no operation: it tells that the server applies meta
+// entries that change a stream's replica count (scaling needs every
+// server to).
+const routeProto = 3
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {

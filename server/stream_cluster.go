@@ -149,7 +149,9 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	if fresh && sa.firstLeader() == s.Name() {
+	// Only for a stream created moments ago: an old assignment replayed
+	// from the meta log at startup may be removed by a later entry.
+	if fresh && time.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name() {
 		g.campaignEarly()
 	}
 	mset.mu.Lock()

@@ -70,6 +70,9 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 // never in memory; in one frame to a peer too old for pieces.
 func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f *os.File, size int64) error {
 	if r.remote.Proto < 2 || size <= int64(raftFragSize) {
+		if s.raftTooLarge(r, int(min(size, raftFragMaxTotal+1))) {
+			return nil
+		}
 		data := make([]byte, size)
 		if _, err := f.ReadAt(data, 0); err != nil {
 			return err
