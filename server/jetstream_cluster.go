@@ -273,7 +273,7 @@ func (jc *jsCluster) apply(me *metaEntry) {
 		} else {
 			nsa := *old
 			switch {
-			case me.Op == "upd" && me.Scale && !slices.Equal(old.Peers, me.From):
+			case me.Op == "upd" && me.Scale && me.From != nil && !slices.Equal(old.Peers, me.From):
 				// The placement changed since the scale was computed (a
 				// peer removal): refused rather than undoing that.
 				outcome = errClusterNotAvail()
@@ -368,7 +368,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	mset := jsa.lookup(sa.Config.Name)
 	switch {
 	case !jc.isPeer(sa) && mset != nil:
-		go jc.leaveAndStop(jsa, mset, sa)
+		jc.startLeaving(jsa, mset, sa)
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
@@ -385,56 +385,88 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 // quorum (stopping at once lost the quorum when several replicas left
 // together: R3 -> R1 left the last one electing forever). A leader takes
 // itself out of the membership (it keeps leading until that commits, then
-// hands leadership over); a follower waits for the leader's change that
-// removes it (membership follows the log). A replica that holds nothing
-// (started empty, e.g. while the meta log was replayed at startup) or that
-// has heard no leader for replicaOrphanAfter stops at once: no leader is
-// there to remove it, and it counts for nothing.
+// hands leadership over); a follower waits until the membership it knows
+// leaves it out (membership follows the log), or until the leader the other
+// servers know stops talking to it (a removed member is not sent the entry
+// that removes it: it sees no leader while the others see one). It stops without waiting when
+// it can matter to no quorum: a leader of a group without any server of
+// the placement (a stale replica revived by replaying the meta log), or a
+// replica that holds nothing and has heard no leader for replicaOrphanAfter.
 func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
-	me := raftID(jc.js.srv.Name())
+	s := jc.js.srv
+	me := raftID(s.Name())
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
+	start := time.Now()
 	var leaderless time.Time
+	heardLeader := false
 	for {
-		mset.mu.Lock()
-		closed := mset.closed
-		mset.mu.Unlock()
-		if closed {
-			return // stopped otherwise (deleted, shutdown)
-		}
-		if cur := jc.assignment(sa.Account, sa.Config.Name); cur != nil && jc.isPeer(cur) {
-			return // placed here again meanwhile
-		}
 		if g == nil || g.healthy() != nil {
 			break
 		}
 		st := g.statusSnapshot()
-		if st.Lead == raft.None {
-			if leaderless.IsZero() {
+		cur := jc.assignment(sa.Account, sa.Config.Name)
+		if st.ID != 0 { // filled in by the group's first pass
+			// Knows a membership that leaves it out (a replica that
+			// joined knows none until the leader's log reaches it).
+			removed := len(st.Peers) > 0 && !slices.Contains(st.Peers, me)
+			heardLeader = heardLeader || st.Lead != raft.None
+			if st.Lead != raft.None {
+				leaderless = time.Time{}
+			} else if leaderless.IsZero() {
 				leaderless = time.Now()
 			}
-		} else {
-			leaderless = time.Time{}
+			// A leader other servers know of that no longer talks to us:
+			// its membership has left us out (a removed member never gets
+			// the entry that removes it).
+			lead := jc.streamLeader(sa.Account, sa.Config.Name)
+			shunned := !leaderless.IsZero() && time.Since(leaderless) > replicaShunnedAfter &&
+				lead != "" && lead != s.Name()
+			placed := cur != nil && slices.ContainsFunc(st.Peers, func(id raft.ID) bool {
+				return slices.ContainsFunc(cur.Peers, func(p string) bool { return raftID(p) == id })
+			})
+			switch {
+			case mset.isLeader() && !placed:
+				jsa.stopReplicaIf(mset)
+				return
+			case mset.isLeader():
+				mset.reconcilePeers()
+			case removed, shunned:
+				jsa.stopReplicaIf(mset)
+				return
+			case !heardLeader && st.LastIndex == 0 && time.Since(start) > replicaOrphanAfter:
+				jsa.stopReplicaIf(mset)
+				return
+			}
 		}
-		switch {
-		case mset.isLeader():
-			mset.reconcilePeers()
-		case !slices.Contains(st.Peers, me), st.LastIndex == 0,
-			!leaderless.IsZero() && time.Since(leaderless) > replicaOrphanAfter:
-			jsa.stopReplica(sa.Config.Name, true, sa)
-			return
-		}
-		if jc.js.srv.sleepOrShutdown(100 * time.Millisecond) {
+		if s.sleepOrShutdown(100 * time.Millisecond) {
 			return
 		}
 	}
-	jsa.stopReplica(sa.Config.Name, true, sa)
+	jsa.stopReplicaIf(mset)
 }
 
-// replicaOrphanAfter is how long a replica that left the placement waits
-// for a leader to take it out of the group's membership.
-var replicaOrphanAfter = 10 * time.Second
+// replicaOrphanAfter is how long a replica that left the placement, holds
+// nothing and heard no leader waits before it stops; replicaShunnedAfter
+// how long one waits without hearing the leader the others follow.
+var (
+	replicaOrphanAfter  = 10 * time.Second
+	replicaShunnedAfter = 2 * time.Second
+)
+
+// startLeaving runs leaveAndStop for mset unless the server is stopping.
+func (jc *jsCluster) startLeaving(jsa *jsAccount, mset *stream, sa *streamAssignment) {
+	s := jc.js.srv
+	if s.shutdown.Load() {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		jc.leaveAndStop(jsa, mset, sa)
+	}()
+}
 
 func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
 	jc.mu.Lock()

@@ -88,7 +88,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 				jsa.stopReplica(name, true, osa)
 			case !jc.isPeer(sa):
 				if mset := jsa.lookup(name); mset != nil {
-					go jc.leaveAndStop(jsa, mset, sa) // as when a meta entry moves it
+					jc.startLeaving(jsa, mset, sa) // as when a meta entry moves it
 				}
 			}
 			if streams[acc][name] == nil {

@@ -104,8 +104,8 @@ func (mset *stream) reconcilePeers() {
 		for _, p := range sa.Peers {
 			ids = append(ids, raftID(p))
 		}
-		// Members not heard from lately go first: while they are members a
-		// removal of a live one would need their vote to commit.
+		// The member heard from least recently goes first: while it is a
+		// member, a removal of a live one would need its vote to commit.
 		var remove []raft.ID
 		for _, id := range st.Peers {
 			if !slices.Contains(ids, id) {
@@ -113,7 +113,7 @@ func (mset *stream) reconcilePeers() {
 			}
 		}
 		slices.SortStableFunc(remove, func(a, b raft.ID) int {
-			return cmpBool(st.Progress[a].RecentActive, st.Progress[b].RecentActive)
+			return st.Progress[b].IdleTicks - st.Progress[a].IdleTicks
 		})
 		if len(remove) > 0 {
 			_ = n.ProposeConfChange(raft.ConfChange{Type: raft.RemovePeer, ID: remove[0]})

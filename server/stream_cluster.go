@@ -203,6 +203,21 @@ func (jsa *jsAccount) dropReplica(mset *stream) {
 
 // stopReplica stops the group and removes the replica (and its data when
 // the stream was deleted).
+// stopReplicaIf stops mset (deleting its data) if it is still the account's
+// replica of its stream and the stream is not placed here (again).
+func (jsa *jsAccount) stopReplicaIf(mset *stream) {
+	jc := jsa.js.cluster
+	jsa.mu.Lock()
+	sa := jc.assignment(jsa.acc.Name, mset.name)
+	if jsa.streams[mset.name] != mset || sa != nil && jc.isPeer(sa) {
+		jsa.mu.Unlock()
+		return
+	}
+	delete(jsa.streams, mset.name)
+	jsa.mu.Unlock()
+	jsa.stopReplicaOf(mset, true, sa)
+}
+
 func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssignment) {
 	jsa.mu.Lock()
 	mset := jsa.streams[name]
@@ -211,6 +226,12 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 	if mset == nil {
 		return
 	}
+	jsa.stopReplicaOf(mset, deleteData, sa)
+}
+
+// stopReplicaOf stops a replica already taken out of jsa.streams.
+func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAssignment) {
+	name := mset.name
 	mset.mu.Lock()
 	g, leading := mset.group, mset.leader
 	mset.mu.Unlock()
