@@ -427,6 +427,13 @@ func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssign
 				return slices.ContainsFunc(cur.Peers, func(p string) bool { return raftID(p) == id })
 			})
 			switch {
+			case cur != nil && jc.isPeer(cur) && (removed || shunned):
+				// Placed here again after its removal went through: the
+				// old replica cannot rejoin; a new one joins empty.
+				jsa.rejoinReplica(mset, cur)
+				return
+			case cur != nil && jc.isPeer(cur):
+				return // placed here again before it left: it stays
 			case mset.isLeader() && !placed:
 				jsa.stopReplicaIf(mset)
 				return

@@ -218,6 +218,22 @@ func (jsa *jsAccount) stopReplicaIf(mset *stream) {
 	jsa.stopReplicaOf(mset, true, sa)
 }
 
+// rejoinReplica replaces mset, a replica removed from its group, with an
+// empty one that joins the group again (the stream is placed here again).
+func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
+	jsa.mu.Lock()
+	if jsa.streams[mset.name] != mset {
+		jsa.mu.Unlock()
+		return
+	}
+	delete(jsa.streams, mset.name)
+	jsa.mu.Unlock()
+	jsa.stopReplicaOf(mset, true, sa)
+	if _, err := jsa.startReplica(sa, true); err != nil {
+		jsa.js.srv.Errorf("JetStream cluster: rejoining stream %q: %v", sa.Config.Name, err)
+	}
+}
+
 func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssignment) {
 	jsa.mu.Lock()
 	mset := jsa.streams[name]
