@@ -36,10 +36,23 @@ const (
 // case-sensitively first, then case-insensitively as a fallback), or nil.
 // It does not allocate.
 func getHeader(key string, hdr []byte) []byte {
-	if len(hdr) == 0 {
-		return nil
-	}
 	var fold []byte
+	for k, v, rest := nextHeader(hdr); k != nil; k, v, rest = nextHeader(rest) {
+		if string(k) == key {
+			return bytes.TrimSpace(v)
+		}
+		if fold == nil && len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
+			fold = bytes.TrimSpace(v)
+		}
+	}
+	return fold
+}
+
+// nextHeader returns the key and (untrimmed) value of the first
+// "key: value" line of hdr and what follows it; key is nil at the end.
+// Lines without a key (the status line, the closing blank line) are
+// skipped.
+func nextHeader(hdr []byte) (key, val, rest []byte) {
 	for len(hdr) > 0 {
 		i := bytes.IndexByte(hdr, '\n')
 		var line []byte
@@ -49,19 +62,11 @@ func getHeader(key string, hdr []byte) []byte {
 			line, hdr = hdr[:i], hdr[i+1:]
 		}
 		line = bytes.TrimRight(line, "\r")
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		k := line[:colon]
-		if string(k) == key {
-			return bytes.TrimSpace(line[colon+1:])
-		}
-		if fold == nil && len(k) == len(key) && bytes.EqualFold(k, []byte(key)) {
-			fold = bytes.TrimSpace(line[colon+1:])
+		if colon := bytes.IndexByte(line, ':'); colon > 0 {
+			return line[:colon], line[colon+1:], hdr
 		}
 	}
-	return fold
+	return nil, nil, nil
 }
 
 // parseUintHeader parses a decimal header value; ok is false when absent

@@ -36,28 +36,15 @@ type jsHdrs struct {
 
 // readJSHeaders reads the decision headers of hdr.
 func readJSHeaders(hdr []byte) (h jsHdrs) {
-	for len(hdr) > 0 {
-		i := bytes.IndexByte(hdr, '\n')
-		var line []byte
-		if i < 0 {
-			line, hdr = hdr, nil
-		} else {
-			line, hdr = hdr[:i], hdr[i+1:]
-		}
-		line = bytes.TrimRight(line, "\r")
-		colon := bytes.IndexByte(line, ':')
-		if colon <= 0 {
-			continue
-		}
-		k := line[:colon]
+	for k, v, rest := nextHeader(hdr); k != nil; k, v, rest = nextHeader(rest) {
 		for j, name := range jsHdrNames {
 			if len(k) != len(name) || h.exact[j] {
 				continue
 			}
 			if string(k) == name {
-				h.val[j], h.exact[j] = bytes.TrimSpace(line[colon+1:]), true
+				h.val[j], h.exact[j] = bytes.TrimSpace(v), true
 			} else if h.val[j] == nil && bytes.EqualFold(k, []byte(name)) {
-				h.val[j] = bytes.TrimSpace(line[colon+1:])
+				h.val[j] = bytes.TrimSpace(v)
 			}
 		}
 	}
