@@ -332,11 +332,10 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	}
 	if op == "peers" || me.Scale {
 		jc.applyPlacement(jsa, sa)
-		if op == "peers" {
-			return
-		}
 	}
-	if op == "upd" {
+	switch {
+	case op == "peers": // the placement was all
+	case op == "upd":
 		// The leader puts the configuration in the stream's log, also
 		// one that a scale takes out of the placement (it leads until
 		// its removal commits).
@@ -344,19 +343,14 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 			cfg := sa.Config
 			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
 		}
-		return
-	}
-	if !jc.isPeer(sa) {
-		return
-	}
-	switch op {
-	case "add":
+	case !jc.isPeer(sa): // add and del concern the stream's servers only
+	case op == "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {
 			if _, err := jsa.startReplica(sa, false); err != nil {
 				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 			}
 		}
-	case "del":
+	case op == "del":
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	}
 }
