@@ -215,14 +215,41 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 	mb.dels.grow(i + 1)
 	mb.cache.offs = append(mb.cache.offs, uint32(off))
 	size := storedMsgSize(subj, hdr, msg)
-	mb.idx.add(uint32(i), subj, uint32(size))
-	fs.noteLive(mb, seq, ts, subj, size)
+	ss := fs.fss[subj]
+	id, ok := fs.activeSubjectID(mb, ss, subj)
+	if !ok {
+		id = mb.idx.newSubject(subj)
+	}
+	mb.idx.set(uint32(i), id, uint32(size))
+	fs.noteLiveAs(mb, ss, seq, ts, subj, size)
 	fs.enforceLimits(subj)
 	return seq, fs.werr
 }
 
+// activeSubjectID returns subj's id in the active block mb (false when the
+// block has none). ss is subj's state (nil when it has no live message).
+// While the per-subject state is exact and every message the block ever
+// got is still live, each subject of the block has its last live message
+// there, so the state answers without the block's name map: subj is in
+// the block exactly when its last sequence is, under that message's id.
+// Streams of fresh subjects then skip a map insert per message.
+func (fs *fileStore) activeSubjectID(mb *msgBlock, ss *SimpleState, subj string) (uint32, bool) {
+	if fs.disk.fssStale || mb.msgs != uint64(len(mb.idx.ids)) {
+		return mb.idx.lookup(subj)
+	}
+	if ss == nil || ss.Last < mb.first {
+		return 0, false
+	}
+	return mb.idx.ids[ss.Last-mb.first], true
+}
+
 // noteLive accounts a new live message in block mb.
 func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, size uint64) {
+	fs.noteLiveAs(mb, fs.fss[subj], seq, ts, subj, size)
+}
+
+// noteLiveAs is noteLive with subj's state already looked up (nil: none).
+func (fs *fileStore) noteLiveAs(mb *msgBlock, ss *SimpleState, seq uint64, ts int64, subj string, size uint64) {
 	mb.msgs++
 	mb.bytes += size
 	mb.written += size
@@ -234,7 +261,6 @@ func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, s
 		fs.seqs.first = seq
 	}
 	fs.times.lastSeq, fs.times.lastTS = seq, ts
-	ss := fs.fss[subj]
 	if ss == nil {
 		ss = &SimpleState{First: seq}
 		fs.fss[subj] = ss

@@ -153,3 +153,28 @@ func BenchmarkFileStoreLoadMsgRandom(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFileStoreStoreMsgFresh stores every message on a subject never
+// seen before (the shape of compare-and-set creates); OneSubject is the
+// same with a single subject, so the difference is the per-subject cost.
+func BenchmarkFileStoreStoreMsgFresh(b *testing.B) {
+	benchStoreSubjects(b, benchSubjects(b.N))
+}
+
+func BenchmarkFileStoreStoreMsgOneSubject(b *testing.B) {
+	benchStoreSubjects(b, []string{"bench.one"})
+}
+
+func benchStoreSubjects(b *testing.B, subjs []string) {
+	fs := mustOpenFileStore(b, vfs.Default, b.TempDir(), FileStoreConfig{}, StoreLimits{})
+	defer fs.Stop()
+	msg := make([]byte, 128)
+	b.SetBytes(128)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := fs.StoreMsg(subjs[i%len(subjs)], nil, msg, int64(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

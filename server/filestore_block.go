@@ -113,9 +113,10 @@ func indexName(dir string, index uint32) string {
 	return filepath.Join(dir, fmt.Sprintf("%010d.idx", index))
 }
 
-func newBlockIndex() *blockIndex { return &blockIndex{byName: map[string]uint32{}} }
+func newBlockIndex() *blockIndex { return &blockIndex{} }
 
-// lookup returns the id of subj in the block.
+// lookup returns the id of subj in the block (building the name map the
+// first time; from then on newSubject keeps it).
 func (x *blockIndex) lookup(subj string) (uint32, bool) {
 	if x.byName == nil {
 		x.byName = make(map[string]uint32, len(x.subjs))
@@ -149,7 +150,9 @@ func (x *blockIndex) addBytes(i uint32, subj []byte, size uint32) {
 func (x *blockIndex) newSubject(subj string) uint32 {
 	id := uint32(len(x.subjs))
 	x.subjs = append(x.subjs, subj)
-	x.byName[subj] = id
+	if x.byName != nil {
+		x.byName[subj] = id
+	}
 	x.posts = append(x.posts, nil)
 	return id
 }

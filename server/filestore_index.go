@@ -77,7 +77,7 @@ func decodeIndex(b *msgBlock, data []byte) (*blockIndex, error) {
 		uint64(len(data)) < idxHdrLen+8*n+8 {
 		return nil, errBadIndex
 	}
-	x := newBlockIndex()
+	x := &blockIndex{byName: map[string]uint32{}} // the name map finds duplicates
 	x.ids, x.sizes, x.recOff = make([]uint32, n), make([]uint32, n), make([]uint32, n)
 	for i := range x.ids {
 		t := data[idxHdrLen+8*i:]

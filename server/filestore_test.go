@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,6 +122,9 @@ func (h *fsHarness) files(suffix string) []string {
 // compareStores checks that a and b report the same state and messages.
 func compareStores(t testing.TB, a, b StreamStore, what string) {
 	t.Helper()
+	if fs, ok := a.(*fileStore); ok {
+		checkBlockIndexes(t, fs, what)
+	}
 	sa, sb := a.State(), b.State()
 	sa.Lost, sb.Lost = nil, nil
 	if !reflect.DeepEqual(sa, sb) {
@@ -347,4 +351,34 @@ func hasCorruption(logs []string) bool {
 		}
 	}
 	return false
+}
+
+// checkBlockIndexes checks the subject index of every block that has one
+// loaded: each name once, the name map (when built) agreeing with the
+// names, and every offset listed in its subject's postings.
+func checkBlockIndexes(t testing.TB, fs *fileStore, what string) {
+	t.Helper()
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	for _, b := range fs.blocks {
+		x := b.idx
+		if x == nil {
+			continue
+		}
+		seen := map[string]uint32{}
+		for id, name := range x.subjs {
+			if prev, dup := seen[name]; dup {
+				t.Fatalf("%s: block %d has subject %q twice (ids %d and %d)", what, b.index, name, prev, id)
+			}
+			seen[name] = uint32(id)
+		}
+		if x.byName != nil && !reflect.DeepEqual(x.byName, seen) {
+			t.Fatalf("%s: block %d name map %v, names %v", what, b.index, x.byName, seen)
+		}
+		for i, id := range x.ids {
+			if id != noID && !slices.Contains(x.posts[id], uint32(i)) {
+				t.Fatalf("%s: block %d offset %d (%s) missing from its postings", what, b.index, i, x.subjs[id])
+			}
+		}
+	}
 }
