@@ -36,6 +36,10 @@ type jsAccount struct {
 	apiSubs []*subscription
 }
 
+// testHookEnableAccounts, set only by tests, runs at start just before the
+// accounts' JetStream is enabled (to stretch that moment).
+var testHookEnableAccounts func()
+
 // enableJetStream starts JetStream for every account that has it.
 func (s *Server) enableJetStream() error {
 	o := s.getOpts()
@@ -53,10 +57,18 @@ func (s *Server) enableJetStream() error {
 	s.Noticef("Starting JetStream")
 	s.Noticef("  Store Directory: %q", o.StoreDir)
 	s.Noticef("  API Level: %d", JetStreamAPILevel)
+	if hook := testHookEnableAccounts; hook != nil {
+		hook()
+	}
 	for _, acc := range s.jsAccounts(o) {
 		if err := js.enableAccount(acc); err != nil {
 			return err
 		}
+	}
+	if js.cluster != nil {
+		// Only now: the meta state restored at start starts the replicas
+		// of these accounts (an account not enabled yet would be skipped).
+		js.cluster.startMetaGroup()
 	}
 	return nil
 }

@@ -90,9 +90,8 @@ func (s *Server) clusteredJetStream() bool {
 	return o.JetStream && o.Cluster.Port != 0 && len(o.Routes) > 0
 }
 
-// startJetStreamCluster waits for the cluster's peers and starts the meta
-// group. The members are the servers named by the configured routes (and
-// this one); once known they are remembered in the meta directory.
+// startJetStreamCluster sets up the cluster state; startMetaGroup starts
+// the meta group once the JetStream accounts are enabled.
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
 	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
@@ -101,8 +100,19 @@ func (js *jetStream) startJetStreamCluster() {
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 	}
-	s.wg.Add(2)
+	s.wg.Add(1)
 	go jc.reannounceLoop()
+}
+
+// startMetaGroup waits for the cluster's peers and starts the meta group.
+// The members are the servers named by the configured routes (and this
+// one); once known they are remembered in the meta directory. It runs after
+// the accounts are enabled: a meta snapshot stored here is restored while
+// the group starts, and its assignments start their replicas only in
+// accounts already enabled (nothing starts a skipped one later).
+func (jc *jsCluster) startMetaGroup() {
+	s := jc.js.srv
+	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		peers := jc.waitForPeers()
@@ -328,6 +338,9 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	op := me.Op
 	jsa := jc.js.account(sa.Account)
 	if jsa == nil {
+		if jc.isPeer(sa) {
+			jc.js.srv.Warnf("JetStream cluster: stream %q is placed here but account %q has no JetStream here", sa.Config.Name, sa.Account)
+		}
 		return
 	}
 	if op == "peers" || me.Scale {

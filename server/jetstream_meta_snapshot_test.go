@@ -67,9 +67,13 @@ func TestJetStreamClusterMetaSnapshot(t *testing.T) {
 		}
 		return true
 	})
-	// And it restarts again from its own snapshot.
+	// And it restarts again from its own snapshot, even when enabling the
+	// accounts takes a while: the snapshot restored at start used to skip
+	// the replicas of accounts not enabled yet, and none started later.
 	c.servers[down].Shutdown()
+	testHookEnableAccounts = func() { time.Sleep(100 * time.Millisecond) }
 	c.servers[down] = runServer(t, c.opts[down])
+	testHookEnableAccounts = nil
 	checkReplicasAgree(t, c, "KEEP", 20)
 	names := 0
 	for name := range js.StreamNames(ctx(t)).Name() {

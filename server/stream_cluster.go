@@ -21,7 +21,10 @@ import (
 // an entry answers the client once it has applied it.
 
 // streamSM adapts a replica to raft.StateMachine.
-type streamSM struct{ mset *stream }
+type streamSM struct {
+	mset    *stream
+	scratch streamEntry // the entry being applied (Apply runs on one goroutine)
+}
 
 func (sm *streamSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
@@ -38,8 +41,8 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
 			continue
 		}
-		se, err := decodeStreamEntry(e.Data)
-		if err != nil {
+		se := &sm.scratch
+		if err := decodeStreamEntryAt(se, e.Data, sm.mset.jsa.js.srv.Name()); err != nil {
 			return err
 		}
 		sm.mset.applyEntry(se, e.Index)

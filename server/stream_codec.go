@@ -59,11 +59,21 @@ func encodeStreamEntry(e *streamEntry) []byte {
 	return b
 }
 
-func decodeStreamEntry(data []byte) (*streamEntry, error) {
+// decodeStreamEntryAt decodes data into e (reset first). Only the server
+// that proposed an entry answers it, so when self is not empty an entry
+// from another server gets neither origin nor reply (it is not self: all
+// the apply asks), and one from self gets self as its origin string; an
+// empty self decodes both as they are.
+func decodeStreamEntryAt(e *streamEntry, data []byte, self string) error {
 	r := &raftReader{b: data}
-	e := &streamEntry{op: r.byte()}
-	e.origin = string(r.view())
-	e.reply = string(r.view())
+	*e = streamEntry{op: r.byte()}
+	origin, reply := r.view(), r.view()
+	switch {
+	case self == "":
+		e.origin, e.reply = string(origin), string(reply)
+	case string(origin) == self:
+		e.origin, e.reply = self, string(reply)
+	}
 	switch e.op {
 	case streamOpMsg:
 		e.m.ts = r.varint()
@@ -80,17 +90,17 @@ func decodeStreamEntry(data []byte) (*streamEntry, error) {
 		e.cutoff = r.varint()
 	case streamOpPurge:
 		if j := r.bytes(); r.err == nil && json.Unmarshal(j, &e.purge) != nil {
-			return nil, errBadRaftMsg
+			return errBadRaftMsg
 		}
 	case streamOpConfig:
 		e.cfg = &StreamConfig{}
 		if j := r.bytes(); r.err == nil && json.Unmarshal(j, e.cfg) != nil {
-			return nil, errBadRaftMsg
+			return errBadRaftMsg
 		}
 	default:
-		return nil, errBadRaftMsg
+		return errBadRaftMsg
 	}
-	return e, r.err
+	return r.err
 }
 
 func (r *raftReader) varint() int64 {
