@@ -99,6 +99,7 @@ func (js *jetStream) startJetStreamCluster() {
 	js.cluster = jc
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
+		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 	}
 	s.wg.Add(1)
 	go jc.reannounceLoop()

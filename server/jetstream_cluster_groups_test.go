@@ -153,6 +153,11 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 	dc := connectNATS(t, direct.ClientURL())
 	inbox := nats.NewInbox()
 	replies, _ := dc.SubscribeSync(inbox + ".*")
+	// The meta leader's questions to the stream leaders are not the
+	// account's API traffic: a subscriber of $JS.API.> (on the same
+	// connection, so anything sent to it before the list has arrived
+	// with it) sees only the client's own request.
+	spy, _ := dc.SubscribeSync("$JS.API.>")
 	dc.Flush()
 	dc.PublishRequest("$JS.API.STREAM.LIST", inbox+".list", []byte("{}"))
 	for i := range 200 {
@@ -165,6 +170,15 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 	}
 	if m.Subject != inbox+".list" || !strings.Contains(string(m.Data), `.stream_list_response"`) {
 		t.Fatalf("list answer on %q: %.200s", m.Subject, m.Data)
+	}
+	for {
+		sm, err := spy.NextMsg(0)
+		if err != nil {
+			break
+		}
+		if sm.Subject != "$JS.API.STREAM.LIST" {
+			t.Fatalf("an account subscriber of $JS.API.> saw %s", sm.Subject)
+		}
 	}
 	// The subject filter and paging work as on a single server.
 	l := js.ListStreams(ctx(t), jetstream.WithStreamListSubject("list.L3"))

@@ -12,8 +12,38 @@ import (
 // STREAM.LIST in a cluster. The meta leader answers, but only a stream's
 // leader knows how far each replica has come (current, active, lag), so
 // the meta leader asks the leaders of the streams it does not lead for
-// their STREAM.INFO, as nats-server does. A stream whose leader does not
-// answer in time is listed from the assignment and named in "missing".
+// their stream info, as nats-server does: on $JSC.SI.<account>.<stream>
+// in the system account (not the account's $JS.API subjects, where its
+// subscribers would see the requests and its API counters count them).
+// A stream whose leader does not answer in time is listed from the
+// assignment and named in "missing".
+
+const streamInfoAskPrefix = "$JSC.SI."
+
+// streamInfoAsked answers $JSC.SI.<account>.<stream> with the stream's
+// info when this server leads it (the others stay silent).
+func (jc *jsCluster) streamInfoAsked(_ *subscription, _ *client, _ *Account, subject, reply string, _, _ []byte) {
+	rest := strings.TrimPrefix(subject, streamInfoAskPrefix)
+	dot := strings.LastIndexByte(rest, '.')
+	sys := jc.js.srv.SystemAccount()
+	if reply == "" || dot <= 0 || sys == nil {
+		return
+	}
+	jsa := jc.js.account(rest[:dot])
+	if jsa == nil {
+		return
+	}
+	mset := jsa.lookup(rest[dot+1:])
+	if mset == nil || !mset.isLeader() {
+		return
+	}
+	si, _ := mset.info("", false, 0)
+	b, err := json.Marshal(si)
+	if err != nil {
+		return
+	}
+	jc.js.srv.deliver(nil, sys, strings.Clone(reply), "", nil, b)
+}
 
 // streamListWait bounds how long the meta leader waits for stream leaders.
 var streamListWait = 2 * time.Second
@@ -81,36 +111,40 @@ func (jsa *jsAccount) gatherStreamInfos(sas []*streamAssignment) (infos []*Strea
 	return infos, missing
 }
 
-// askStreamLeaders sends STREAM.INFO for sas[i], i in ask, and fills
+// askStreamLeaders asks for the info of sas[i], i in ask, and fills
 // infos[i] with each answer that arrives within streamListWait.
 func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos []*StreamInfo) {
 	s := jsa.js.srv
+	sys := s.SystemAccount()
+	if sys == nil {
+		return // no system account: listed as missing
+	}
 	type answer struct {
 		i  int
 		si *StreamInfo
 	}
 	answers := make(chan answer, len(ask))
 	prefix := "$JSC.SL." + nuid.Next() + "."
-	sub, err := jsa.acc.subscribeInternal(prefix+"*", "", func(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+	sub, err := sys.subscribeInternal(prefix+"*", "", func(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
 		i, err := strconv.Atoi(strings.TrimPrefix(subject, prefix))
 		if err != nil || i < 0 || i >= len(infos) {
 			return
 		}
-		var resp streamInfoResponse
-		if json.Unmarshal(msg, &resp) != nil || resp.Error != nil || resp.StreamInfo == nil {
-			return // a leader that could not answer: listed as missing
+		si := &StreamInfo{}
+		if json.Unmarshal(msg, si) != nil || si.Config.Name != sas[i].Config.Name {
+			return // not an answer to this question: listed as missing
 		}
 		select {
-		case answers <- answer{i, resp.StreamInfo}:
+		case answers <- answer{i, si}:
 		default:
 		}
 	})
 	if err != nil {
 		return
 	}
-	defer jsa.acc.unsubscribe(sub)
+	defer sys.unsubscribe(sub)
 	for _, i := range ask {
-		s.deliver(nil, jsa.acc, jsAPIPrefix+"STREAM.INFO."+sas[i].Config.Name, prefix+strconv.Itoa(i), nil, nil)
+		s.deliver(nil, sys, streamInfoAskPrefix+jsa.acc.Name+"."+sas[i].Config.Name, prefix+strconv.Itoa(i), nil, nil)
 	}
 	deadline := time.NewTimer(streamListWait)
 	defer deadline.Stop()
