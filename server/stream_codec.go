@@ -50,7 +50,8 @@ func encodeStreamEntry(e *streamEntry) []byte {
 	case streamOpExpire:
 		b = binary.AppendVarint(b, e.cutoff)
 	case streamOpPurge:
-		j, _ := json.Marshal(&e.purge)
+		p := e.purge // a copy: marshalling e's own would move every entry to the heap
+		j, _ := json.Marshal(&p)
 		b = appendBytes(b, j)
 	case streamOpConfig:
 		j, _ := json.Marshal(e.cfg)
