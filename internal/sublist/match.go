@@ -95,9 +95,23 @@ func collect[T comparable](l *level[T], subject string, out []*node[T]) []*node[
 	return out
 }
 
-// build turns matched nodes into a fresh Result (or the shared empty one),
-// sizing every slice exactly up front.
+// build turns matched nodes into a Result: the shared empty one, the
+// node's own when one node matches (see node.solo), or a fresh one.
 func (s *Sublist[T]) build(nodes []*node[T]) *Result[T] {
+	if len(nodes) == 1 {
+		if r := nodes[0].solo.Load(); r != nil {
+			return r
+		}
+		r := s.assemble(nodes)
+		nodes[0].solo.Store(r)
+		return r
+	}
+	return s.assemble(nodes)
+}
+
+// assemble makes a new Result of the entries of nodes, sizing every slice
+// exactly up front.
+func (s *Sublist[T]) assemble(nodes []*node[T]) *Result[T] {
 	np, nq, nm := 0, 0, 0
 	for _, n := range nodes {
 		np += n.plain.len()

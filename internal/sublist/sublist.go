@@ -116,6 +116,12 @@ type node[T comparable] struct {
 	next   *level[T]
 	plain  set[T]
 	queues *groups[T] // nil when the node has no queue entries
+	// solo is the Result of a subject whose only matching node is this
+	// one, built on the first such miss (under the read lock, hence
+	// atomic) and dropped when the node's entries change. Subjects seen
+	// once (reply inboxes, fresh subjects under one wildcard) then share
+	// it instead of each allocating a copy.
+	solo atomic.Pointer[Result[T]]
 }
 
 // New returns an empty Sublist.
@@ -355,6 +361,7 @@ func (n *node[T]) isEmpty() bool {
 
 // add stores v in the plain set or the named queue group.
 func (n *node[T]) add(queue string, v T) bool {
+	n.solo.Store(nil)
 	if queue == "" {
 		return n.plain.add(v)
 	}
@@ -365,6 +372,7 @@ func (n *node[T]) add(queue string, v T) bool {
 }
 
 func (n *node[T]) remove(queue string, v T) bool {
+	n.solo.Store(nil)
 	if queue == "" {
 		return n.plain.remove(v)
 	}

@@ -555,3 +555,32 @@ func TestMatchWildcardTokensAsLiterals(t *testing.T) {
 		t.Fatal("ValidPublishSubject")
 	}
 }
+
+// TestSoloResultShared: subjects matched once under a single matching
+// node (reply inboxes) share that node's Result instead of allocating,
+// and the shared Result follows every change of the node's entries.
+func TestSoloResultShared(t *testing.T) {
+	s := New[int]()
+	s.seen.lottery = 0
+	mustInsert(t, s, sub{"_INBOX.x.*", "", 1}, sub{"other.>", "", 9})
+	checkMatch(t, s, "_INBOX.x.first", "1")
+	i := 0
+	if n := testing.AllocsPerRun(1000, func() { i++; s.Match("_INBOX.x." + strconv.Itoa(i)) }); n > 1 {
+		t.Errorf("a once-seen subject under one wildcard allocates %.1f times per match (the subject string is one)", n)
+	}
+	mustInsert(t, s, sub{"_INBOX.x.*", "", 2})
+	checkMatch(t, s, "_INBOX.x.a", "1", "2")
+	mustInsert(t, s, sub{"_INBOX.x.*", "g", 3})
+	checkMatch(t, s, "_INBOX.x.b", "1", "2", "g:3")
+	if err := s.Remove("_INBOX.x.*", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	checkMatch(t, s, "_INBOX.x.c", "2", "g:3")
+	// Two matching nodes get a Result of their own, not either node's.
+	mustInsert(t, s, sub{"_INBOX.>", "", 4})
+	checkMatch(t, s, "_INBOX.x.d", "2", "4", "g:3")
+	if err := s.Remove("_INBOX.>", "", 4); err != nil {
+		t.Fatal(err)
+	}
+	checkMatch(t, s, "_INBOX.x.e", "2", "g:3")
+}
