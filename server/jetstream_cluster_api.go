@@ -280,16 +280,27 @@ func (jc *jsCluster) scalingSupported() bool {
 	jc.mu.Lock()
 	peers := slices.Clone(jc.peers)
 	jc.mu.Unlock()
-	proto := map[string]int{jc.js.srv.Name(): routeProto}
-	for _, r := range jc.js.srv.routeList() {
-		proto[r.remote.Name] = r.remote.Proto
-	}
 	for _, p := range peers {
-		if proto[p] < 3 {
+		if jc.routeProtoOf(p) < 3 {
 			return false
 		}
 	}
 	return true
+}
+
+// routeProtoOf is the route protocol server name speaks: routeProto for
+// this server, 0 for one not connected (or "").
+func (jc *jsCluster) routeProtoOf(name string) int {
+	s := jc.js.srv
+	if name == s.Name() {
+		return routeProto
+	}
+	for _, r := range s.routeList() {
+		if r.remote.Name == name {
+			return r.remote.Proto
+		}
+	}
+	return 0
 }
 
 func (r *apiRequest) clusterStreamDelete() any {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nuid"
+
+	"github.com/tern-mq/nats-server/internal/sublist"
 )
 
 // STREAM.LIST in a cluster. The meta leader answers, but only a stream's
@@ -14,7 +16,9 @@ import (
 // the meta leader asks the leaders of the streams it does not lead for
 // their stream info, as nats-server does: on $JSC.SI.<account>.<stream>
 // in the system account (not the account's $JS.API subjects, where its
-// subscribers would see the requests and its API counters count them).
+// subscribers would see the requests and its API counters count them;
+// those are still used for leaders on servers older than route protocol
+// 4, during a rolling upgrade, and without a system account).
 // A stream whose leader does not answer in time is listed from the
 // assignment and named in "missing".
 
@@ -38,7 +42,9 @@ func (jc *jsCluster) streamInfoAsked(_ *subscription, _ *client, _ *Account, sub
 		return
 	}
 	si, _ := mset.info("", false, 0)
-	b, err := json.Marshal(si)
+	resp := &streamInfoResponse{StreamInfo: si} // as STREAM.INFO answers
+	setResponseType(resp, apiTypePrefix+"stream_info_response")
+	b, err := json.Marshal(resp)
 	if err != nil {
 		return
 	}
@@ -113,38 +119,58 @@ func (jsa *jsAccount) gatherStreamInfos(sas []*streamAssignment) (infos []*Strea
 
 // askStreamLeaders asks for the info of sas[i], i in ask, and fills
 // infos[i] with each answer that arrives within streamListWait.
+// infoQuestion is where the leader of sa is asked for its info:
+// $JSC.SI.<account>.<stream> in the system account when its server knows
+// it (route protocol 4), else STREAM.INFO in the stream's account.
+func (jsa *jsAccount) infoQuestion(sa *streamAssignment) (*Account, string) {
+	jc := jsa.js.cluster
+	sys := jsa.js.srv.SystemAccount()
+	subject := streamInfoAskPrefix + jsa.acc.Name + "." + sa.Config.Name
+	if sys != nil && sublist.ValidPublishSubject(subject) &&
+		jc.routeProtoOf(jc.streamLeader(jsa.acc.Name, sa.Config.Name)) >= 4 {
+		return sys, subject
+	}
+	return jsa.acc, jsAPIPrefix + "STREAM.INFO." + sa.Config.Name
+}
+
 func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos []*StreamInfo) {
 	s := jsa.js.srv
-	sys := s.SystemAccount()
-	if sys == nil {
-		return // no system account: listed as missing
-	}
 	type answer struct {
 		i  int
 		si *StreamInfo
 	}
 	answers := make(chan answer, len(ask))
 	prefix := "$JSC.SL." + nuid.Next() + "."
-	sub, err := sys.subscribeInternal(prefix+"*", "", func(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+	onAnswer := func(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
 		i, err := strconv.Atoi(strings.TrimPrefix(subject, prefix))
 		if err != nil || i < 0 || i >= len(infos) {
 			return
 		}
-		si := &StreamInfo{}
-		if json.Unmarshal(msg, si) != nil || si.Config.Name != sas[i].Config.Name {
-			return // not an answer to this question: listed as missing
+		var resp streamInfoResponse
+		if json.Unmarshal(msg, &resp) != nil || resp.Error != nil || resp.StreamInfo == nil ||
+			resp.Config.Name != sas[i].Config.Name {
+			return // a leader that could not answer: listed as missing
 		}
 		select {
-		case answers <- answer{i, si}:
+		case answers <- answer{i, resp.StreamInfo}:
 		default:
 		}
-	})
-	if err != nil {
-		return
 	}
-	defer sys.unsubscribe(sub)
+	// The answers come back in the account the question was asked in:
+	// the system account for servers that know $JSC.SI, the stream's
+	// account for older ones (and when there is no system account).
+	subscribed := map[*Account]bool{}
 	for _, i := range ask {
-		s.deliver(nil, sys, streamInfoAskPrefix+jsa.acc.Name+"."+sas[i].Config.Name, prefix+strconv.Itoa(i), nil, nil)
+		acc, subject := jsa.infoQuestion(sas[i])
+		if !subscribed[acc] {
+			sub, err := acc.subscribeInternal(prefix+"*", "", onAnswer)
+			if err != nil {
+				continue
+			}
+			defer acc.unsubscribe(sub)
+			subscribed[acc] = true
+		}
+		s.deliver(nil, acc, subject, prefix+strconv.Itoa(i), nil, nil)
 	}
 	deadline := time.NewTimer(streamListWait)
 	defer deadline.Stop()

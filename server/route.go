@@ -34,8 +34,9 @@ import (
 // operation with a payload goes only to peers whose version knows it.
 // Version 3 adds no operation: it tells that the server applies meta
 // entries that change a stream's replica count (scaling needs every
-// server to).
-const routeProto = 3
+// server to). Version 4 adds none either: the server answers stream info
+// questions on $JSC.SI (jetstream_cluster_list.go).
+const routeProto = 4
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {
