@@ -201,3 +201,14 @@ func TestLeaderMapTerms(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaderAnnouncedDottedAccount: an account name with dots is read
+// whole from $JSC.LEADER.<account>.<stream> (it was cut at the first dot).
+func TestLeaderAnnouncedDottedAccount(t *testing.T) {
+	s := &Server{name: "S1"}
+	jc := &jsCluster{js: &jetStream{srv: s}, leaders: newLeaderMap()}
+	jc.leaderAnnounced(nil, nil, nil, "$JSC.LEADER.acme.corp.ORDERS", "", nil, encodeLeaderAnnouncement("S2", 3, false))
+	if got := jc.streamLeader("acme.corp", "ORDERS"); got != "S2" {
+		t.Fatalf("leader of acme.corp ORDERS %q, want S2", got)
+	}
+}

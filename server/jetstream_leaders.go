@@ -171,10 +171,11 @@ func decodeLeaderAnnouncement(p string) (name string, term uint64, resigned, ok 
 	return f[0], t, len(f) == 3, true
 }
 
-// leaderAnnounced handles $JSC.LEADER.<account>.<stream>.
+// leaderAnnounced handles $JSC.LEADER.<account>.<stream> (the stream is
+// the last token: stream names have no dots, account names may).
 func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
 	rest := subject[len("$JSC.LEADER."):]
-	i := strings.IndexByte(rest, '.')
+	i := strings.LastIndexByte(rest, '.')
 	if i <= 0 {
 		return
 	}
