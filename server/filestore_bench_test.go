@@ -17,18 +17,7 @@ func benchSubjects(n int) []string {
 }
 
 func BenchmarkFileStoreStoreMsg(b *testing.B) {
-	fs := mustOpenFileStore(b, vfs.Default, b.TempDir(), FileStoreConfig{}, StoreLimits{})
-	defer fs.Stop()
-	subjs := benchSubjects(1000)
-	msg := make([]byte, 128)
-	b.SetBytes(128)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if _, err := fs.StoreMsg(subjs[i%len(subjs)], nil, msg, int64(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchStoreSubjects(b, benchSubjects(1000))
 }
 
 func BenchmarkFileStoreStoreMsgLimits(b *testing.B) {
