@@ -117,8 +117,6 @@ func (jsa *jsAccount) gatherStreamInfos(sas []*streamAssignment) (infos []*Strea
 	return infos, missing
 }
 
-// askStreamLeaders asks for the info of sas[i], i in ask, and fills
-// infos[i] with each answer that arrives within streamListWait.
 // infoQuestion is where the leader of sa is asked for its info:
 // $JSC.SI.<account>.<stream> in the system account when its server knows
 // it (route protocol 4), else STREAM.INFO in the stream's account.
@@ -133,6 +131,8 @@ func (jsa *jsAccount) infoQuestion(sa *streamAssignment) (*Account, string) {
 	return jsa.acc, jsAPIPrefix + "STREAM.INFO." + sa.Config.Name
 }
 
+// askStreamLeaders asks for the info of sas[i], i in ask, and fills
+// infos[i] with each answer that arrives within streamListWait.
 func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos []*StreamInfo) {
 	s := jsa.js.srv
 	type answer struct {
