@@ -46,6 +46,7 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 			return err
 		}
 		sm.mset.applyEntry(se, e.Index)
+		se.m.hdr, se.m.msg = nil, nil // views of the entry: not kept past it
 	}
 	return nil
 }
