@@ -2,10 +2,13 @@ package server
 
 import (
 	"bufio"
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -27,16 +30,44 @@ func runServer(t testing.TB, o *Options) *Server {
 	if err != nil {
 		t.Fatalf("NewServer: %v", err)
 	}
+	fatal := &fatalLog{}
 	if os.Getenv("TERN_TEST_LOG") != "" {
 		s.ConfigureLogger()
+	} else {
+		s.SetLogger(fatal, false, false)
 	}
 	s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatalf("server not ready")
+		t.Fatalf("server not ready: %s", fatal.last())
 	}
 	t.Cleanup(s.Shutdown)
 	return s
 }
+
+// fatalLog keeps the last fatal message of a server and drops the rest,
+// so a test can say why a server did not start.
+type fatalLog struct {
+	mu  sync.Mutex
+	msg string
+}
+
+func (l *fatalLog) Fatalf(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.msg = fmt.Sprintf(format, v...)
+}
+
+func (l *fatalLog) last() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.msg
+}
+
+func (*fatalLog) Noticef(string, ...any) {}
+func (*fatalLog) Warnf(string, ...any)   {}
+func (*fatalLog) Errorf(string, ...any)  {}
+func (*fatalLog) Debugf(string, ...any)  {}
+func (*fatalLog) Tracef(string, ...any)  {}
 
 // rawConn is a raw protocol connection for byte-exact assertions.
 type rawConn struct {
@@ -159,14 +190,44 @@ func serverBinary(t testing.TB) string {
 }
 
 // freePort returns a port that was free a moment ago.
+// freePort returns a port that was free a moment ago, for a listener a
+// test starts later. It is taken below the kernel's ephemeral range when
+// it can: a port from that range (what listening on :0 gives) can be
+// handed meanwhile to the local end of an outgoing connection, such as a
+// route another server of the test is dialling, and the listener then
+// fails to bind (a 5-server cluster start failed that way in CI).
 func freePort(t testing.TB) int {
 	t.Helper()
+	if lo := ephemeralLow(); lo > 12000 {
+		for range 50 {
+			port := 10000 + rand.IntN(lo-10000)
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+				l.Close()
+				return port
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the lowest port the kernel gives outgoing connections
+// (0 when unknown).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 {
+		return 0
+	}
+	lo, _ := strconv.Atoi(f[0])
+	return lo
 }
 
 // serverProcess is the nats-server binary run as a separate process.

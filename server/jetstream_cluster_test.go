@@ -59,6 +59,9 @@ func runJSClusterWith(t testing.TB, n int, tweak func(i int, o *Options)) *jsTes
 		go func() { defer wg.Done(); c.servers[i] = runServer(t, c.opts[i]) }()
 	}
 	wg.Wait()
+	if t.Failed() { // a server did not start (runServer's Fatalf ended only its goroutine)
+		t.FailNow()
+	}
 	waitForMesh(t, c.servers)
 	c.waitMetaLeader()
 	return c
