@@ -334,14 +334,20 @@ func (jc *jsCluster) isPeer(sa *streamAssignment) bool {
 	return false
 }
 
+// warnNoAccount logs that sa is placed here while its account has no
+// JetStream here (its replica cannot start).
+func (jc *jsCluster) warnNoAccount(sa *streamAssignment) {
+	if jc.isPeer(sa) {
+		jc.js.srv.Warnf("JetStream cluster: stream %q is placed here but account %q has no JetStream here", sa.Config.Name, sa.Account)
+	}
+}
+
 // applyLocal starts, stops or updates this server's replica.
 func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	op := me.Op
 	jsa := jc.js.account(sa.Account)
 	if jsa == nil {
-		if jc.isPeer(sa) {
-			jc.js.srv.Warnf("JetStream cluster: stream %q is placed here but account %q has no JetStream here", sa.Config.Name, sa.Account)
-		}
+		jc.warnNoAccount(sa)
 		return
 	}
 	if op == "peers" || me.Scale {

@@ -260,15 +260,12 @@ func (jc *jsCluster) scaledPeers(old *streamAssignment, n int) ([]string, *ApiEr
 	}
 	// Keep the leader, then servers connected now.
 	leader := jc.streamLeader(old.Account, old.Config.Name)
-	up := map[string]bool{jc.js.srv.Name(): true}
-	for _, r := range jc.js.srv.routeList() {
-		up[r.remote.Name] = true
-	}
+	up := func(p string) bool { return jc.routeProtoOf(p) > 0 }
 	slices.SortStableFunc(peers, func(a, b string) int {
 		if c := cmpBool(b == leader, a == leader); c != 0 {
 			return c
 		}
-		return cmpBool(up[b], up[a])
+		return cmpBool(up(b), up(a))
 	})
 	return peers[:n], nil
 }

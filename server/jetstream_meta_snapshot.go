@@ -98,8 +98,8 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	}
 	for _, sa := range list {
 		jsa := jc.js.account(sa.Account)
-		if jsa == nil && jc.isPeer(sa) {
-			jc.js.srv.Warnf("JetStream cluster: stream %q is placed here but account %q has no JetStream here", sa.Config.Name, sa.Account)
+		if jsa == nil {
+			jc.warnNoAccount(sa)
 		}
 		if jsa == nil || !jc.isPeer(sa) || jsa.lookup(sa.Config.Name) != nil {
 			continue

@@ -205,8 +205,6 @@ func (jsa *jsAccount) dropReplica(mset *stream) {
 	_ = mset.st().Delete()
 }
 
-// stopReplica stops the group and removes the replica (and its data when
-// the stream was deleted).
 // stopReplicaIf stops mset (deleting its data) if it is still the account's
 // replica of its stream and the stream is not placed here (again).
 func (jsa *jsAccount) stopReplicaIf(mset *stream) {
@@ -238,6 +236,8 @@ func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
 	}
 }
 
+// stopReplica stops the group and removes the replica (and its data when
+// the stream was deleted).
 func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssignment) {
 	jsa.mu.Lock()
 	mset := jsa.streams[name]
