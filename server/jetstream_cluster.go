@@ -408,57 +408,26 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 // replica that holds nothing and has heard no leader for replicaOrphanAfter.
 func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
 	s := jc.js.srv
-	me := raftID(s.Name())
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
-	start := time.Now()
-	var leaderless time.Time
-	heardLeader := false
-	for {
-		if g == nil || g.healthy() != nil {
-			break
-		}
+	lv := leaving{me: raftID(s.Name()), start: time.Now()}
+	for g != nil && g.healthy() == nil {
 		st := g.statusSnapshot()
-		cur := jc.assignment(sa.Account, sa.Config.Name)
 		if st.ID != 0 { // filled in by the group's first pass
-			// Knows a membership that leaves it out (a replica that
-			// joined knows none until the leader's log reaches it).
-			removed := len(st.Peers) > 0 && !slices.Contains(st.Peers, me)
-			heardLeader = heardLeader || st.Lead != raft.None
-			if st.Lead != raft.None {
-				leaderless = time.Time{}
-			} else if leaderless.IsZero() {
-				leaderless = time.Now()
-			}
-			// A leader other servers know of that no longer talks to us:
-			// its membership has left us out (a removed member never gets
-			// the entry that removes it).
+			cur := jc.assignment(sa.Account, sa.Config.Name)
 			lead := jc.streamLeader(sa.Account, sa.Config.Name)
-			shunned := !leaderless.IsZero() && time.Since(leaderless) > replicaShunnedAfter &&
-				lead != "" && lead != s.Name()
-			placed := cur != nil && slices.ContainsFunc(st.Peers, func(id raft.ID) bool {
-				return slices.ContainsFunc(cur.Peers, func(p string) bool { return raftID(p) == id })
-			})
-			switch {
-			case cur != nil && jc.isPeer(cur) && (removed || shunned):
-				// Placed here again after its removal went through: the
-				// old replica cannot rejoin; a new one joins empty.
+			switch lv.next(st, cur, cur != nil && jc.isPeer(cur), mset.isLeader(), lead != "" && lead != s.Name(), time.Now()) {
+			case leaveRejoin:
 				jsa.rejoinReplica(mset, cur)
 				return
-			case cur != nil && jc.isPeer(cur):
-				return // placed here again before it left: it stays
-			case mset.isLeader() && !placed:
+			case leaveStay:
+				return
+			case leaveStop:
 				jsa.stopReplicaIf(mset)
 				return
-			case mset.isLeader():
+			case leaveReconcile:
 				mset.reconcilePeers()
-			case removed, shunned:
-				jsa.stopReplicaIf(mset)
-				return
-			case !heardLeader && st.LastIndex == 0 && time.Since(start) > replicaOrphanAfter:
-				jsa.stopReplicaIf(mset)
-				return
 			}
 		}
 		if s.sleepOrShutdown(100 * time.Millisecond) {
@@ -466,6 +435,61 @@ func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssign
 		}
 	}
 	jsa.stopReplicaIf(mset)
+}
+
+// leaving is what leaveAndStop remembers between its looks at the group.
+type leaving struct {
+	me          raft.ID
+	start       time.Time
+	leaderless  time.Time // since when no leader is known (zero: one is)
+	heardLeader bool
+}
+
+type leaveStep int
+
+const (
+	leaveWait      leaveStep = iota // look again later
+	leaveReconcile                  // lead the membership change, then look again
+	leaveStop                       // stop the replica
+	leaveStay                       // placed here again before it left: keep it
+	leaveRejoin                     // placed here again after its removal: a new one joins
+)
+
+// next decides from the group's status st and the stream's assignment cur
+// (nil when deleted; placedHere when it names this server). leading says
+// this replica leads; otherLeader that the servers know a leader elsewhere.
+func (lv *leaving) next(st raft.Status, cur *streamAssignment, placedHere, leading, otherLeader bool, now time.Time) leaveStep {
+	// Knows a membership that leaves it out (a replica that joined knows
+	// none until the leader's log reaches it).
+	removed := len(st.Peers) > 0 && !slices.Contains(st.Peers, lv.me)
+	lv.heardLeader = lv.heardLeader || st.Lead != raft.None
+	if st.Lead != raft.None {
+		lv.leaderless = time.Time{}
+	} else if lv.leaderless.IsZero() {
+		lv.leaderless = now
+	}
+	// A leader other servers know of that no longer talks to us: its
+	// membership has left us out (a removed member never gets the entry
+	// that removes it).
+	shunned := !lv.leaderless.IsZero() && now.Sub(lv.leaderless) > replicaShunnedAfter && otherLeader
+	placed := cur != nil && slices.ContainsFunc(st.Peers, func(id raft.ID) bool {
+		return slices.ContainsFunc(cur.Peers, func(p string) bool { return raftID(p) == id })
+	})
+	switch {
+	case placedHere && (removed || shunned):
+		return leaveRejoin
+	case placedHere:
+		return leaveStay
+	case leading && !placed:
+		return leaveStop
+	case leading:
+		return leaveReconcile
+	case removed, shunned:
+		return leaveStop
+	case !lv.heardLeader && st.LastIndex == 0 && now.Sub(lv.start) > replicaOrphanAfter:
+		return leaveStop
+	}
+	return leaveWait
 }
 
 // replicaOrphanAfter is how long a replica that left the placement, holds

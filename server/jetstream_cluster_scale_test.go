@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/tern-mq/nats-server/internal/raft"
 )
 
 // A stream's replica count can be changed as with nats-server (`nats
@@ -122,5 +124,50 @@ func TestJetStreamClusterScaleAgainstStalePlacement(t *testing.T) {
 	cur := jc.assignment(globalAccountName, "SP")
 	if !slices.Equal(cur.Peers, old.Peers) || cur.Config.Replicas != 3 || cur.Config.Description != "after" {
 		t.Fatalf("after a stale scale and an update: peers %v, R%d, %q", cur.Peers, cur.Config.Replicas, cur.Config.Description)
+	}
+}
+
+// TestLeavingSteps walks the decisions of a replica leaving the placement.
+func TestLeavingSteps(t *testing.T) {
+	a, b, c := raftID("A"), raftID("B"), raftID("C")
+	t0 := time.Now()
+	st := func(lead raft.ID, last uint64, peers ...raft.ID) raft.Status {
+		s := raft.Status{ID: a, LastIndex: last, Peers: peers}
+		s.Lead = lead
+		return s
+	}
+	elsewhere := &streamAssignment{Peers: []string{"B", "C"}}
+	here := &streamAssignment{Peers: []string{"A", "B"}}
+	cases := []struct {
+		name    string
+		steps   []raft.Status
+		cur     *streamAssignment
+		leading bool
+		other   bool
+		after   time.Duration // between steps
+		want    leaveStep
+	}{
+		{"follower still a member waits", []raft.Status{st(b, 5, a, b, c)}, elsewhere, false, true, 0, leaveWait},
+		{"follower out of the membership stops", []raft.Status{st(b, 5, b, c)}, elsewhere, false, true, 0, leaveStop},
+		{"leader with placed members reconciles", []raft.Status{st(a, 5, a, b, c)}, elsewhere, true, false, 0, leaveReconcile},
+		{"leader of no placed server stops", []raft.Status{st(a, 5, a)}, elsewhere, true, false, 0, leaveStop},
+		{"shunned after no leader for long", []raft.Status{st(raft.None, 5, a, b, c), st(raft.None, 5, a, b, c)}, elsewhere, false, true, 3 * time.Second, leaveStop},
+		{"no leader but none known elsewhere waits", []raft.Status{st(raft.None, 5, a, b, c), st(raft.None, 5, a, b, c)}, elsewhere, false, false, 3 * time.Second, leaveWait},
+		{"empty joiner that never heard a leader stops", []raft.Status{st(raft.None, 0), st(raft.None, 0)}, elsewhere, false, false, 11 * time.Second, leaveStop},
+		{"placed here again before leaving stays", []raft.Status{st(b, 5, a, b, c)}, here, false, true, 0, leaveStay},
+		{"placed here again after removal rejoins", []raft.Status{st(b, 5, b, c)}, here, false, true, 0, leaveRejoin},
+		{"placed here again while shunned rejoins", []raft.Status{st(raft.None, 5, a, b, c), st(raft.None, 5, a, b, c)}, here, false, true, 3 * time.Second, leaveRejoin},
+	}
+	for _, tc := range cases {
+		lv := leaving{me: a, start: t0}
+		now := t0
+		var got leaveStep
+		for _, s := range tc.steps {
+			got = lv.next(s, tc.cur, tc.cur == here, tc.leading, tc.other, now)
+			now = now.Add(tc.after)
+		}
+		if got != tc.want {
+			t.Errorf("%s: step %d, want %d", tc.name, got, tc.want)
+		}
 	}
 }
