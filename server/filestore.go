@@ -25,9 +25,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,7 +69,7 @@ type fileStore struct {
 	cfg    FileStoreConfig
 	limits StoreLimits
 	seqs   seqState
-	fss    map[string]*SimpleState
+	fss    *subjects.Table
 	blocks []*msgBlock // ascending; the last one is the active block
 	aw     activeFile
 	disk   diskWork
@@ -158,7 +160,7 @@ func newFileStore(fsys vfs.FS, dir string, cfg FileStoreConfig, limits StoreLimi
 	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: map[string]*SimpleState{}}
+	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: subjects.New()}
 	fs.seqs.first = 1
 	// Limits are not enforced here: after a crash the store holds a prefix
 	// of its history, and trimming it to the limits would discard synced
@@ -215,41 +217,42 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 	mb.dels.grow(i + 1)
 	mb.cache.offs = append(mb.cache.offs, uint32(off))
 	size := storedMsgSize(subj, hdr, msg)
-	ss := fs.fss[subj]
-	id, ok := fs.activeSubjectID(mb, ss, subj)
+	prev, had := fs.fss.Add(subj, seq)
+	id, ok := fs.activeSubjectID(mb, prev, had, subj)
 	if !ok {
 		id = mb.idx.newSubject(subj)
 	}
 	mb.idx.set(uint32(i), id, uint32(size))
-	fs.noteLiveAs(mb, ss, seq, ts, subj, size)
+	fs.countLive(mb, seq, ts, size)
 	fs.enforceLimits(subj)
 	return seq, fs.werr
 }
 
 // activeSubjectID returns subj's id in the active block mb (false when the
-// block has none). ss is subj's state (nil when it has no live message).
-// While the per-subject state is exact and every message the block ever
-// got is still live, each subject of the block has its last live message
-// there, so the state answers without the block's name map: subj is in
-// the block exactly when its last sequence is, under that message's id.
-// Streams of fresh subjects then skip a map insert per message.
-func (fs *fileStore) activeSubjectID(mb *msgBlock, ss *SimpleState, subj string) (uint32, bool) {
+// block has none). prev is subj's state before this message (had false:
+// none). While the per-subject state is exact and every message the block
+// ever got is still live, each subject of the block has its last live
+// message there, so the state answers without the block's name map: subj
+// is in the block exactly when its last sequence is, under that message's
+// id. Streams of fresh subjects then skip a map insert per message.
+func (fs *fileStore) activeSubjectID(mb *msgBlock, prev subjects.State, had bool, subj string) (uint32, bool) {
 	if fs.disk.fssStale || mb.msgs != uint64(len(mb.idx.ids)) {
 		return mb.idx.lookup(subj)
 	}
-	if ss == nil || ss.Last < mb.first {
+	if !had || prev.Last < mb.first {
 		return 0, false
 	}
-	return mb.idx.ids[ss.Last-mb.first], true
+	return mb.idx.ids[prev.Last-mb.first], true
 }
 
 // noteLive accounts a new live message in block mb.
 func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, size uint64) {
-	fs.noteLiveAs(mb, fs.fss[subj], seq, ts, subj, size)
+	fs.fss.Add(subj, seq)
+	fs.countLive(mb, seq, ts, size)
 }
 
-// noteLiveAs is noteLive with subj's state already looked up (nil: none).
-func (fs *fileStore) noteLiveAs(mb *msgBlock, ss *SimpleState, seq uint64, ts int64, subj string, size uint64) {
+// countLive is noteLive but for the per-subject state.
+func (fs *fileStore) countLive(mb *msgBlock, seq uint64, ts int64, size uint64) {
 	mb.msgs++
 	mb.bytes += size
 	mb.written += size
@@ -261,12 +264,6 @@ func (fs *fileStore) noteLiveAs(mb *msgBlock, ss *SimpleState, seq uint64, ts in
 		fs.seqs.first = seq
 	}
 	fs.times.lastSeq, fs.times.lastTS = seq, ts
-	if ss == nil {
-		ss = &SimpleState{First: seq}
-		fs.fss[subj] = ss
-	}
-	ss.Msgs++
-	ss.Last = seq
 }
 
 func (fs *fileStore) SkipMsgs(n uint64) error {
@@ -371,13 +368,11 @@ func (fs *fileStore) lastSeqLocked(filter string) uint64 {
 		return fs.lastLive()
 	}
 	if !sublist.SubjectHasWildcard(filter) {
-		if ss := fs.fss[filter]; ss != nil {
-			return ss.Last
-		}
-		return 0
+		ss, _ := fs.fss.Get(filter)
+		return ss.Last
 	}
 	var last uint64
-	for subj, ss := range fs.fss {
+	for subj, ss := range fs.fss.All() {
 		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
 			last = ss.Last
 		}
@@ -433,7 +428,7 @@ func (fs *fileStore) fastStateLocked(st *StreamState) {
 	if b := fs.findBlock(fs.seqs.last); b != nil && b.live(fs.seqs.last) {
 		st.LastTime = time.Unix(0, fs.times.lastTS).UTC()
 	}
-	st.NumSubjects = len(fs.fss)
+	st.NumSubjects = fs.fss.Len()
 	st.NumDeleted = 0
 	if st.Msgs > 0 {
 		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
@@ -499,9 +494,9 @@ func (fs *fileStore) SubjectsState(filter string) map[string]SimpleState {
 	defer fs.mu.Unlock()
 	fs.fixSubjects()
 	out := map[string]SimpleState{}
-	for subj, ss := range fs.fss {
+	for subj, ss := range fs.fss.All() {
 		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
-			out[subj] = *ss
+			out[strings.Clone(subj)] = SimpleState(ss)
 		}
 	}
 	return out

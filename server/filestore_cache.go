@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"slices"
 	"sort"
@@ -206,7 +207,7 @@ func (fs *fileStore) trimCaches() {
 func (fs *fileStore) fixSubjects() {
 	for fs.disk.fssStale && !fs.closed {
 		fs.disk.fssStale = false
-		fss := map[string]*SimpleState{}
+		fss := subjects.New()
 		blocks := append([]*msgBlock(nil), fs.blocks...)
 		sizes := make([]uint64, len(blocks))
 		for k, b := range blocks {
@@ -217,7 +218,7 @@ func (fs *fileStore) fixSubjects() {
 					fs.loseSeq(b, b.first+i)
 					continue
 				}
-				addSubject(fss, subj, b.first+i)
+				fss.Add(subj, b.first+i)
 				sizes[k] += size
 			}
 		}
@@ -233,17 +234,6 @@ func (fs *fileStore) fixSubjects() {
 			fs.seqs.bytes += b.bytes
 		}
 	}
-}
-
-// addSubject counts a live message in a per-subject map (ascending seqs).
-func addSubject(fss map[string]*SimpleState, subj string, seq uint64) {
-	ss := fss[subj]
-	if ss == nil {
-		ss = &SimpleState{First: seq}
-		fss[subj] = ss
-	}
-	ss.Msgs++
-	ss.Last = seq
 }
 
 // readRecord returns the verified message record of live seq of b: from

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"path/filepath"
 
@@ -45,7 +46,7 @@ type checkpoint struct {
 	active uint32
 	offset int64
 	blocks []*msgBlock
-	fss    map[string]*SimpleState
+	fss    *subjects.Table
 	lost   LostStreamData
 }
 
@@ -96,9 +97,9 @@ func (fs *fileStore) encodeCheckpoint(subjects bool) []byte {
 	return binary.LittleEndian.AppendUint64(out, fsHash(out))
 }
 
-func appendSubjects(out []byte, fss map[string]*SimpleState) []byte {
-	out = binary.AppendUvarint(out, uint64(len(fss)))
-	for subj, ss := range fss {
+func appendSubjects(out []byte, fss *subjects.Table) []byte {
+	out = binary.AppendUvarint(out, uint64(fss.Len()))
+	for subj, ss := range fss.All() {
 		out = binary.AppendUvarint(out, uint64(len(subj)))
 		out = append(out, subj...)
 		out = binary.AppendUvarint(out, ss.Msgs)
@@ -245,7 +246,7 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 		return nil, errBadCheckpoint
 	}
 	r := &byteReader{b: data[5 : len(data)-8]}
-	ck := &checkpoint{fss: map[string]*SimpleState{}, noFss: data[4] == ckVersionNoSubjects}
+	ck := &checkpoint{fss: subjects.New(), noFss: data[4] == ckVersionNoSubjects}
 	ck.seqs = seqState{first: r.uvarint(), last: r.uvarint(), msgs: r.uvarint(), bytes: r.uvarint()}
 	active, offset, nb := r.uvarint(), r.uvarint(), r.uvarint()
 	ck.active, ck.offset = uint32(active), int64(offset)
@@ -259,7 +260,7 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 		}
 		ck.blocks = append(ck.blocks, b)
 	}
-	if err := decodeSubjects(r, ck); err != nil || ck.noFss && len(ck.fss) > 0 {
+	if err := decodeSubjects(r, ck); err != nil || ck.noFss && ck.fss.Len() > 0 {
 		return nil, errBadCheckpoint
 	}
 	if r.bad || len(r.b) != 0 || !ck.consistent() {
@@ -308,12 +309,12 @@ func decodeSubjects(r *byteReader, ck *checkpoint) error {
 		return errBadCheckpoint
 	}
 	for i := uint64(0); i < ns && !r.bad; i++ {
-		subj := string(r.bytes(r.uvarint()))
-		ss := &SimpleState{Msgs: r.uvarint(), First: r.uvarint(), Last: r.uvarint()}
-		if _, dup := ck.fss[subj]; dup || ss.Msgs == 0 || ss.First > ss.Last {
+		subj := r.bytes(r.uvarint())
+		ss := subjects.State{Msgs: r.uvarint(), First: r.uvarint(), Last: r.uvarint()}
+		if _, dup := ck.fss.Get(string(subj)); dup || ss.Msgs == 0 || ss.First > ss.Last {
 			return errBadCheckpoint
 		}
-		ck.fss[subj] = ss
+		ck.fss.Put(string(subj), ss)
 	}
 	nl := r.uvarint()
 	if nl > uint64(len(r.b)) {
@@ -338,7 +339,7 @@ func (ck *checkpoint) consistent() bool {
 		}
 		top = b.maxSeq()
 	}
-	for _, ss := range ck.fss {
+	for _, ss := range ck.fss.All() {
 		subjMsgs += ss.Msgs
 	}
 	n := len(ck.blocks)

@@ -172,8 +172,8 @@ func (fs *fileStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*St
 	m := newSubjectMatcher(filter)
 	start = max(start, fs.seqs.first)
 	if !m.all && !m.wild {
-		ss := fs.fss[filter]
-		if ss == nil || ss.Last < start {
+		ss, ok := fs.fss.Get(filter)
+		if !ok || ss.Last < start {
 			return nil, ErrStoreEOF
 		}
 		start = max(start, ss.First)
@@ -198,10 +198,10 @@ func (fs *fileStore) FilteredState(seq uint64, subject string) SimpleState {
 	defer fs.fixSubjects()
 	m := newSubjectMatcher(subject)
 	if !m.all && !m.wild {
-		if ss := fs.fss[subject]; ss == nil || ss.Last < seq {
+		if ss, ok := fs.fss.Get(subject); !ok || ss.Last < seq {
 			return SimpleState{}
 		} else if seq <= ss.First {
-			return *ss
+			return SimpleState(ss)
 		}
 	}
 	if m.all {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -83,7 +84,7 @@ func (fs *fileStore) recover() error {
 
 func (fs *fileStore) resetState() {
 	fs.seqs = seqState{first: 1}
-	fs.fss = map[string]*SimpleState{}
+	fs.fss = subjects.New()
 	fs.blocks = nil
 	fs.lost = LostStreamData{}
 	fs.disk = diskWork{}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 
 	"github.com/tern-mq/nats-server/internal/sublist"
@@ -60,15 +61,17 @@ func (fs *fileStore) dropLive(b *msgBlock, seq uint64) {
 
 // removeSubject updates the per-subject state for the removal of seq.
 func (fs *fileStore) removeSubject(subj string, seq uint64) {
-	ss := fs.fss[subj]
-	if ss == nil {
+	ss, ok := fs.fss.Get(subj)
+	if !ok {
 		fs.disk.fssStale = true
 		return
 	}
+	before := ss
 	ss.Msgs--
 	switch {
 	case ss.Msgs == 0:
-		delete(fs.fss, subj)
+		fs.fss.Delete(subj)
+		return
 	case ss.Msgs == 1 && seq == ss.First:
 		ss.First = ss.Last
 	case ss.Msgs == 1 && seq == ss.Last:
@@ -78,9 +81,13 @@ func (fs *fileStore) removeSubject(subj string, seq uint64) {
 	case seq == ss.Last:
 		ss.Last = fs.prevForSubject(subj, seq-1)
 	}
-	if ss.Msgs > 0 && (ss.First == 0 || ss.Last == 0) {
+	// The searches may load a block whose damage drops messages of subj
+	// meanwhile: then the state is rebuilt rather than overwritten.
+	if cur, ok := fs.fss.Get(subj); ss.First == 0 || ss.Last == 0 || !ok || cur != before {
 		fs.disk.fssStale = true
+		return
 	}
+	fs.fss.Put(subj, ss)
 }
 
 // nextLive returns the first live sequence >= from, or last+1.
@@ -292,7 +299,7 @@ func (fs *fileStore) purgeLocked() (uint64, error) {
 	}
 	fs.disk.compress = nil
 	fs.disk.pendingFirst = false
-	fs.fss = map[string]*SimpleState{}
+	fs.fss = subjects.New()
 	fs.seqs.msgs, fs.seqs.bytes, fs.seqs.first = 0, 0, fs.seqs.last+1
 	return n, nil
 }
@@ -378,7 +385,11 @@ func (fs *fileStore) ExpireBefore(cutoff int64) (uint64, error) {
 // enforceLimits discards from the front until the limits hold.
 func (fs *fileStore) enforceLimits(subj string) {
 	if max := fs.limits.MaxMsgsPerSubject; max > 0 {
-		for ss := fs.fss[subj]; ss != nil && ss.Msgs > uint64(max); ss = fs.fss[subj] {
+		for {
+			ss, ok := fs.fss.Get(subj)
+			if !ok || ss.Msgs <= uint64(max) {
+				break
+			}
 			if ok, err := fs.removeSeq(ss.First, true); !ok || err != nil {
 				break
 			}
@@ -402,8 +413,8 @@ func (fs *fileStore) enforceLimits(subj string) {
 
 func (fs *fileStore) enforceAllLimits() {
 	if fs.limits.MaxMsgsPerSubject > 0 {
-		subjs := make([]string, 0, len(fs.fss))
-		for subj := range fs.fss {
+		subjs := make([]string, 0, fs.fss.Len())
+		for subj := range fs.fss.All() {
 			subjs = append(subjs, subj)
 		}
 		for _, subj := range subjs {

@@ -1,9 +1,10 @@
 package server
 
 import (
-	"maps"
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,7 +30,7 @@ type memStore struct {
 	first  uint64 // first sequence (may be a deleted slot until trimmed)
 	last   uint64
 	bytes  uint64
-	fss    map[string]*SimpleState
+	fss    *subjects.Table
 	limits StoreLimits
 	closed bool
 	// watcher, when set, sees every message before it is removed.
@@ -37,7 +38,7 @@ type memStore struct {
 }
 
 func newMemStore(limits StoreLimits) *memStore {
-	return &memStore{msgs: map[uint64]*memMsg{}, fss: map[string]*SimpleState{}, first: 1, limits: limits}
+	return &memStore{msgs: map[uint64]*memMsg{}, fss: subjects.New(), first: 1, limits: limits}
 }
 
 func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, error) {
@@ -55,13 +56,7 @@ func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, er
 	m.msg = append([]byte(nil), msg...)
 	ms.msgs[seq] = m
 	ms.bytes += storedMsgSize(subj, hdr, msg)
-	ss := ms.fss[subj]
-	if ss == nil {
-		ss = &SimpleState{First: seq}
-		ms.fss[subj] = ss
-	}
-	ss.Msgs++
-	ss.Last = seq
+	ms.fss.Add(subj, seq)
 	ms.enforceLimitsLocked(subj)
 	return seq, nil
 }
@@ -69,7 +64,11 @@ func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, er
 // enforceLimitsLocked discards from the front until the limits hold.
 func (ms *memStore) enforceLimitsLocked(subj string) {
 	if max := ms.limits.MaxMsgsPerSubject; max > 0 {
-		for ss := ms.fss[subj]; ss != nil && ss.Msgs > uint64(max); ss = ms.fss[subj] {
+		for {
+			ss, ok := ms.fss.Get(subj)
+			if !ok || ss.Msgs <= uint64(max) {
+				break
+			}
 			ms.removeLocked(ss.First, false)
 		}
 	}
@@ -114,11 +113,11 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	}
 	delete(ms.msgs, seq)
 	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
-	ss := ms.fss[m.subj]
+	ss, _ := ms.fss.Get(m.subj)
 	ss.Msgs--
 	switch {
 	case ss.Msgs == 0:
-		delete(ms.fss, m.subj)
+		ms.fss.Delete(m.subj)
 	case ss.Msgs == 1 && seq == ss.First:
 		ss.First = ss.Last
 	case ss.Msgs == 1 && seq == ss.Last:
@@ -127,6 +126,9 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 		ss.First = ms.nextForSubjectLocked(m.subj, seq+1)
 	case seq == ss.Last:
 		ss.Last = ms.prevForSubjectLocked(m.subj, seq-1)
+	}
+	if ss.Msgs > 0 {
+		ms.fss.Put(m.subj, ss)
 	}
 	if seq == ms.first {
 		ms.firstLiveLocked()
@@ -195,13 +197,11 @@ func (ms *memStore) lastSeqLocked(filter string) uint64 {
 		return 0
 	}
 	if !sublist.SubjectHasWildcard(filter) {
-		if ss := ms.fss[filter]; ss != nil {
-			return ss.Last
-		}
-		return 0
+		ss, _ := ms.fss.Get(filter)
+		return ss.Last
 	}
 	var last uint64
-	for subj, ss := range ms.fss {
+	for subj, ss := range ms.fss.All() {
 		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
 			last = ss.Last
 		}
@@ -226,8 +226,8 @@ func (ms *memStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*Sto
 	all := filter == "" || filter == ">"
 	wild := sublist.SubjectHasWildcard(filter)
 	if !all && !wild {
-		ss := ms.fss[filter]
-		if ss == nil || ss.Last < start {
+		ss, ok := ms.fss.Get(filter)
+		if !ok || ss.Last < start {
 			return nil, ErrStoreEOF
 		}
 		start = max(start, ss.First)
@@ -266,7 +266,7 @@ func (ms *memStore) Purge() (uint64, error) {
 		ms.watcher.abandon()
 	}
 	ms.msgs = map[uint64]*memMsg{}
-	ms.fss = map[string]*SimpleState{}
+	ms.fss = subjects.New()
 	ms.bytes = 0
 	ms.first = ms.last + 1
 	return n, nil
@@ -368,7 +368,7 @@ func (ms *memStore) fastStateLocked(st *StreamState) {
 	if m, ok := ms.msgs[ms.last]; ok {
 		st.LastTime = time.Unix(0, m.ts).UTC()
 	}
-	st.NumSubjects = len(ms.fss)
+	st.NumSubjects = ms.fss.Len()
 	if st.Msgs > 0 {
 		st.NumDeleted = int(st.LastSeq - st.FirstSeq + 1 - st.Msgs)
 	} else {
@@ -395,9 +395,9 @@ func (ms *memStore) SubjectsState(filter string) map[string]SimpleState {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	out := map[string]SimpleState{}
-	for subj, ss := range ms.fss {
+	for subj, ss := range ms.fss.All() {
 		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
-			out[subj] = *ss
+			out[strings.Clone(subj)] = SimpleState(ss)
 		}
 	}
 	return out
@@ -430,7 +430,7 @@ func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	// limits: the outcome must not depend on map iteration order.
 	global := l
 	ms.limits = StoreLimits{MaxMsgsPerSubject: l.MaxMsgsPerSubject}
-	for _, subj := range slices.Sorted(maps.Keys(ms.fss)) {
+	for _, subj := range slices.Sorted(ms.fss.Keys()) {
 		ms.enforceLimitsLocked(subj)
 	}
 	ms.limits = global
