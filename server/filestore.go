@@ -25,7 +25,6 @@ package server
 import (
 	"errors"
 	"fmt"
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"path/filepath"
 	"sort"
@@ -33,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/sublist"
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
@@ -234,7 +234,7 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 // ever got is still live, each subject of the block has its last live
 // message there, so the state answers without the block's name map: subj
 // is in the block exactly when its last sequence is, under that message's
-// id. Streams of fresh subjects then skip a map insert per message.
+// id. Streams of fresh subjects then skip a name-map insert per message.
 func (fs *fileStore) activeSubjectID(mb *msgBlock, prev subjects.State, had bool, subj string) (uint32, bool) {
 	if fs.disk.fssStale || mb.msgs != uint64(len(mb.idx.ids)) {
 		return mb.idx.lookup(subj)

@@ -2,11 +2,11 @@ package server
 
 import (
 	"fmt"
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"slices"
 	"sort"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
 

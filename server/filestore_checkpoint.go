@@ -3,10 +3,10 @@ package server
 import (
 	"encoding/binary"
 	"errors"
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 	"path/filepath"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
 
@@ -70,10 +70,12 @@ func (fs *fileStore) snapshotCheckpoint() *checkpointJob {
 }
 
 // encodeCheckpoint encodes the state, with or without the per-subject
-// state; the caller holds mu and has flushed.
-func (fs *fileStore) encodeCheckpoint(subjects bool) []byte {
+// state (never a stale one: recovery rebuilds it then); the caller holds
+// mu and has flushed.
+func (fs *fileStore) encodeCheckpoint(withSubjects bool) []byte {
+	withSubjects = withSubjects && !fs.disk.fssStale
 	version := byte(ckVersion)
-	if !subjects {
+	if !withSubjects {
 		version = ckVersionNoSubjects
 	}
 	out := append([]byte(ckMagic), version)
@@ -84,7 +86,7 @@ func (fs *fileStore) encodeCheckpoint(subjects bool) []byte {
 	for _, b := range fs.blocks {
 		out = encodeBlockMeta(out, b)
 	}
-	if !subjects {
+	if !withSubjects {
 		out = binary.AppendUvarint(out, 0)
 	} else {
 		out = appendSubjects(out, fs.fss)

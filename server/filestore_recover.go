@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/vfs"
 )
 

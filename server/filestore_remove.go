@@ -2,9 +2,9 @@ package server
 
 import (
 	"fmt"
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"os"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/sublist"
 )
 
@@ -66,7 +66,7 @@ func (fs *fileStore) removeSubject(subj string, seq uint64) {
 		fs.disk.fssStale = true
 		return
 	}
-	before := ss
+	before, searched := ss, false
 	ss.Msgs--
 	switch {
 	case ss.Msgs == 0:
@@ -77,15 +77,20 @@ func (fs *fileStore) removeSubject(subj string, seq uint64) {
 	case ss.Msgs == 1 && seq == ss.Last:
 		ss.Last = ss.First
 	case seq == ss.First:
-		ss.First = fs.nextForSubject(subj, seq+1)
+		ss.First, searched = fs.nextForSubject(subj, seq+1), true
 	case seq == ss.Last:
-		ss.Last = fs.prevForSubject(subj, seq-1)
+		ss.Last, searched = fs.prevForSubject(subj, seq-1), true
 	}
-	// The searches may load a block whose damage drops messages of subj
+	// A search may load a block whose damage drops messages of subj
 	// meanwhile: then the state is rebuilt rather than overwritten.
-	if cur, ok := fs.fss.Get(subj); ss.First == 0 || ss.Last == 0 || !ok || cur != before {
+	if searched {
+		if cur, ok := fs.fss.Get(subj); !ok || cur != before {
+			fs.disk.fssStale = true
+			return
+		}
+	}
+	if ss.First == 0 || ss.Last == 0 {
 		fs.disk.fssStale = true
-		return
 	}
 	fs.fss.Put(subj, ss)
 }
@@ -386,6 +391,9 @@ func (fs *fileStore) ExpireBefore(cutoff int64) (uint64, error) {
 func (fs *fileStore) enforceLimits(subj string) {
 	if max := fs.limits.MaxMsgsPerSubject; max > 0 {
 		for {
+			if fs.disk.fssStale { // damage found: count again before going on
+				fs.fixSubjects()
+			}
 			ss, ok := fs.fss.Get(subj)
 			if !ok || ss.Msgs <= uint64(max) {
 				break

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"github.com/tern-mq/nats-server/internal/subjects"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/tern-mq/nats-server/internal/subjects"
 	"github.com/tern-mq/nats-server/internal/sublist"
 )
 
@@ -113,9 +113,10 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	}
 	delete(ms.msgs, seq)
 	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
-	ss, _ := ms.fss.Get(m.subj)
+	ss, ok := ms.fss.Get(m.subj)
 	ss.Msgs--
 	switch {
+	case !ok: // cannot be: every stored message counts under its subject
 	case ss.Msgs == 0:
 		ms.fss.Delete(m.subj)
 	case ss.Msgs == 1 && seq == ss.First:
@@ -127,7 +128,7 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	case seq == ss.Last:
 		ss.Last = ms.prevForSubjectLocked(m.subj, seq-1)
 	}
-	if ss.Msgs > 0 {
+	if ok && ss.Msgs > 0 {
 		ms.fss.Put(m.subj, ss)
 	}
 	if seq == ms.first {

@@ -201,8 +201,8 @@ func (t *Table) Keys() iter.Seq[string] {
 // insert adds key, known to be absent.
 func (t *Table) insert(h uint64, key string, st State) {
 	p := t.entry(h).p
-	for (p.used+1)*loadDen > len(p.slots)*loadNum || len(p.keys)+len(key) > math.MaxUint32 {
-		if len(p.slots) < partMax && len(p.keys)+len(key) <= math.MaxUint32 {
+	for (p.used+1)*loadDen > len(p.slots)*loadNum || arenaFull(p, key) {
+		if len(p.slots) < partMax && !arenaFull(p, key) {
 			p.rebuild(len(p.slots) * 2)
 			t.point(p)
 			break
@@ -212,6 +212,11 @@ func (t *Table) insert(h uint64, key string, st State) {
 	}
 	p.put(h, key, st)
 	t.n++
+}
+
+// arenaFull reports whether key would not fit p's arena (32-bit offsets).
+func arenaFull(p *part, key string) bool {
+	return uint64(len(p.keys))+uint64(len(key)) > math.MaxUint32
 }
 
 // split replaces full part p by two parts of one more hash bit.
