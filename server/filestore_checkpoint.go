@@ -311,12 +311,12 @@ func decodeSubjects(r *byteReader, ck *checkpoint) error {
 		return errBadCheckpoint
 	}
 	for i := uint64(0); i < ns && !r.bad; i++ {
-		subj := r.bytes(r.uvarint())
+		subj := string(r.bytes(r.uvarint()))
 		ss := subjects.State{Msgs: r.uvarint(), First: r.uvarint(), Last: r.uvarint()}
-		if _, dup := ck.fss.Get(string(subj)); dup || ss.Msgs == 0 || ss.First > ss.Last {
+		if _, dup := ck.fss.Get(subj); dup || ss.Msgs == 0 || ss.First > ss.Last {
 			return errBadCheckpoint
 		}
-		ck.fss.Put(string(subj), ss)
+		ck.fss.Put(subj, ss)
 	}
 	nl := r.uvarint()
 	if nl > uint64(len(r.b)) {
