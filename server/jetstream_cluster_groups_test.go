@@ -1,7 +1,9 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -188,5 +190,100 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 	}
 	if l.Err() != nil || len(names) != 1 || names[0] != "L3" {
 		t.Fatalf("filtered list: %v %v", names, l.Err())
+	}
+}
+
+// TestJetStreamClusterStreamListOlderLeader: a stream led by a server that
+// announces route protocol 3 (before $JSC.SI) is asked on its account's
+// STREAM.INFO, as in a rolling upgrade; every other leader on $JSC.SI.
+// The list is complete either way.
+func TestJetStreamClusterStreamListOlderLeader(t *testing.T) {
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if i == 1 {
+			o.routeProto = 3
+		}
+	})
+	old := c.servers[1].Name()
+	nc := connectNATS(t, c.servers[0].ClientURL())
+	js, _ := jetstream.New(nc)
+	const streams = 6
+	for i := range streams {
+		name := fmt.Sprintf("O%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"old." + name}, Replicas: 3})
+		if _, err := js.Publish(ctx(t), "old."+name, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The questions come from the meta leader: it must not be the old one.
+	for c.waitMetaLeader().Name() == old {
+		nc.Request("$JS.API.META.LEADER.STEPDOWN", nil, 5*time.Second)
+		waitFor(t, 10*time.Second, "a new meta leader", func() bool { return c.waitMetaLeader().Name() != old })
+	}
+	meta := c.waitMetaLeader()
+	leaderOf := func(name, not string) string {
+		var l string
+		waitFor(t, 10*time.Second, "a leader for "+name, func() bool {
+			si, err := js.Stream(ctx(t), name)
+			if err != nil || si.CachedInfo().Cluster == nil {
+				return false
+			}
+			l = si.CachedInfo().Cluster.Leader
+			return l != "" && l != not
+		})
+		return l
+	}
+	// O0 led by the old server and O1 by another: stepdowns move them.
+	for _, want := range []struct {
+		name  string
+		onOld bool
+	}{{"O0", true}, {"O1", false}} {
+		for i := 0; (leaderOf(want.name, "") == old) != want.onOld; i++ {
+			if i == 30 {
+				t.Fatalf("%s: no leader where wanted after 30 stepdowns", want.name)
+			}
+			prev := leaderOf(want.name, "")
+			nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+want.name, nil, 5*time.Second)
+			leaderOf(want.name, prev)
+		}
+	}
+	leaders := map[string]string{}
+	wantInfo := map[string]bool{}
+	for i := range streams {
+		name := fmt.Sprintf("O%d", i)
+		if leaders[name] = leaderOf(name, ""); leaders[name] == old {
+			wantInfo["$JS.API.STREAM.INFO."+name] = true
+		}
+	}
+	dc := connectNATS(t, meta.ClientURL())
+	spy, _ := dc.SubscribeSync("$JS.API.>")
+	dc.Flush()
+	resp, err := dc.Request("$JS.API.STREAM.LIST", []byte("{}"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct {
+		Streams []*jetstream.StreamInfo `json:"streams"`
+		Missing []string                `json:"missing"`
+	}
+	if err := json.Unmarshal(resp.Data, &list); err != nil || len(list.Streams) != streams || len(list.Missing) != 0 {
+		t.Fatalf("list: %d streams, missing %v, err %v: %.300s", len(list.Streams), list.Missing, err, resp.Data)
+	}
+	for _, si := range list.Streams {
+		if si.State.Msgs != 1 || si.Cluster == nil || si.Cluster.Leader != leaders[si.Config.Name] {
+			t.Fatalf("%s: %d messages, cluster %+v, want 1 and leader %s", si.Config.Name, si.State.Msgs, si.Cluster, leaders[si.Config.Name])
+		}
+	}
+	seen := map[string]bool{}
+	for {
+		sm, err := spy.NextMsg(0)
+		if err != nil {
+			break
+		}
+		if sm.Subject != "$JS.API.STREAM.LIST" {
+			seen[sm.Subject] = true
+		}
+	}
+	if !maps.Equal(seen, wantInfo) {
+		t.Fatalf("account API questions %v, want %v (leaders %v)", seen, wantInfo, leaders)
 	}
 }

@@ -77,6 +77,9 @@ type Options struct {
 	configWarnings []string
 	// fields the command line set explicitly; they win over the config file.
 	inFlags map[string]bool
+	// routeProto, when set, is the route protocol announced instead of
+	// routeProto: tests make a server look like an older one to its peers.
+	routeProto int
 }
 
 // ClusterOpts configure the cluster (route) listener.

@@ -256,6 +256,9 @@ func (s *Server) myRouteInfo() routeInfo {
 	o := s.getOpts()
 	ri := routeInfo{ID: s.id, Name: s.name, Cluster: o.Cluster.Name, Version: VERSION, Proto: routeProto,
 		RouteURL: s.routeURL(), ClientURL: s.ClientURL(), Tags: o.Tags}
+	if o.routeProto != 0 {
+		ri.Proto = o.routeProto
+	}
 	s.routes.mu.Lock()
 	for _, r := range s.routes.byID {
 		ri.Peers = append(ri.Peers, r.remote.RouteURL)
