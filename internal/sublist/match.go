@@ -3,6 +3,7 @@ package sublist
 import (
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // Match returns every entry whose pattern matches the literal subject.
@@ -20,11 +21,11 @@ func (s *Sublist[T]) Match(subject string) *Result[T] {
 		s.hits.Add(1)
 		return r
 	}
-	return s.matchMiss(subject)
+	return s.matchMiss(subject, true)
 }
 
 // MatchBytes is Match for a subject held in a byte slice, such as a parser
-// buffer. A cache hit does not allocate; on a miss the subject is copied.
+// buffer. It does not allocate unless the cache keeps the subject (a copy).
 func (s *Sublist[T]) MatchBytes(subject []byte) *Result[T] {
 	s.mu.RLock()
 	r, ok := s.cache[string(subject)]
@@ -33,12 +34,13 @@ func (s *Sublist[T]) MatchBytes(subject []byte) *Result[T] {
 		s.hits.Add(1)
 		return r
 	}
-	return s.matchMiss(string(subject))
+	// A view of the caller's bytes: copied only if the cache keeps it.
+	return s.matchMiss(unsafe.String(unsafe.SliceData(subject), len(subject)), false)
 }
 
 // matchMiss computes the result for subject and caches it, unless the
 // trie changed between computing and storing (see the package comment).
-func (s *Sublist[T]) matchMiss(subject string) *Result[T] {
+func (s *Sublist[T]) matchMiss(subject string, owned bool) *Result[T] {
 	s.misses.Add(1)
 	if !ValidPublishSubject(subject) {
 		return s.empty
@@ -49,6 +51,9 @@ func (s *Sublist[T]) matchMiss(subject string) *Result[T] {
 	s.mu.RUnlock()
 	if !s.seen.admit(subject) {
 		return r
+	}
+	if !owned {
+		subject = strings.Clone(subject)
 	}
 	s.mu.Lock()
 	if gen == s.gen {

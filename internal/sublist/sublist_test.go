@@ -584,3 +584,37 @@ func TestSoloResultShared(t *testing.T) {
 	}
 	checkMatch(t, s, "_INBOX.x.e", "2", "g:3")
 }
+
+// TestMatchBytesMissBorrows: a miss the cache does not keep reads the
+// caller's bytes in place (fresh subjects, as every compare-and-set
+// publish and pub-ack inbox are, allocate nothing); a miss it keeps is
+// keyed by a copy, which the caller's later writes cannot change.
+func TestMatchBytesMissBorrows(t *testing.T) {
+	s := New[int]()
+	if err := s.Insert("cas.>", "", 1); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 0, 32)
+	n := 0
+	allocs := testing.AllocsPerRun(1000, func() {
+		n++
+		buf = strconv.AppendInt(append(buf[:0], "cas."...), int64(n), 10)
+		if r := s.MatchBytes(buf); len(r.Plain) != 1 {
+			t.Fatalf("cas.%d: %v", n, r.Plain)
+		}
+	})
+	if allocs > 0.5 { // the admission lottery keeps about 1 in 16, copied
+		t.Fatalf("%.2f allocations per fresh-subject miss", allocs)
+	}
+	key := []byte("cas.kept")
+	s.MatchBytes(key)
+	s.MatchBytes(key) // missed twice in a row: admitted to the cache
+	copy(key, "xyz.zzzz")
+	s.mu.RLock()
+	_, kept := s.cache["cas.kept"]
+	_, aliased := s.cache["xyz.zzzz"]
+	s.mu.RUnlock()
+	if !kept || aliased {
+		t.Fatalf("cache keyed by the caller's bytes: kept %v, aliased %v", kept, aliased)
+	}
+}
