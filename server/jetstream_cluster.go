@@ -541,11 +541,11 @@ func (jc *jsCluster) proposeMeta(me *metaEntry, fail func(*ApiError)) {
 		return
 	}
 	b, _ := json.Marshal(me)
-	g.Propose(b, func(err error) {
+	g.Propose(b, doneFunc(func(err error) {
 		if err != nil {
 			fail(errClusterNotAvail())
 		}
-	})
+	}))
 }
 
 // streamSubject reports whether subject belongs to a stream of the account.

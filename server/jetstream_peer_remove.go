@@ -49,7 +49,7 @@ func (r *apiRequest) streamPeerRemove() any {
 	}
 	b, _ := json.Marshal(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name(), Remove: req.Peer, Add: repl})
 	done := make(chan error, 1)
-	g.Propose(b, func(err error) { done <- err })
+	g.Propose(b, doneFunc(func(err error) { done <- err }))
 	select {
 	case err := <-done:
 		if err != nil {

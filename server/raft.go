@@ -47,8 +47,20 @@ type groupSM interface {
 // proposal call (not of the apply).
 type proposal struct {
 	data []byte
-	done func(error)
+	done proposalDone // nil: nobody waits
 }
+
+// proposalDone is told whether a proposal entered the log (err nil) or
+// was refused. A stream is one itself, so that proposing a publish
+// allocates no callback.
+type proposalDone interface {
+	proposed(data []byte, err error)
+}
+
+// doneFunc makes a function a proposalDone.
+type doneFunc func(error)
+
+func (f doneFunc) proposed(_ []byte, err error) { f(err) }
 
 type raftGroup struct {
 	name  string
@@ -193,7 +205,7 @@ func (g *raftGroup) propose(p proposal) {
 	for i := 0; ; i++ {
 		err := g.drv.Node.Propose(p.data)
 		if p.done != nil {
-			p.done(err)
+			p.done.proposed(p.data, err)
 		}
 		if i == 1024 {
 			return
@@ -280,16 +292,16 @@ func (g *raftGroup) fail(err error) {
 }
 
 // Propose queues data for the group; it fails at once when the queue is full.
-func (g *raftGroup) Propose(data []byte, done func(error)) {
+func (g *raftGroup) Propose(data []byte, done proposalDone) {
 	select {
 	case g.props <- proposal{data: data, done: done}:
 	case <-g.done:
 		if done != nil {
-			done(errGroupStopped)
+			done.proposed(data, errGroupStopped)
 		}
 	default:
 		if done != nil {
-			done(raft.ErrProposalDropped)
+			done.proposed(data, raft.ErrProposalDropped)
 		}
 	}
 }

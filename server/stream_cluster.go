@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
@@ -358,18 +357,28 @@ func (mset *stream) propose(e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
-	reply := strings.Clone(e.reply)
-	refuse := func(err error) {
-		if err != nil && reply != "" {
-			b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
-			mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
-		}
-	}
 	if g == nil { // the group is still starting
-		refuse(errGroupStopped)
+		mset.refuse(e.reply)
 		return
 	}
-	g.Propose(encodeStreamEntry(e), refuse)
+	g.Propose(encodeStreamEntry(e), mset)
+}
+
+// proposed answers the client of a refused proposal (the entry carries
+// its reply subject); an accepted one is answered once applied.
+func (mset *stream) proposed(data []byte, err error) {
+	if err != nil {
+		mset.refuse(entryReply(data))
+	}
+}
+
+// refuse answers reply with "temporarily unavailable" so the client can
+// retry.
+func (mset *stream) refuse(reply string) {
+	if reply != "" {
+		b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
+		mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
+	}
 }
 
 // applyEntry applies one committed entry; the proposer answers.

@@ -65,6 +65,14 @@ func encodeStreamEntry(e *streamEntry) []byte {
 // from another server gets neither origin nor reply (it is not self: all
 // the apply asks), and one from self gets self as its origin string; an
 // empty self decodes both as they are.
+// entryReply is the reply subject an encoded entry carries.
+func entryReply(data []byte) string {
+	r := &raftReader{b: data}
+	r.byte()
+	r.view()
+	return string(r.view())
+}
+
 func decodeStreamEntryAt(e *streamEntry, data []byte, self string) error {
 	r := &raftReader{b: data}
 	*e = streamEntry{op: r.byte()}
