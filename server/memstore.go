@@ -113,28 +113,35 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	}
 	delete(ms.msgs, seq)
 	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
-	ss, ok := ms.fss.Get(m.subj)
+	ms.removeSubjectLocked(m.subj, seq)
+	if seq == ms.first {
+		ms.firstLiveLocked()
+	}
+	return true
+}
+
+// removeSubjectLocked updates the per-subject state for the removal of
+// seq (every stored message counts under its subject).
+func (ms *memStore) removeSubjectLocked(subj string, seq uint64) {
+	ss, ok := ms.fss.Get(subj)
+	if !ok {
+		return
+	}
 	ss.Msgs--
 	switch {
-	case !ok: // cannot be: every stored message counts under its subject
 	case ss.Msgs == 0:
-		ms.fss.Delete(m.subj)
+		ms.fss.Delete(subj)
+		return
 	case ss.Msgs == 1 && seq == ss.First:
 		ss.First = ss.Last
 	case ss.Msgs == 1 && seq == ss.Last:
 		ss.Last = ss.First
 	case seq == ss.First:
-		ss.First = ms.nextForSubjectLocked(m.subj, seq+1)
+		ss.First = ms.nextForSubjectLocked(subj, seq+1)
 	case seq == ss.Last:
-		ss.Last = ms.prevForSubjectLocked(m.subj, seq-1)
+		ss.Last = ms.prevForSubjectLocked(subj, seq-1)
 	}
-	if ok && ss.Msgs > 0 {
-		ms.fss.Put(m.subj, ss)
-	}
-	if seq == ms.first {
-		ms.firstLiveLocked()
-	}
-	return true
+	ms.fss.Put(subj, ss)
 }
 
 func (ms *memStore) nextForSubjectLocked(subj string, from uint64) uint64 {
