@@ -36,7 +36,13 @@ import (
 // messages the last full one held, or 16 entries per file the last linked
 // one linked. A growing stream then snapshots at geometrically spaced
 // indexes: a bounded amount of work per applied entry, amortised.
-var snapshotEvery uint64 = 16384
+//
+// 65536 (nats-server's compaction minimum too) rather than fewer: a linked
+// snapshot of a growing file stream links and fsyncs every block file and
+// copies the active block, which at 16384 took about 7% of the servers' CPU
+// in a stream of fresh-subject publishes (1.56 against 0.39 us per entry,
+// profiled). A restart replays at most this many entries.
+var snapshotEvery uint64 = 65536
 
 // snapshotKeepFactor times the stream's messages is how many entries the
 // log keeps below a snapshot (raft_log.go keep); a variable for tests.
