@@ -39,6 +39,7 @@ type stream struct {
 	mu      sync.Mutex
 	jsa     *jsAccount
 	name    string       // cfg.Name, never changes: read without mu
+	quoted  string       // name as a JSON string, for pub acks (strconv.Quote is slow per ack)
 	cfg     StreamConfig // written by updates under jsa.mu and mu
 	created time.Time
 	store   atomic.Pointer[storeRef] // replaced only when a snapshot is installed
@@ -298,11 +299,11 @@ func (mset *stream) pubAckJSON(out pubOutcome, domain string) []byte {
 		b = append(b, `,"description":`...)
 		b = strconv.AppendQuote(b, out.err.Description)
 		b = append(b, `},"stream":`...)
-		b = strconv.AppendQuote(b, mset.name)
+		b = append(b, mset.quoted...)
 		return append(b, `,"seq":0}`...)
 	}
 	b = append(b, `{"stream":`...)
-	b = strconv.AppendQuote(b, mset.name)
+	b = append(b, mset.quoted...)
 	if domain != "" {
 		b = append(b, `,"domain":`...)
 		b = strconv.AppendQuote(b, domain)

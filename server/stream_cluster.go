@@ -101,7 +101,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		jsa.mu.Unlock()
 		return nil, err
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
+	mset := &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
 	mset.setStore(store)
 	jsa.streams[cfg.Name] = mset
 	jsa.mu.Unlock()

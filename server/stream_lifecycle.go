@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +46,7 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 	if err != nil {
 		return nil, errStreamCreate(err)
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, cfg: *cfg, created: created, ddmap: map[string]*dedupeEntry{}}
+	mset := &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: *cfg, created: created, ddmap: map[string]*dedupeEntry{}}
 	mset.setStore(store)
 	if !recovering {
 		if cfg.FirstSeq > 1 {
