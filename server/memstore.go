@@ -21,6 +21,11 @@ type memMsg struct {
 	hdr  []byte
 	msg  []byte
 	ts   int64
+	// prev and next are the sequences of the messages before and after
+	// this one under the same subject (0: none). Removing a subject's
+	// first or last message then finds its new bound at once, where a
+	// scan would step over every other subject's messages in between.
+	prev, next uint64
 }
 
 // memStore is the in-memory StreamStore.
@@ -56,7 +61,10 @@ func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, er
 	m.msg = append([]byte(nil), msg...)
 	ms.msgs[seq] = m
 	ms.bytes += storedMsgSize(subj, hdr, msg)
-	ms.fss.Add(subj, seq)
+	if before, ok := ms.fss.Add(subj, seq); ok {
+		m.prev = before.Last
+		ms.msgs[before.Last].next = seq
+	}
 	ms.enforceLimitsLocked(subj)
 	return seq, nil
 }
@@ -113,7 +121,13 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 	}
 	delete(ms.msgs, seq)
 	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
-	ms.removeSubjectLocked(m.subj, seq)
+	if m.prev != 0 {
+		ms.msgs[m.prev].next = m.next
+	}
+	if m.next != 0 {
+		ms.msgs[m.next].prev = m.prev
+	}
+	ms.removeSubjectLocked(m, seq)
 	if seq == ms.first {
 		ms.firstLiveLocked()
 	}
@@ -121,45 +135,25 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 }
 
 // removeSubjectLocked updates the per-subject state for the removal of
-// seq (every stored message counts under its subject).
-func (ms *memStore) removeSubjectLocked(subj string, seq uint64) {
-	ss, ok := ms.fss.Get(subj)
+// m, stored at seq (every stored message counts under its subject, and
+// m's links name its neighbours under it).
+func (ms *memStore) removeSubjectLocked(m *memMsg, seq uint64) {
+	ss, ok := ms.fss.Get(m.subj)
 	if !ok {
 		return
 	}
 	ss.Msgs--
-	switch {
-	case ss.Msgs == 0:
-		ms.fss.Delete(subj)
+	if ss.Msgs == 0 {
+		ms.fss.Delete(m.subj)
 		return
-	case ss.Msgs == 1 && seq == ss.First:
-		ss.First = ss.Last
-	case ss.Msgs == 1 && seq == ss.Last:
-		ss.Last = ss.First
-	case seq == ss.First:
-		ss.First = ms.nextForSubjectLocked(subj, seq+1)
-	case seq == ss.Last:
-		ss.Last = ms.prevForSubjectLocked(subj, seq-1)
 	}
-	ms.fss.Put(subj, ss)
-}
-
-func (ms *memStore) nextForSubjectLocked(subj string, from uint64) uint64 {
-	for seq := from; seq <= ms.last; seq++ {
-		if m, ok := ms.msgs[seq]; ok && m.subj == subj {
-			return seq
-		}
+	if seq == ss.First {
+		ss.First = m.next
 	}
-	return 0
-}
-
-func (ms *memStore) prevForSubjectLocked(subj string, from uint64) uint64 {
-	for seq := from; seq >= ms.first && seq > 0; seq-- {
-		if m, ok := ms.msgs[seq]; ok && m.subj == subj {
-			return seq
-		}
+	if seq == ss.Last {
+		ss.Last = m.prev
 	}
-	return 0
+	ms.fss.Put(m.subj, ss)
 }
 
 func (ms *memStore) SkipMsgs(n uint64) error {

@@ -314,4 +314,31 @@ func compareWithModel(t *testing.T, s StreamStore, m *modelStore, seed uint64, s
 	if got := s.SubjectsState(">"); !reflect.DeepEqual(got, want) {
 		t.Fatalf("seed %d step %d: subjects %v want %v", seed, step, got, want)
 	}
+	if ms, ok := s.(*memStore); ok {
+		checkMemLinks(t, ms, want, seed, step)
+	}
+}
+
+// checkMemLinks walks each subject's chain of messages in a memory store:
+// from its first to its last message, both ways, exactly its messages.
+func checkMemLinks(t *testing.T, ms *memStore, want map[string]SimpleState, seed uint64, step int) {
+	t.Helper()
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	for subj, ss := range want {
+		var n uint64
+		prev := uint64(0)
+		for seq := ss.First; seq != 0; seq = ms.msgs[seq].next {
+			m := ms.msgs[seq]
+			if m == nil || m.subj != subj || m.prev != prev || n > ss.Msgs {
+				t.Fatalf("seed %d step %d: %s's chain breaks at %d (after %d)", seed, step, subj, seq, prev)
+			}
+			prev = seq
+			n++
+		}
+		if n != ss.Msgs || prev != ss.Last {
+			t.Fatalf("seed %d step %d: %s's chain has %d messages ending at %d, want %d ending at %d",
+				seed, step, subj, n, prev, ss.Msgs, ss.Last)
+		}
+	}
 }

@@ -1,0 +1,37 @@
+package server
+
+import (
+	"strconv"
+	"testing"
+)
+
+// BenchmarkMemStorePerSubjectHistory stores to many subjects in turn with
+// a per-subject limit above 1 (a memory KV bucket with history): every
+// store drops its subject's oldest message, whose successor under that
+// subject lies a whole round of subjects further on.
+func BenchmarkMemStorePerSubjectHistory(b *testing.B) {
+	for _, keys := range []int{1000, 100000} {
+		b.Run(strconv.Itoa(keys), func(b *testing.B) {
+			ms := newMemStore(StoreLimits{MaxMsgsPerSubject: 2})
+			subjs := make([]string, keys)
+			for i := range subjs {
+				subjs[i] = "kv.k." + strconv.Itoa(i)
+			}
+			msg := make([]byte, 64)
+			for r := 0; r < 2; r++ {
+				for _, s := range subjs {
+					if _, err := ms.StoreMsg(s, nil, msg, 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			i := 0
+			for b.Loop() {
+				if _, err := ms.StoreMsg(subjs[i%keys], nil, msg, 0); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
