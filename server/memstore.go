@@ -233,6 +233,11 @@ func (ms *memStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*Sto
 			return nil, ErrStoreEOF
 		}
 		start = max(start, ss.First)
+		// A reader going through the subject asks for the message after
+		// one it read: that one's link names it.
+		if p, ok := ms.msgs[start-1]; ok && p.subj == filter {
+			start = p.next
+		}
 	}
 	for seq := start; seq <= ms.last; seq++ {
 		m, ok := ms.msgs[seq]

@@ -35,3 +35,26 @@ func BenchmarkMemStorePerSubjectHistory(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMemStoreNextBySubject reads one subject's messages in order
+// (a consumer filtered on it, a KV history) among 100k other subjects.
+func BenchmarkMemStoreNextBySubject(b *testing.B) {
+	ms := newMemStore(StoreLimits{})
+	msg := make([]byte, 64)
+	for r := 0; r < 8; r++ {
+		for i := 0; i < 100000; i++ {
+			if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	var sm StoreMsg
+	next := uint64(0)
+	for b.Loop() {
+		if _, err := ms.LoadNextMsg("kv.k.7", next, &sm); err != nil {
+			next = 0
+			continue
+		}
+		next = sm.Seq + 1
+	}
+}

@@ -237,6 +237,16 @@ func (m *modelStore) remove(seq uint64) bool {
 	return false
 }
 
+// nextFor is the first message at or after start under filter, or 0.
+func (m *modelStore) nextFor(filter string, start uint64) uint64 {
+	for _, x := range m.msgs {
+		if x.Seq >= start && sublist.MatchLiteral(x.Subj, filter) {
+			return x.Seq
+		}
+	}
+	return 0
+}
+
 func (m *modelStore) lastFor(filter string) uint64 {
 	for i := len(m.msgs) - 1; i >= 0; i-- {
 		if sublist.MatchLiteral(m.msgs[i].Subj, filter) {
@@ -273,6 +283,19 @@ func TestStoreModel(t *testing.T) {
 					filter := []string{subj, "m.*.1", "m.>", "m.1.*"}[rng.IntN(4)]
 					if got, want := s.LastSeqForSubject(filter), m.lastFor(filter); got != want {
 						t.Fatalf("seed %d step %d: last(%s) = %d want %d", seed, step, filter, got, want)
+					}
+					// Starting just after a message of the subject, as a
+					// reader going through it does, or anywhere.
+					start := uint64(rng.IntN(int(m.last)+2))
+					if x := m.nextFor(subj, 0); x != 0 && rng.IntN(2) == 0 {
+						start = x + 1
+					}
+					var got uint64
+					if sm, err := s.LoadNextMsg(filter, start, nil); err == nil {
+						got = sm.Seq
+					}
+					if want := m.nextFor(filter, start); got != want {
+						t.Fatalf("seed %d step %d: next(%s, %d) = %d want %d", seed, step, filter, start, got, want)
 					}
 				}
 				compareWithModel(t, s, m, seed, step)
