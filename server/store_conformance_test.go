@@ -286,7 +286,7 @@ func TestStoreModel(t *testing.T) {
 					}
 					// Starting just after a message of the subject, as a
 					// reader going through it does, or anywhere.
-					start := uint64(rng.IntN(int(m.last)+2))
+					start := uint64(rng.IntN(int(m.last) + 2))
 					if x := m.nextFor(subj, 0); x != 0 && rng.IntN(2) == 0 {
 						start = x + 1
 					}
