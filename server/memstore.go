@@ -305,6 +305,15 @@ func (ms *memStore) PurgeEx(subject string, seq, keep uint64) (uint64, error) {
 func (ms *memStore) matchingLocked(subject string) []uint64 {
 	all := subject == "" || subject == ">"
 	var out []uint64
+	if !all && !sublist.SubjectHasWildcard(subject) {
+		// One subject: its chain, not every message.
+		ss, _ := ms.fss.Get(subject)
+		out = make([]uint64, 0, ss.Msgs)
+		for seq := ss.First; seq != 0 && ss.Msgs > 0; seq = ms.msgs[seq].next {
+			out = append(out, seq)
+		}
+		return out
+	}
 	for seq, m := range ms.msgs {
 		if all || sublist.MatchLiteral(m.subj, subject) {
 			out = append(out, seq)

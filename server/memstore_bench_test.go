@@ -58,3 +58,26 @@ func BenchmarkMemStoreNextBySubject(b *testing.B) {
 		next = sm.Seq + 1
 	}
 }
+
+// BenchmarkMemStorePurgeSubject purges one subject down to its last
+// message (a KV purge, a subject rollup) among 100k other subjects.
+func BenchmarkMemStorePurgeSubject(b *testing.B) {
+	ms := newMemStore(StoreLimits{})
+	msg := make([]byte, 64)
+	for i := 0; i < 100000; i++ {
+		if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	i := 0
+	for b.Loop() {
+		subj := "kv.k." + strconv.Itoa(i%100000)
+		if _, err := ms.StoreMsg(subj, nil, msg, 0); err != nil {
+			b.Fatal(err)
+		}
+		if n, err := ms.PurgeEx(subj, 0, 1); err != nil || n != 1 {
+			b.Fatalf("purged %d, %v", n, err)
+		}
+		i++
+	}
+}
