@@ -424,6 +424,18 @@ func (ms *memStore) FilteredState(seq uint64, subject string) SimpleState {
 	defer ms.mu.RUnlock()
 	var st SimpleState
 	all := subject == "" || subject == ">"
+	if !all && !sublist.SubjectHasWildcard(subject) {
+		// One subject: its state, or its chain back to seq.
+		ss, _ := ms.fss.Get(subject)
+		if ss.Msgs == 0 || seq <= ss.First {
+			return SimpleState(ss)
+		}
+		for s := ss.Last; s >= seq && s != 0; s = ms.msgs[s].prev {
+			st.First, st.Last = s, ss.Last
+			st.Msgs++
+		}
+		return st
+	}
 	for s := max(seq, ms.first); s <= ms.last; s++ {
 		m, ok := ms.msgs[s]
 		if !ok || !(all || sublist.MatchLiteral(m.subj, subject)) {

@@ -81,3 +81,22 @@ func BenchmarkMemStorePurgeSubject(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkMemStoreFilteredState counts one subject's messages from a
+// point on (a filtered consumer's pending count) among 100k subjects.
+func BenchmarkMemStoreFilteredState(b *testing.B) {
+	ms := newMemStore(StoreLimits{})
+	msg := make([]byte, 64)
+	for r := 0; r < 8; r++ {
+		for i := 0; i < 100000; i++ {
+			if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for b.Loop() {
+		if st := ms.FilteredState(400000, "kv.k.7"); st.Msgs != 4 {
+			b.Fatalf("state %+v", st)
+		}
+	}
+}

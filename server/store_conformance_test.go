@@ -237,6 +237,21 @@ func (m *modelStore) remove(seq uint64) bool {
 	return false
 }
 
+// filtered is the state of the messages at or after start under filter.
+func (m *modelStore) filtered(filter string, start uint64) SimpleState {
+	var st SimpleState
+	for _, x := range m.msgs {
+		if x.Seq >= start && sublist.MatchLiteral(x.Subj, filter) {
+			if st.Msgs == 0 {
+				st.First = x.Seq
+			}
+			st.Msgs++
+			st.Last = x.Seq
+		}
+	}
+	return st
+}
+
 // nextFor is the first message at or after start under filter, or 0.
 func (m *modelStore) nextFor(filter string, start uint64) uint64 {
 	for _, x := range m.msgs {
@@ -296,6 +311,9 @@ func TestStoreModel(t *testing.T) {
 					}
 					if want := m.nextFor(filter, start); got != want {
 						t.Fatalf("seed %d step %d: next(%s, %d) = %d want %d", seed, step, filter, start, got, want)
+					}
+					if got, want := s.FilteredState(start, filter), m.filtered(filter, start); got != want {
+						t.Fatalf("seed %d step %d: filtered(%d, %s) = %+v want %+v", seed, step, start, filter, got, want)
 					}
 				}
 				compareWithModel(t, s, m, seed, step)
