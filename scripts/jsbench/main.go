@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,7 +43,18 @@ func main() {
 	bucket := fs.String("bucket", "hot", "KV bucket")
 	clients := fs.Int("clients", 8, "KV clients")
 	dur := fs.Duration("dur", 5*time.Second, "kvhot duration")
+	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile here")
 	_ = fs.Parse(os.Args[2:])
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fatal(err.Error())
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fatal(err.Error())
+		}
+		defer pprof.StopCPUProfile()
+	}
 	payload := make([]byte, *size)
 	switch mode {
 	case "sync":
