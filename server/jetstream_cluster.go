@@ -72,6 +72,7 @@ type jsCluster struct {
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
 	changed chan struct{}                           // closed and replaced when streams changes
 	leaders *leaderMap
+	usage   remoteUsage // the other servers' account usage (jetstream_usage.go)
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -101,6 +102,7 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 	}
+	jc.startUsageReports()
 	s.wg.Add(1)
 	go jc.reannounceLoop()
 }

@@ -74,25 +74,34 @@ func (jsa *jsAccount) usage() (mem, store uint64) {
 }
 
 // checkStorage refuses a message that would take the account past its
-// storage limit (one server; in a cluster the check would read state
-// outside the stream's log, so it is not made there).
+// storage limit. In a cluster only the account's own limits count (the
+// server-wide max_*_store are one server's capacity), over every replica
+// on every server (jetstream_usage.go), the message once per replica.
 func (jsa *jsAccount) checkStorage(mset *stream, size uint64) *ApiError {
-	l := jsa.limits()
-	if (l.MaxStore < 0 && l.MaxMemory < 0) || jsa.js.cluster != nil {
+	jc := jsa.js.cluster
+	if jc != nil && jsa.acc.jsLimits == nil {
 		return nil
 	}
-	storage := mset.config().Storage
+	l := jsa.limits()
+	if l.MaxStore < 0 && l.MaxMemory < 0 {
+		return nil
+	}
+	cfg := mset.config()
 	limit := l.MaxStore
-	if storage == MemoryStorage {
+	if cfg.Storage == MemoryStorage {
 		limit = l.MaxMemory
 	}
-	if limit < 0 || jsa.js.cluster != nil {
+	if limit < 0 {
 		return nil
 	}
-	mem, store := jsa.usage()
-	used := store
-	if storage == MemoryStorage {
+	var used uint64
+	if jc != nil {
+		used = jsa.clusterUsage(jc, cfg.Storage)
+		size *= uint64(max(1, cfg.Replicas))
+	} else if mem, store := jsa.usage(); cfg.Storage == MemoryStorage {
 		used = mem
+	} else {
+		used = store
 	}
 	if used+size > uint64(limit) {
 		return errInsufficientResources()

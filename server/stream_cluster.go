@@ -346,6 +346,12 @@ func (mset *stream) stopServing() {
 // stream: stateless checks, a timestamp, a proposal.
 func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 	s := mset.jsa.js.srv
+	if e := mset.jsa.checkStorage(mset, storedMsgSize(subject, hdr, msg)); e != nil {
+		if reply != "" {
+			s.deliver(nil, mset.jsa.acc, reply, "", nil, mset.pubAckJSON(pubOutcome{err: e}, ""))
+		}
+		return
+	}
 	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
 		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: time.Now().UnixNano()}}
 	mset.propose(e)

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestJetStreamClusterAccountStorageLimit: an account's max_file holds on
+// an R3 stream, counting every replica on every server (as nats-server
+// does), and the account's streams held only on other servers (learnt from
+// their usage reports): the stream's leader refuses with 10023 once the
+// total, plus the message three times, would pass the limit. The refused
+// messages never enter the log: the replicas keep the same messages.
+func TestJetStreamClusterAccountStorageLimit(t *testing.T) {
+	const limit = 64 << 10
+	c := runJSClusterWith(t, 3, func(_ int, o *Options) {
+		acc := NewAccount("L")
+		acc.jetstream = true
+		acc.jsLimits = &jsLimits{MaxMemory: -1, MaxStore: limit, MaxStreams: -1}
+		o.Accounts = []*Account{acc}
+		o.Users = []*User{{Username: "l", Password: "l", Account: acc}}
+	})
+	nc := connectNATS(t, c.servers[0].ClientURL(), nats.UserInfo("l", "l"))
+	js, _ := jetstream.New(nc)
+	payload := []byte(strings.Repeat("x", 1000))
+	// OTHER, one replica, holds about a third of the limit.
+	createStream(t, js, jetstream.StreamConfig{Name: "OTHER", Subjects: []string{"other"}})
+	for i := 0; i < 20; i++ {
+		if _, err := js.Publish(ctx(t), "other", payload); err != nil {
+			t.Fatalf("publish to OTHER: %v", err)
+		}
+	}
+	others := c.accountReplicas("L", "OTHER")
+	if len(others) != 1 {
+		t.Fatalf("OTHER has %d replicas", len(others))
+	}
+	otherHost := others[0].jsa.js.srv.Name()
+	var ost StreamState
+	others[0].st().FastState(&ost)
+
+	createStream(t, js, jetstream.StreamConfig{Name: "LIM", Subjects: []string{"lim"}, Replicas: 3})
+	// LIM's leader must learn OTHER's size from a report.
+	var leader *stream
+	waitFor(t, 20*time.Second, "LIM led away from OTHER's server", func() bool {
+		leader = nil
+		for _, m := range c.accountReplicas("L", "LIM") {
+			m.mu.Lock()
+			lead := m.leader
+			m.mu.Unlock()
+			if lead {
+				leader = m
+			}
+		}
+		if leader != nil && leader.jsa.js.srv.Name() == otherHost {
+			_, _ = nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.LIM", nil, 5*time.Second)
+			return false
+		}
+		return leader != nil
+	})
+	waitFor(t, 10*time.Second, "LIM's leader counts OTHER", func() bool {
+		return leader.jsa.clusterUsage(leader.jsa.js.cluster, FileStorage) == ost.Bytes
+	})
+	publish := func() error {
+		_, err := js.Publish(ctx(t), "lim", payload)
+		return err
+	}
+	if err := publish(); err != nil {
+		t.Fatal(err)
+	}
+	var st StreamState
+	leader.st().FastState(&st)
+	per := st.Bytes
+	fits := (limit - ost.Bytes - 3*per) / (3 * per) // more messages the account has room for
+	var stored uint64
+	var err error
+	for stored = 0; stored <= fits; stored++ {
+		if err = publish(); err != nil {
+			break
+		}
+	}
+	if apiCode(err) != 10023 || stored != fits {
+		t.Fatalf("%d more messages stored (room for %d of %d bytes each beside OTHER's %d), then %v",
+			stored, fits, per, ost.Bytes, err)
+	}
+	// The stream stays up and the replicas agree.
+	waitFor(t, 10*time.Second, "replicas with the same messages", func() bool {
+		for _, m := range c.accountReplicas("L", "LIM") {
+			var st StreamState
+			m.st().FastState(&st)
+			if st.Msgs != 1+stored {
+				return false
+			}
+		}
+		return true
+	})
+	if err := publish(); apiCode(err) != 10023 {
+		t.Fatalf("publish at the limit: %v", err)
+	}
+}
+
+// accountReplicas lists the local replicas of an account's stream.
+func (c *jsTestCluster) accountReplicas(account, name string) []*stream {
+	var out []*stream
+	for _, s := range c.servers {
+		if js := s.js.Load(); js != nil {
+			if jsa := js.account(account); jsa != nil {
+				if m := jsa.lookup(name); m != nil {
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,151 @@
+package server
+
+import (
+	"encoding/json"
+	"sync"
+	"time"
+)
+
+// Account storage across a cluster. Each JetStream server publishes, every
+// usageReportEvery, the bytes of each stream replica it holds on
+// usageSubject in the system account; each keeps the latest report of every
+// other server. A publish to a stream of an account with its own storage
+// limits is refused (10023 insufficient resources) when the account's
+// streams, each counted once per replica (as nats-server counts them), plus
+// the message once per replica, would pass the limit. A stream held here
+// counts with its local size, which is current; one held only elsewhere
+// counts with the largest size reported for it.
+//
+// The check is made before a message is proposed, by the stream's leader,
+// so replicas stay deterministic: a refused message never enters the log.
+// It is approximate, as nats-server's: the sizes of streams held elsewhere
+// are up to a second old. Without a system account no reports travel and
+// only the streams held here count.
+
+const (
+	usageSubject     = "$JSC.USAGE"
+	usageReportEvery = time.Second
+	// usageReportTTL drops the report of a server gone silent (stopped,
+	// or cut off): its replicas are counted again once it reports.
+	usageReportTTL = 5 * usageReportEvery
+)
+
+type usageReport struct {
+	Server  string        `json:"server"`
+	Streams []streamUsage `json:"streams,omitempty"`
+}
+
+// streamUsage is one stream replica's size.
+type streamUsage struct {
+	Account  string      `json:"account"`
+	Stream   string      `json:"stream"`
+	Storage  StorageType `json:"storage"`
+	Replicas int         `json:"replicas"`
+	Bytes    uint64      `json:"bytes"`
+}
+
+// remoteUsage keeps the latest report of each other server.
+type remoteUsage struct {
+	mu sync.Mutex
+	by map[string]usageSeen
+}
+
+type usageSeen struct {
+	at      time.Time
+	streams []streamUsage
+}
+
+func (r *remoteUsage) record(rep *usageReport, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.by == nil {
+		r.by = map[string]usageSeen{}
+	}
+	r.by[rep.Server] = usageSeen{at: now, streams: rep.Streams}
+}
+
+// total sums, over the fresh reports, the sizes times replicas of the
+// account's streams of one storage type that skip does not name (the ones
+// held here), each stream once at the largest size reported for it.
+func (r *remoteUsage) total(account string, storage StorageType, skip func(stream string) bool, now time.Time) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	largest := map[string]uint64{}
+	for server, seen := range r.by {
+		if now.Sub(seen.at) > usageReportTTL {
+			delete(r.by, server)
+			continue
+		}
+		for _, u := range seen.streams {
+			if u.Account == account && u.Storage == storage && !skip(u.Stream) {
+				largest[u.Stream] = max(largest[u.Stream], u.Bytes*uint64(max(1, u.Replicas)))
+			}
+		}
+	}
+	var sum uint64
+	for _, b := range largest {
+		sum += b
+	}
+	return sum
+}
+
+// startUsageReports subscribes to the other servers' reports and starts
+// sending this one's.
+func (jc *jsCluster) startUsageReports() {
+	s := jc.js.srv
+	sys := s.SystemAccount()
+	if sys == nil {
+		return
+	}
+	_, _ = sys.subscribeInternal(usageSubject, "", func(_ *subscription, _ *client, _ *Account, _, _ string, _, msg []byte) {
+		var rep usageReport
+		if json.Unmarshal(msg, &rep) == nil && rep.Server != "" && rep.Server != s.Name() {
+			jc.usage.record(&rep, time.Now())
+		}
+	})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for !s.sleepOrShutdown(usageReportEvery) {
+			b, _ := json.Marshal(jc.js.localUsage())
+			s.deliver(nil, sys, usageSubject, "", nil, b)
+		}
+	}()
+}
+
+// localUsage is this server's report: every stream replica held here of
+// the accounts with limits of their own (only those are checked).
+func (js *jetStream) localUsage() *usageReport {
+	rep := &usageReport{Server: js.srv.Name()}
+	for _, jsa := range js.accountList() {
+		if jsa.acc.jsLimits == nil {
+			continue
+		}
+		for _, m := range jsa.streamList() {
+			var st StreamState
+			m.st().FastState(&st)
+			cfg := m.config()
+			rep.Streams = append(rep.Streams, streamUsage{Account: jsa.acc.Name, Stream: m.name,
+				Storage: cfg.Storage, Replicas: cfg.Replicas, Bytes: st.Bytes})
+		}
+	}
+	return rep
+}
+
+// clusterUsage is what the account's streams of one storage type hold over
+// the cluster, every replica counted (see the top of the file).
+func (jsa *jsAccount) clusterUsage(jc *jsCluster, storage StorageType) uint64 {
+	local := map[string]bool{}
+	var sum uint64
+	for _, m := range jsa.streamList() {
+		cfg := m.config()
+		if cfg.Storage != storage {
+			continue
+		}
+		var st StreamState
+		m.st().FastState(&st)
+		sum += st.Bytes * uint64(max(1, cfg.Replicas))
+		local[m.name] = true
+	}
+	return sum + jc.usage.total(jsa.acc.Name, storage, func(name string) bool { return local[name] }, time.Now())
+}
