@@ -100,6 +100,11 @@ func TestJetStreamClusterAccountStorageLimit(t *testing.T) {
 	if err := publish(); apiCode(err) != 10023 {
 		t.Fatalf("publish at the limit: %v", err)
 	}
+	// Account info shows the usage the limit is held to, from any server.
+	waitFor(t, 10*time.Second, "account info counting every replica", func() bool {
+		info, err := js.AccountInfo(ctx(t))
+		return err == nil && info.Store == ost.Bytes+3*(1+stored)*per
+	})
 }
 
 // accountReplicas lists the local replicas of an account's stream.
