@@ -93,17 +93,7 @@ func (c *jsTestCluster) waitMetaLeader() *Server {
 
 // replicas returns every server's local replica of the stream.
 func (c *jsTestCluster) replicas(name string) []*stream {
-	var out []*stream
-	for _, s := range c.servers {
-		if js := s.js.Load(); js != nil {
-			if jsa := js.account(globalAccountName); jsa != nil {
-				if m := jsa.lookup(name); m != nil {
-					out = append(out, m)
-				}
-			}
-		}
-	}
-	return out
+	return c.accountReplicas(globalAccountName, name)
 }
 
 func TestJetStreamClusterCreateAndPublish(t *testing.T) {

@@ -12,22 +12,11 @@ import (
 func BenchmarkMemStorePerSubjectHistory(b *testing.B) {
 	for _, keys := range []int{1000, 100000} {
 		b.Run(strconv.Itoa(keys), func(b *testing.B) {
-			ms := newMemStore(StoreLimits{MaxMsgsPerSubject: 2})
-			subjs := make([]string, keys)
-			for i := range subjs {
-				subjs[i] = "kv.k." + strconv.Itoa(i)
-			}
+			ms := fillMemStore(b, StoreLimits{MaxMsgsPerSubject: 2}, 2, keys)
 			msg := make([]byte, 64)
-			for r := 0; r < 2; r++ {
-				for _, s := range subjs {
-					if _, err := ms.StoreMsg(s, nil, msg, 0); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
 			i := 0
 			for b.Loop() {
-				if _, err := ms.StoreMsg(subjs[i%keys], nil, msg, 0); err != nil {
+				if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i%keys), nil, msg, 0); err != nil {
 					b.Fatal(err)
 				}
 				i++
@@ -39,15 +28,7 @@ func BenchmarkMemStorePerSubjectHistory(b *testing.B) {
 // BenchmarkMemStoreNextBySubject reads one subject's messages in order
 // (a consumer filtered on it, a KV history) among 100k other subjects.
 func BenchmarkMemStoreNextBySubject(b *testing.B) {
-	ms := newMemStore(StoreLimits{})
-	msg := make([]byte, 64)
-	for r := 0; r < 8; r++ {
-		for i := 0; i < 100000; i++ {
-			if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	ms := fillMemStore(b, StoreLimits{}, 8, 100000)
 	var sm StoreMsg
 	next := uint64(0)
 	for b.Loop() {
@@ -62,13 +43,8 @@ func BenchmarkMemStoreNextBySubject(b *testing.B) {
 // BenchmarkMemStorePurgeSubject purges one subject down to its last
 // message (a KV purge, a subject rollup) among 100k other subjects.
 func BenchmarkMemStorePurgeSubject(b *testing.B) {
-	ms := newMemStore(StoreLimits{})
+	ms := fillMemStore(b, StoreLimits{}, 1, 100000)
 	msg := make([]byte, 64)
-	for i := 0; i < 100000; i++ {
-		if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
-			b.Fatal(err)
-		}
-	}
 	i := 0
 	for b.Loop() {
 		subj := "kv.k." + strconv.Itoa(i%100000)
@@ -85,18 +61,25 @@ func BenchmarkMemStorePurgeSubject(b *testing.B) {
 // BenchmarkMemStoreFilteredState counts one subject's messages from a
 // point on (a filtered consumer's pending count) among 100k subjects.
 func BenchmarkMemStoreFilteredState(b *testing.B) {
-	ms := newMemStore(StoreLimits{})
-	msg := make([]byte, 64)
-	for r := 0; r < 8; r++ {
-		for i := 0; i < 100000; i++ {
-			if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	ms := fillMemStore(b, StoreLimits{}, 8, 100000)
 	for b.Loop() {
 		if st := ms.FilteredState(400000, "kv.k.7"); st.Msgs != 4 {
 			b.Fatalf("state %+v", st)
 		}
 	}
+}
+
+// fillMemStore stores rounds of one 64-byte message to each of subjects
+// subjects kv.k.<n>.
+func fillMemStore(b *testing.B, lim StoreLimits, rounds, subjects int) *memStore {
+	ms := newMemStore(lim)
+	msg := make([]byte, 64)
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < subjects; i++ {
+			if _, err := ms.StoreMsg("kv.k."+strconv.Itoa(i), nil, msg, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return ms
 }
