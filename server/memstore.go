@@ -307,9 +307,12 @@ func (ms *memStore) matchingLocked(subject string) []uint64 {
 	var out []uint64
 	if !all && !sublist.SubjectHasWildcard(subject) {
 		// One subject: its chain, not every message.
-		ss, _ := ms.fss.Get(subject)
+		ss, ok := ms.fss.Get(subject)
+		if !ok {
+			return nil
+		}
 		out = make([]uint64, 0, ss.Msgs)
-		for seq := ss.First; seq != 0 && ss.Msgs > 0; seq = ms.msgs[seq].next {
+		for seq := ss.First; seq != 0; seq = ms.msgs[seq].next {
 			out = append(out, seq)
 		}
 		return out
