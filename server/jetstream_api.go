@@ -220,12 +220,6 @@ func (r *apiRequest) accountInfo() any {
 		}
 		st.Streams++
 	}
-	// In a cluster the limits count every replica of every stream: so
-	// does the usage shown beside them (jetstream_usage.go).
-	if jc := js.cluster; jc != nil && r.jsa.acc.jsLimits != nil {
-		st.Memory = r.jsa.clusterUsage(jc, MemoryStorage)
-		st.Store = r.jsa.clusterUsage(jc, FileStorage)
-	}
 	return &accountInfoResponse{JetStreamAccountStats: st}
 }
 

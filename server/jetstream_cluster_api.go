@@ -87,7 +87,14 @@ var clusterRoutes = []struct {
 
 func (r *apiRequest) clusterAccountInfo() any {
 	resp := r.accountInfo().(*accountInfoResponse)
-	resp.Streams = len(r.jsa.js.cluster.assignments(r.jsa.acc.Name))
+	jc := r.jsa.js.cluster
+	resp.Streams = len(jc.assignments(r.jsa.acc.Name))
+	// The limits count every replica of every stream: so does the usage
+	// shown beside them (jetstream_usage.go).
+	if r.jsa.acc.jsLimits != nil {
+		resp.Memory = r.jsa.clusterUsage(jc, MemoryStorage)
+		resp.Store = r.jsa.clusterUsage(jc, FileStorage)
+	}
 	return resp
 }
 

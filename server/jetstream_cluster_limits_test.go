@@ -100,11 +100,20 @@ func TestJetStreamClusterAccountStorageLimit(t *testing.T) {
 	if err := publish(); apiCode(err) != 10023 {
 		t.Fatalf("publish at the limit: %v", err)
 	}
-	// Account info shows the usage the limit is held to, from any server.
-	waitFor(t, 10*time.Second, "account info counting every replica", func() bool {
-		info, err := js.AccountInfo(ctx(t))
-		return err == nil && info.Store == ost.Bytes+3*(1+stored)*per
-	})
+	// Account info shows the usage the limit is held to, and both
+	// streams, from a server that does not hold OTHER.
+	for _, s := range c.servers {
+		if s.Name() == otherHost {
+			continue
+		}
+		nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
+		js, _ := jetstream.New(nc)
+		waitFor(t, 10*time.Second, "account info counting every replica", func() bool {
+			info, err := js.AccountInfo(ctx(t))
+			return err == nil && info.Store == ost.Bytes+3*(1+stored)*per && info.Streams == 2
+		})
+		break
+	}
 }
 
 // accountReplicas lists the local replicas of an account's stream.
