@@ -34,6 +34,8 @@ type jsAccount struct {
 	dir     string
 	streams map[string]*stream
 	apiSubs []*subscription
+	// usedCache serves checkStorage (jetstream_limits.go).
+	usedCache usageCache
 }
 
 // testHookEnableAccounts, set only by tests, runs at start just before the

@@ -2,6 +2,8 @@ package server
 
 import (
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/tern-mq/nats-server/internal/conf"
 )
@@ -59,20 +61,6 @@ func (jsa *jsAccount) limits() jsLimits {
 	return l
 }
 
-// usage sums the bytes the account's streams hold, per storage type.
-func (jsa *jsAccount) usage() (mem, store uint64) {
-	for _, mset := range jsa.streamList() {
-		var st StreamState
-		mset.st().FastState(&st)
-		if mset.config().Storage == MemoryStorage {
-			mem += st.Bytes
-		} else {
-			store += st.Bytes
-		}
-	}
-	return mem, store
-}
-
 // checkStorage refuses a message that would take the account past its
 // storage limit. In a cluster only the account's own limits count (the
 // server-wide max_*_store are one server's capacity), over every replica
@@ -94,17 +82,66 @@ func (jsa *jsAccount) checkStorage(mset *stream, size uint64) *ApiError {
 	if limit < 0 {
 		return nil
 	}
-	var used uint64
+	used := jsa.usedCache.usedWith(jsa, mset, cfg.Storage, time.Now())
 	if jc != nil {
-		used = jsa.clusterUsage(jc, cfg.Storage)
 		size *= uint64(max(1, cfg.Replicas))
-	} else if mem, store := jsa.usage(); cfg.Storage == MemoryStorage {
-		used = mem
-	} else {
-		used = store
 	}
 	if used+size > uint64(limit) {
 		return errInsufficientResources()
 	}
 	return nil
+}
+
+// usageRefresh is how old the sum over the account's other streams may be
+// when a publish is checked; the publishing stream itself is read each
+// time, so one stream's publishers are held to the limit exactly.
+const usageRefresh = 50 * time.Millisecond
+
+// usageCache keeps the account's usage per storage type and each local
+// stream's share of it, so that a publish reads one stream, not all.
+type usageCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	total  [2]uint64 // by StorageType
+	shares map[*stream]uint64
+}
+
+// usedWith is the account's usage of storage, with mset's share read now.
+func (u *usageCache) usedWith(jsa *jsAccount, mset *stream, storage StorageType, now time.Time) uint64 {
+	u.mu.Lock()
+	if u.shares == nil || now.Sub(u.at) > usageRefresh {
+		u.refreshLocked(jsa, now)
+	}
+	used := u.total[storage] - min(u.shares[mset], u.total[storage])
+	u.mu.Unlock()
+	return used + jsa.share(mset)
+}
+
+func (u *usageCache) refreshLocked(jsa *jsAccount, now time.Time) {
+	u.at, u.total = now, [2]uint64{}
+	clear(u.shares)
+	if u.shares == nil {
+		u.shares = map[*stream]uint64{}
+	}
+	for _, m := range jsa.streamList() {
+		b := jsa.share(m)
+		u.shares[m] = b
+		u.total[m.config().Storage] += b
+	}
+	if jc := jsa.js.cluster; jc != nil {
+		for _, storage := range []StorageType{FileStorage, MemoryStorage} {
+			u.total[storage] += jc.usage.total(jsa.acc.Name, storage, jsa.holds, now)
+		}
+	}
+}
+
+// share is what mset counts against the account: its bytes, once per
+// replica in a cluster.
+func (jsa *jsAccount) share(m *stream) uint64 {
+	var st StreamState
+	m.st().FastState(&st)
+	if jsa.js.cluster == nil {
+		return st.Bytes
+	}
+	return st.Bytes * uint64(max(1, m.config().Replicas))
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -48,5 +49,55 @@ accounts {
 	}
 	if stored == 0 || stored == 10 || apiCode(lastErr) != 10023 {
 		t.Fatalf("stored %d before the 2KB limit, last error %v", stored, lastErr)
+	}
+}
+
+// TestJetStreamAccountLimitsShared: two streams share the account's
+// max_file. A publish reads its own stream's size each time and the sum
+// over the others at most usageRefresh old, so once that long has passed
+// since the last write to A, B stops exactly where A's bytes leave it.
+func TestJetStreamAccountLimitsShared(t *testing.T) {
+	const limit = 16 << 10
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "l.conf")
+	os.WriteFile(conf, []byte(`
+listen: 127.0.0.1:-1
+jetstream { store_dir: "`+dir+`" }
+accounts { L { users: [{user: l, password: l}], jetstream: { max_file: 16KB } } }
+`), 0o644)
+	o, err := ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.NoLog, o.NoSigs = true, true
+	s := runServer(t, o)
+	nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
+	js, _ := jetstream.New(nc)
+	a := createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}})
+	createStream(t, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}})
+	payload := []byte(strings.Repeat("x", 1000))
+	for i := 0; i < 8; i++ {
+		if _, err := js.Publish(ctx(t), "a", payload); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wrote := time.Now()
+	info, err := a.Info(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := info.State.Bytes / 8
+	room := (limit - info.State.Bytes) / per
+	// The sum over the other streams may be usageRefresh old: that bound
+	// is what is being checked, so the wait is for it to pass.
+	time.Sleep(time.Until(wrote.Add(2 * usageRefresh)))
+	stored := uint64(0)
+	for ; stored <= room; stored++ {
+		if _, err = js.Publish(ctx(t), "b", payload); err != nil {
+			break
+		}
+	}
+	if apiCode(err) != 10023 || stored != room {
+		t.Fatalf("B stored %d beside A's %d bytes (room for %d of %d bytes), then %v", stored, info.State.Bytes, room, per, err)
 	}
 }

@@ -135,17 +135,14 @@ func (js *jetStream) localUsage() *usageReport {
 // clusterUsage is what the account's streams of one storage type hold over
 // the cluster, every replica counted (see the top of the file).
 func (jsa *jsAccount) clusterUsage(jc *jsCluster, storage StorageType) uint64 {
-	local := map[string]bool{}
 	var sum uint64
 	for _, m := range jsa.streamList() {
-		cfg := m.config()
-		if cfg.Storage != storage {
-			continue
+		if m.config().Storage == storage {
+			sum += jsa.share(m)
 		}
-		var st StreamState
-		m.st().FastState(&st)
-		sum += st.Bytes * uint64(max(1, cfg.Replicas))
-		local[m.name] = true
 	}
-	return sum + jc.usage.total(jsa.acc.Name, storage, func(name string) bool { return local[name] }, time.Now())
+	return sum + jc.usage.total(jsa.acc.Name, storage, jsa.holds, time.Now())
 }
+
+// holds reports whether a replica of the stream is held here.
+func (jsa *jsAccount) holds(name string) bool { return jsa.lookup(name) != nil }
