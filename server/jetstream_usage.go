@@ -13,8 +13,9 @@ import (
 // limits is refused (10023 insufficient resources) when the account's
 // streams, each counted once per replica (as nats-server counts them), plus
 // the message once per replica, would pass the limit. A stream held here
-// counts with its local size, which is current; one held only elsewhere
-// counts with the largest size reported for it.
+// counts with its local size (current for the stream published to, at most
+// usageRefresh old for the others, jetstream_limits.go); one held only
+// elsewhere counts with the largest size reported for it.
 //
 // The check is made before a message is proposed, by the stream's leader,
 // so replicas stay deterministic: a refused message never enters the log.
