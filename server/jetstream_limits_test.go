@@ -12,23 +12,7 @@ import (
 )
 
 func TestJetStreamAccountLimits(t *testing.T) {
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "l.conf")
-	os.WriteFile(conf, []byte(`
-listen: 127.0.0.1:-1
-jetstream { store_dir: "`+dir+`" }
-accounts {
-  L { users: [{user: l, password: l}], jetstream: { max_mem: 2KB, max_file: 1MB, max_streams: 1 } }
-}
-`), 0o644)
-	o, err := ProcessConfigFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.NoLog, o.NoSigs = true, true
-	s := runServer(t, o)
-	nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
-	js, _ := jetstream.New(nc)
+	js := limitedAccount(t, "max_mem: 2KB, max_file: 1MB, max_streams: 1")
 	info, err := js.AccountInfo(ctx(t))
 	if err != nil || info.Limits.MaxMemory != 2048 || info.Limits.MaxStore != 1<<20 || info.Limits.MaxStreams != 1 {
 		t.Fatalf("limits %+v %v", info, err)
@@ -58,21 +42,7 @@ accounts {
 // since the last write to A, B stops exactly where A's bytes leave it.
 func TestJetStreamAccountLimitsShared(t *testing.T) {
 	const limit = 16 << 10
-	dir := t.TempDir()
-	conf := filepath.Join(dir, "l.conf")
-	os.WriteFile(conf, []byte(`
-listen: 127.0.0.1:-1
-jetstream { store_dir: "`+dir+`" }
-accounts { L { users: [{user: l, password: l}], jetstream: { max_file: 16KB } } }
-`), 0o644)
-	o, err := ProcessConfigFile(conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.NoLog, o.NoSigs = true, true
-	s := runServer(t, o)
-	nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
-	js, _ := jetstream.New(nc)
+	js := limitedAccount(t, "max_file: 16KB")
 	a := createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}})
 	createStream(t, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}})
 	payload := []byte(strings.Repeat("x", 1000))
@@ -100,4 +70,26 @@ accounts { L { users: [{user: l, password: l}], jetstream: { max_file: 16KB } } 
 	if apiCode(err) != 10023 || stored != room {
 		t.Fatalf("B stored %d beside A's %d bytes (room for %d of %d bytes), then %v", stored, info.State.Bytes, room, per, err)
 	}
+}
+
+// limitedAccount starts a server from a config file whose account L has
+// the given jetstream limits, and connects to it as L's user.
+func limitedAccount(t *testing.T, limits string) jetstream.JetStream {
+	t.Helper()
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "l.conf")
+	os.WriteFile(conf, []byte(`
+listen: 127.0.0.1:-1
+jetstream { store_dir: "`+dir+`" }
+accounts { L { users: [{user: l, password: l}], jetstream: { `+limits+` } } }
+`), 0o644)
+	o, err := ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.NoLog, o.NoSigs = true, true
+	s := runServer(t, o)
+	nc := connectNATS(t, s.ClientURL(), nats.UserInfo("l", "l"))
+	js, _ := jetstream.New(nc)
+	return js
 }
