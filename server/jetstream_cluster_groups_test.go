@@ -97,15 +97,7 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 	nc := connectNATS(t, c.servers[2].ClientURL())
 	js, _ := jetstream.New(nc)
 	const streams = 6
-	for i := range streams {
-		name := fmt.Sprintf("L%d", i)
-		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"list." + name}, Replicas: 3})
-		for range i + 1 {
-			if _, err := js.Publish(ctx(t), "list."+name, []byte("x")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	createR3Streams(t, js, "L", "list.", streams, func(i int) int { return i + 1 })
 	var infos []*jetstream.StreamInfo
 	waitFor(t, 10*time.Second, "every replica current in the list", func() bool {
 		infos = nil
@@ -207,13 +199,7 @@ func TestJetStreamClusterStreamListOlderLeader(t *testing.T) {
 	nc := connectNATS(t, c.servers[0].ClientURL())
 	js, _ := jetstream.New(nc)
 	const streams = 6
-	for i := range streams {
-		name := fmt.Sprintf("O%d", i)
-		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"old." + name}, Replicas: 3})
-		if _, err := js.Publish(ctx(t), "old."+name, []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createR3Streams(t, js, "O", "old.", streams, func(int) int { return 1 })
 	// The questions come from the meta leader: it must not be the old one.
 	for c.waitMetaLeader().Name() == old {
 		nc.Request("$JS.API.META.LEADER.STEPDOWN", nil, 5*time.Second)
@@ -285,5 +271,20 @@ func TestJetStreamClusterStreamListOlderLeader(t *testing.T) {
 	}
 	if !maps.Equal(seen, wantInfo) {
 		t.Fatalf("account API questions %v, want %v (leaders %v)", seen, wantInfo, leaders)
+	}
+}
+
+// createR3Streams creates the R3 streams <name><i> for i < n, each on the
+// subject <subj><name><i> with msgs(i) messages.
+func createR3Streams(t *testing.T, js jetstream.JetStream, name, subj string, n int, msgs func(i int) int) {
+	t.Helper()
+	for i := range n {
+		stream := fmt.Sprintf("%s%d", name, i)
+		createStream(t, js, jetstream.StreamConfig{Name: stream, Subjects: []string{subj + stream}, Replicas: 3})
+		for range msgs(i) {
+			if _, err := js.Publish(ctx(t), subj+stream, []byte("x")); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }
