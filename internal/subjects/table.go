@@ -56,6 +56,7 @@ type Table struct {
 	dir   []dirEntry // indexed by the top depth bits of a subject's hash
 	depth uint8
 	n     int
+	spare *part // a replaced part whose tags and slots a split may reuse
 }
 
 // dirEntry is a part with copies of its tags and slots headers, so that a
@@ -232,8 +233,11 @@ func (t *Table) split(p *part) {
 		t.dir, t.depth = dir, t.depth+1
 	}
 	bit := uint64(1) << (63 - p.depth)
-	lo := newPart(p.depth+1, p.prefix<<1, len(p.slots))
-	hi := newPart(p.depth+1, p.prefix<<1|1, len(p.slots))
+	lo, hi := t.reusePart(p.depth+1, p.prefix<<1), newPart(p.depth+1, p.prefix<<1|1, len(p.slots))
+	// Each half gets an arena as large as p's live keys: about what it
+	// holds when it splits in turn, so its inserts never copy it.
+	live := len(p.keys) - p.dead
+	lo.keys, hi.keys = make([]byte, 0, live), make([]byte, 0, live)
 	for k, tag := range p.tags {
 		if tag == 0 {
 			continue
@@ -246,6 +250,24 @@ func (t *Table) split(p *part) {
 	}
 	t.point(lo)
 	t.point(hi)
+	// p is unreachable now: its tags and slots serve the next split (its
+	// arena does not, as subjects handed out may still view it).
+	t.spare = p
+}
+
+// reusePart returns an empty part of partMax slots, made from the arrays of
+// the part the last split replaced when there is one: a table of fresh
+// subjects splits every few thousand inserts, and reusing one part's
+// arrays saves allocating and faulting in a new one each time.
+func (t *Table) reusePart(depth uint8, prefix uint64) *part {
+	sp := t.spare
+	t.spare = nil
+	if sp == nil || len(sp.slots) != partMax {
+		return newPart(depth, prefix, partMax)
+	}
+	clear(sp.tags)
+	clear(sp.slots)
+	return &part{depth: depth, prefix: prefix, tags: sp.tags, slots: sp.slots}
 }
 
 // point makes p's directory entries point to p and its current slots.
