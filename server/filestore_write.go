@@ -128,11 +128,17 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	fs.fsys.Remove(indexName(fs.dir, index))
 	// A stream that filled its last block gets a full-size buffer at once
 	// (no regrowth copies); a slow one starts small.
-	size, count := 64<<10, 0
+	// Its index gets room for as many messages and subjects as the last
+	// block had: slices that large grow by a quarter at a time, so growing
+	// them from empty would allocate and copy each about five times over.
+	size, count, subjs := 64<<10, 0, 0
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
 		size = int(fs.cfg.BlockSize) + 64<<10
 		if prev := fs.blocks[n-1]; prev.first != 0 {
 			count = int(prev.last-prev.first) + 64
+			if prev.idx != nil {
+				subjs = min(len(prev.idx.subjs)+64, count)
+			}
 		}
 	}
 	buf := fs.spare
@@ -142,6 +148,7 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	mb := &msgBlock{index: index, base: base, idx: newBlockIndex(),
 		cache: &blockCache{data: buf, offs: make([]uint32, 0, count)}}
 	mb.idx.ids, mb.idx.sizes = make([]uint32, 0, count), make([]uint32, 0, count)
+	mb.idx.subjs, mb.idx.posts = make([]string, 0, subjs), make([][]uint32, 0, subjs)
 	fs.blocks = append(fs.blocks, mb)
 	fs.aw = activeFile{f: f}
 	fs.disk.dirDirty = true

@@ -122,3 +122,28 @@ func BenchmarkInsertRemove(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMatchFresh: every publish is to a subject never seen before,
+// as per-message subjects and reply inboxes are, matched by wildcards.
+func BenchmarkMatchFresh(b *testing.B) {
+	s := New[int]()
+	for i, p := range []string{"cas.>", "_INBOX.aGhrtuyE9bQz.*", "other.*.x", "_INBOX.zzz.*"} {
+		if err := s.Insert(p, "", i); err != nil {
+			b.Fatal(err)
+		}
+	}
+	subjs := make([][]byte, 1<<16)
+	for i := range subjs {
+		if i%2 == 0 {
+			subjs[i] = []byte("cas." + strconv.Itoa(i))
+		} else {
+			subjs[i] = []byte("_INBOX.aGhrtuyE9bQz." + strconv.Itoa(i))
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if s.MatchBytes(subjs[i&(1<<16-1)]).Empty() {
+			b.Fatal("no match")
+		}
+	}
+}
