@@ -7,6 +7,9 @@ import (
 // Append buffers records at the end of the log. Their indexes must run on
 // from LastIndex()+1 and their terms must not go down. They are durable after
 // the next Sync; until then a crash may drop any suffix of them.
+//
+// The log keeps the records' Data (its cache of recent entries returns it
+// from Entries) without copying it: the caller must not change it after.
 func (w *WAL) Append(recs []Record) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -16,12 +19,9 @@ func (w *WAL) Append(recs []Record) error {
 	if err := w.checkBatch(recs); err != nil {
 		return err
 	}
-	arena := make([]byte, 0, batchData(recs))
 	for i := range recs {
-		start := len(arena)
-		arena = append(arena, recs[i].Data...)
 		rec := recs[i]
-		rec.Data = arena[start:len(arena):len(arena)]
+		rec.Data = rec.Data[:len(rec.Data):len(rec.Data)]
 		if err := w.appendOne(rec); err != nil {
 			return w.fail(err)
 		}
@@ -32,14 +32,6 @@ func (w *WAL) Append(recs []Record) error {
 		}
 	}
 	return nil
-}
-
-func batchData(recs []Record) int {
-	n := 0
-	for i := range recs {
-		n += len(recs[i].Data)
-	}
-	return n
 }
 
 // checkBatch validates a whole batch before anything is changed.
