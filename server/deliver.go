@@ -50,6 +50,42 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 // (a route counting once) received it. c is the publishing client, or nil
 // for internal publishes.
 func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
+	return s.deliverWaking(c, nil, acc, subject, reply, hdr, msg)
+}
+
+// deliverBatch is deliver for an internal publisher that delivers many
+// messages in a row (a raft group applying a batch of entries answers
+// each publish): the receivers' write loops are not woken at each message
+// but gathered in wake, for the caller to wake once (wakeAll). Woken at
+// the first pub ack of a batch, a client's write loop sent that one ack
+// while the rest of the batch was still being applied, and the rest in
+// further writes.
+func (s *Server) deliverBatch(wake map[*client]struct{}, acc *Account, subject, reply string, hdr, msg []byte) int {
+	return s.deliverWaking(nil, wake, acc, subject, reply, hdr, msg)
+}
+
+// wakeAll wakes the write loop of every client in wake and empties it.
+func wakeAll(wake map[*client]struct{}) {
+	for dst := range wake {
+		dst.out.signal()
+		delete(wake, dst)
+	}
+}
+
+// wakeLater arranges for dst's write loop to be woken: at the end of the
+// publisher's read (c), of the internal publisher's batch (wake), or now.
+func wakeLater(c *client, wake map[*client]struct{}, dst *client) {
+	switch {
+	case c != nil:
+		c.pcd[dst] = struct{}{}
+	case wake != nil:
+		wake[dst] = struct{}{}
+	default:
+		dst.out.signal()
+	}
+}
+
+func (s *Server) deliverWaking(c *client, wake map[*client]struct{}, acc *Account, subject, reply string, hdr, msg []byte) int {
 	r := matchSubject(acc, subject)
 	n := 0
 	var fwd routeForwards
@@ -61,7 +97,7 @@ func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, ms
 		if c != nil && sub.client == c && !c.opts.Echo {
 			continue
 		}
-		if s.deliverTo(c, acc, sub, subject, reply, hdr, msg) {
+		if s.deliverTo(c, wake, acc, sub, subject, reply, hdr, msg) {
 			n++
 		}
 	}
@@ -71,11 +107,11 @@ func (s *Server) deliver(c *client, acc *Account, subject, reply string, hdr, ms
 		case sub == nil:
 		case sub.route != nil:
 			fwd.queue(sub.route, r.Queues[i].Name)
-		case s.deliverTo(c, acc, sub, subject, reply, hdr, msg):
+		case s.deliverTo(c, wake, acc, sub, subject, reply, hdr, msg):
 			n++
 		}
 	}
-	return n + fwd.send(c, acc, subject, reply, hdr, msg)
+	return n + fwd.send(c, wake, acc, subject, reply, hdr, msg)
 }
 
 // matchSubject looks subject up without letting the routing table keep
@@ -155,7 +191,7 @@ func (f *routeForwards) entry(rc *client) *routeForward {
 func (f *routeForwards) plain(rc *client)           { f.entry(rc).plain = true }
 func (f *routeForwards) queue(rc *client, q string) { e := f.entry(rc); e.queues = append(e.queues, q) }
 
-func (f *routeForwards) send(c *client, acc *Account, subject, reply string, hdr, msg []byte) int {
+func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account, subject, reply string, hdr, msg []byte) int {
 	for i := 0; i < f.n; i++ {
 		e := f.at(i)
 		rc := e.rc
@@ -166,17 +202,13 @@ func (f *routeForwards) send(c *client, acc *Account, subject, reply string, hdr
 		}
 		rc.appendRMSGLocked(acc.Name, subject, reply, e.plain, e.queues, hdr, msg)
 		rc.mu.Unlock()
-		if c != nil {
-			c.pcd[rc] = struct{}{}
-		} else {
-			rc.out.signal()
-		}
+		wakeLater(c, wake, rc)
 	}
 	return f.n
 }
 
-// deliverTo hands the message to one subscription.
-func (s *Server) deliverTo(c *client, acc *Account, sub *subscription, subject, reply string, hdr, msg []byte) bool {
+// deliverTo hands the message to one subscription; wake as in deliverBatch.
+func (s *Server) deliverTo(c *client, wake map[*client]struct{}, acc *Account, sub *subscription, subject, reply string, hdr, msg []byte) bool {
 	if sub.icb != nil {
 		sub.icb(sub, c, acc, subject, reply, hdr, msg)
 		return true
@@ -227,7 +259,7 @@ func (s *Server) deliverTo(c *client, acc *Account, sub *subscription, subject, 
 	} else {
 		s.stats.outMsgs.Add(1)
 		s.stats.outBytes.Add(int64(len(hdr) + len(msg)))
-		dst.out.signal()
+		wakeLater(nil, wake, dst)
 	}
 	return true
 }

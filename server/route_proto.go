@@ -104,7 +104,7 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 	res := matchSubject(acc, subject)
 	if plain {
 		for _, sub := range res.Plain {
-			if sub.route == nil && s.deliverTo(nil, acc, sub, subject, reply, hdr, msg) {
+			if sub.route == nil && s.deliverTo(nil, nil, acc, sub, subject, reply, hdr, msg) {
 				n++
 			}
 		}
@@ -114,7 +114,7 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 			if res.Queues[i].Name != q {
 				continue
 			}
-			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, acc, sub, subject, reply, hdr, msg) {
+			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, nil, acc, sub, subject, reply, hdr, msg) {
 				n++
 			}
 		}

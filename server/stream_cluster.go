@@ -23,10 +23,24 @@ import (
 type streamSM struct {
 	mset    *stream
 	scratch streamEntry // the entry being applied (Apply runs on one goroutine)
+	// wake gathers the clients an Apply call answered (deliverBatch); each
+	// is woken once, at the end of the call or every applyWakeEvery entries.
+	wake map[*client]struct{}
 }
 
+// applyWakeEvery bounds how many entries' answers wait for a wake-up, so
+// that a large batch does not hold its first answers back for long.
+const applyWakeEvery = 256
+
 func (sm *streamSM) Apply(ents []raft.Entry) error {
+	if sm.wake == nil {
+		sm.wake = map[*client]struct{}{}
+	}
+	defer wakeAll(sm.wake)
 	for i := range ents {
+		if i%applyWakeEvery == applyWakeEvery-1 {
+			wakeAll(sm.wake)
+		}
 		e := &ents[i]
 		sm.mset.mu.Lock()
 		stale := e.Index <= sm.mset.lastIndex // already in the installed snapshot
@@ -44,7 +58,7 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		if err := decodeStreamEntryAt(se, e.Data, sm.mset.jsa.js.srv.Name()); err != nil {
 			return err
 		}
-		sm.mset.applyEntry(se, e.Index)
+		sm.mset.applyEntry(se, e.Index, sm.wake)
 		se.m.hdr, se.m.msg = nil, nil // views of the entry: not kept past it
 	}
 	return nil
@@ -388,7 +402,7 @@ func (mset *stream) refuse(reply string) {
 }
 
 // applyEntry applies one committed entry; the proposer answers.
-func (mset *stream) applyEntry(e *streamEntry, index uint64) {
+func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]struct{}) {
 	s := mset.jsa.js.srv
 	mset.mu.Lock()
 	if mset.closed {
@@ -421,7 +435,7 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64) {
 	}
 	mset.mu.Unlock()
 	if resp != nil && e.origin == s.Name() && e.reply != "" {
-		s.deliver(nil, mset.jsa.acc, e.reply, "", nil, resp)
+		s.deliverBatch(wake, mset.jsa.acc, e.reply, "", nil, resp)
 	}
 }
 
