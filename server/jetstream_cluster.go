@@ -95,6 +95,8 @@ func (s *Server) clusteredJetStream() bool {
 // the meta group once the JetStream accounts are enabled.
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
+	// Transfers a previous run was receiving are of no use now.
+	os.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
 	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
 		leaders: newLeaderMap()}
 	js.cluster = jc

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -303,7 +304,46 @@ func TestJetStreamClusterSnapshotCatchupFragmented(t *testing.T) {
 	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
 }
 
-func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
+// TestJetStreamClusterSnapshotCatchupSpooled: snapshots of more than
+// spooledMin bytes are received into spool files and installed from there,
+// never whole in memory (raft_spool.go); the replica's raft log then holds
+// a snapshot file that large, which a restart restores as a stream too.
+func TestJetStreamClusterSnapshotCatchupSpooled(t *testing.T) {
+	setForTest(t, &raftFragSize, 300)
+	setForTest(t, &spooledMin, 2000)
+	c := testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+	spooled := uint64(0)
+	for _, s := range c.servers {
+		spooled += s.raft.spooledIn.Load()
+		// A snapshot sent again may still be arriving: its file must go too.
+		waitFor(t, 10*time.Second, s.Name()+"'s spool files to go", func() bool {
+			ents, _ := os.ReadDir(s.spoolDir())
+			return len(ents) == 0
+		})
+	}
+	if spooled == 0 {
+		t.Fatal("no snapshot was spooled")
+	}
+	// Restart every server: the one that installed the snapshot starts from
+	// its raft log's snapshot file, read as a stream.
+	for i := range c.servers {
+		c.servers[i].Shutdown()
+		c.servers[i] = runServer(t, c.opts[i])
+	}
+	_, js := jsClient(t, c.servers[0])
+	var info *jetstream.StreamInfo
+	waitFor(t, 20*time.Second, "the stream after the restarts", func() bool {
+		st, err := js.Stream(ctx(t), "SNAP")
+		if err == nil {
+			info, err = st.Info(ctx(t))
+		}
+		return err == nil
+	})
+	checkReplicasAgree(t, c, "SNAP", info.State.Msgs)
+	checkReplicaContents(t, c, "SNAP")
+}
+
+func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) *jsTestCluster {
 	setForTest(t, &snapshotEvery, 100)
 	setForTest(t, &snapshotKeepFactor, 0) // the log keeps only 100 entries below a snapshot
 	c := runJSCluster(t, 3)
@@ -352,6 +392,7 @@ func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) {
 			}
 		}
 	}
+	return c
 }
 
 // stopFollower shuts down a server that neither leads the stream (named

@@ -54,8 +54,12 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
+	data, err := snapshotBytes(snap.Data) // a large one stays on disk
+	if err != nil {
+		return err
+	}
 	var ms metaSnapshot
-	if err := json.Unmarshal(snap.Data, &ms); err != nil {
+	if err := json.Unmarshal(data, &ms); err != nil {
 		return err
 	}
 	m.applied, m.snapshot = snap.Index, snap.Index

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tern-mq/nats-server/internal/raft"
@@ -79,6 +80,10 @@ type raftGroup struct {
 
 	snapshotting bool // a snapshot is being encoded (group goroutine only)
 	eager        int  // ticks left in which a new group's first leader retries its campaign
+	// spooled are snapshots stepped whose data is in spool files: once
+	// the Readys that follow are processed, the log has its own copy (or
+	// raft ignored them) and the files go (group goroutine only).
+	spooled []raft.Snapshot
 
 	mu      sync.Mutex
 	soft    raft.SoftState
@@ -94,6 +99,8 @@ type raftGroups struct {
 	// sending holds "<route id> <group>" for each snapshot going out in
 	// pieces (raft_frag.go).
 	sending sync.Map
+	// spooledIn counts snapshots received into spool files (raft_spool.go).
+	spooledIn atomic.Uint64
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -139,6 +146,7 @@ func (s *Server) raftGroup(name string) *raftGroup {
 func (g *raftGroup) run() {
 	defer g.srv.wg.Done()
 	defer close(g.done)
+	defer g.removeSpooled()
 	tick := g.srv.raftClock.next()
 	node := g.drv.Node
 	for {
@@ -175,6 +183,7 @@ func (g *raftGroup) run() {
 			g.fail(err)
 			return
 		}
+		g.removeSpooled()
 		g.maybeSnapshot()
 		g.observe()
 	}
@@ -185,6 +194,9 @@ func (g *raftGroup) run() {
 // in the core halts the group.
 func (g *raftGroup) step(m raft.Message) error {
 	for i := 0; ; i++ {
+		if m.Snapshot != nil {
+			g.spooled = append(g.spooled, *m.Snapshot)
+		}
 		if err := g.drv.Step(m); err != nil && isRaftHalt(err) {
 			return err
 		}
@@ -197,6 +209,14 @@ func (g *raftGroup) step(m raft.Message) error {
 			return nil
 		}
 	}
+}
+
+// removeSpooled deletes the spool files of the snapshots stepped so far.
+func (g *raftGroup) removeSpooled() {
+	for _, snap := range g.spooled {
+		g.srv.removeSpooled(snap)
+	}
+	g.spooled = g.spooled[:0]
 }
 
 // propose proposes p and every other queued proposal, so one append (and
@@ -472,6 +492,13 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	m, err := decode(payload[k+int(n):])
 	if err != nil {
 		return err
+	}
+	if m.Snapshot != nil {
+		// Only this server makes spooled references (deliverSpooled):
+		// one from a peer would name a file here.
+		if _, ok := decodeSpooled(m.Snapshot.Data); ok {
+			return errBadRaftMsg
+		}
 	}
 	g := s.raftGroup(name)
 	if g == nil {

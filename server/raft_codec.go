@@ -139,10 +139,23 @@ func decodeRaftMsg(b []byte) (raft.Message, error) {
 // decodeOwnedRaftMsg is decodeRaftMsg for a b the message may keep (a
 // reassembled snapshot is not copied a second time).
 func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
-	r := &raftReader{b: b}
-	var m raft.Message
+	m, r, err := decodeRaftMsgHead(b)
+	if err != nil || m.Snapshot == nil {
+		return m, err
+	}
+	m.Snapshot.Data = r.view()
+	if r.err != nil {
+		return m, r.err
+	}
+	return m, nil
+}
+
+// decodeRaftMsgHead decodes all of a message in b but its snapshot's data
+// (the last field, which r holds next when m has a snapshot).
+func decodeRaftMsgHead(b []byte) (m raft.Message, r *raftReader, err error) {
+	r = &raftReader{b: b}
 	if r.byte() != raftCodecVersion {
-		return m, errBadRaftMsg
+		return m, r, errBadRaftMsg
 	}
 	m.Type = raft.MessageType(r.byte())
 	m.From, m.To = raft.ID(r.uvarint()), raft.ID(r.uvarint())
@@ -151,7 +164,7 @@ func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
 	m.Reject, m.Transfer = flags&1 != 0, flags&2 != 0
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
-		return m, errBadRaftMsg
+		return m, r, errBadRaftMsg
 	}
 	if n > 0 {
 		m.Entries = make([]raft.Entry, 0, n)
@@ -166,16 +179,12 @@ func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
 		snap := &raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
 		np := r.uvarint()
 		if np > uint64(len(r.b)) {
-			return m, errBadRaftMsg
+			return m, r, errBadRaftMsg
 		}
 		for i := uint64(0); i < np && r.err == nil; i++ {
 			snap.Peers = append(snap.Peers, raft.ID(r.uvarint()))
 		}
-		snap.Data = r.view()
 		m.Snapshot = snap
 	}
-	if r.err != nil {
-		return m, r.err
-	}
-	return m, nil
+	return m, r, r.err
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"sync/atomic"
@@ -16,7 +17,8 @@ import (
 // only while the route's output is below the stall mark, so heartbeats and
 // appends of every group keep flowing beside a transfer and a big one
 // never sits whole in the output (where one write would have to carry
-// all of it within the write deadline). The receiver reassembles each id
+// all of it within the write deadline). The receiver reassembles each id,
+// in memory or, from spooledMin bytes, in a spool file (raft_spool.go),
 // and delivers the message once total bytes arrived; a piece of an id it
 // does not know that is not the first is skipped (raft sends again).
 
@@ -41,6 +43,18 @@ type raftFrags struct {
 type raftFrag struct {
 	buf   []byte
 	total int
+	// spool, for a transfer of spooledMin bytes or more, holds the n bytes
+	// received so far instead of buf (raft_spool.go).
+	spool *os.File
+	n     int
+}
+
+// have is how many bytes of the message arrived.
+func (fr *raftFrag) have() int {
+	if fr.spool != nil {
+		return fr.n
+	}
+	return len(fr.buf)
 }
 
 // sendRaftFrags hands payload (which it now owns) to a goroutine that
@@ -166,29 +180,54 @@ func (s *Server) routeRaftFrag(r *route, args []byte) error {
 		return fmt.Errorf("bad RAFTF %q", args)
 	}
 	fr := r.frags.get(id, total, off)
-	if fr == nil || len(fr.buf) != off {
+	if fr == nil || fr.have() != off {
 		if fr != nil {
-			r.frags.drop(id) // a piece went missing: raft sends again
+			r.frags.abort(id) // a piece went missing: raft sends again
 		}
 		_, err := r.br.Discard(size + 2)
 		return err
 	}
-	fr.buf = slices.Grow(fr.buf, size)[:off+size]
-	if _, err := io.ReadFull(r.br, fr.buf[off:]); err != nil {
+	if off == 0 && int64(total) >= spooledMin {
+		var err error
+		if fr.spool, err = s.createSpool(id); err != nil {
+			s.Debugf("Route %s: raft transfer of %d bytes reassembled in memory: %v", r.remote.Name, total, err)
+		}
+	}
+	if err := fr.read(r.br, size); err != nil {
+		r.frags.abort(id)
 		return err
 	}
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
 		return fmt.Errorf("RAFTF %d: bad piece end: %v", id, err)
 	}
-	if len(fr.buf) < total {
+	if fr.have() < total {
 		return nil
 	}
-	r.frags.drop(id)
-	if err := s.deliverRaft(fr.buf, true); err != nil { // fr.buf is not reused
+	r.frags.remove(id)
+	var err error
+	if fr.spool != nil {
+		err = s.deliverSpooled(fr.spool, total)
+	} else {
+		err = s.deliverRaft(fr.buf, true) // fr.buf is not reused
+	}
+	if err != nil {
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
 	}
 	return nil
+}
+
+// read appends the next size bytes of br to the message.
+func (fr *raftFrag) read(br io.Reader, size int) error {
+	if fr.spool != nil {
+		n, err := io.CopyN(fr.spool, br, int64(size))
+		fr.n += int(n)
+		return err
+	}
+	off := len(fr.buf)
+	fr.buf = slices.Grow(fr.buf, size)[:off+size]
+	_, err := io.ReadFull(br, fr.buf[off:])
+	return err
 }
 
 // get returns the reassembly of id, starting one at its first piece
@@ -208,15 +247,35 @@ func (fs *raftFrags) get(id uint64, total, off int) *raftFrag {
 		fs.open = map[uint64]*raftFrag{}
 	}
 	if len(fs.order) >= raftFragMaxOpen {
-		fs.drop(fs.order[0])
+		fs.abort(fs.order[0])
 	}
-	fr := &raftFrag{buf: make([]byte, 0, min(total, raftFragSize)), total: total}
+	fr := &raftFrag{total: total}
+	if int64(total) < spooledMin {
+		fr.buf = make([]byte, 0, min(total, raftFragSize))
+	}
 	fs.open[id] = fr
 	fs.order = append(fs.order, id)
 	return fr
 }
 
-func (fs *raftFrags) drop(id uint64) {
+// abort forgets the reassembly of id and deletes its spool file.
+func (fs *raftFrags) abort(id uint64) {
+	if fr := fs.open[id]; fr != nil && fr.spool != nil {
+		fr.spool.Close()
+		os.Remove(fr.spool.Name())
+	}
+	fs.remove(id)
+}
+
+// abortAll aborts every reassembly (the route closed).
+func (fs *raftFrags) abortAll() {
+	for len(fs.order) > 0 {
+		fs.abort(fs.order[0])
+	}
+}
+
+// remove forgets the reassembly of id (its spool file is the caller's).
+func (fs *raftFrags) remove(id uint64) {
 	delete(fs.open, id)
 	for i, x := range fs.order {
 		if x == id {

@@ -258,13 +258,29 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	for _, p := range s.Peers {
 		b = binary.AppendUvarint(b, uint64(p))
 	}
-	if err := vfs.WriteFileAtomic(l.fs, filepath.Join(l.dir, snapshotFile), b, s.Data); err != nil {
+	if err := l.writeSnapshotFile(b, s.Data); err != nil {
 		return err
 	}
 	l.mu.Lock()
 	l.snap = raft.Snapshot{Index: s.Index, Term: s.Term, Peers: s.Peers}
 	l.mu.Unlock()
 	return nil
+}
+
+// writeSnapshotFile replaces the snapshot file with head and data, copied
+// from its file when data is a spooled reference (raft_spool.go).
+func (l *walLog) writeSnapshotFile(head, data []byte) error {
+	name := filepath.Join(l.dir, snapshotFile)
+	sp, ok := decodeSpooled(data)
+	if !ok {
+		return vfs.WriteFileAtomic(l.fs, name, head, data)
+	}
+	f, sr, err := sp.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return vfs.WriteFileAtomicFrom(l.fs, name, head, sr)
 }
 
 // finishCompaction completes a snapshot whose file was written but whose
@@ -302,9 +318,12 @@ func (l *walLog) loadSnapshot() error {
 	return nil
 }
 
-// readSnapshot reads the snapshot file (an empty snapshot if there is none).
+// readSnapshot reads the snapshot file (an empty snapshot if there is
+// none). A file of spooledMin bytes or more on the OS's file system is
+// not read in: the data is a spooled reference to it.
 func (l *walLog) readSnapshot() (raft.Snapshot, error) {
-	f, err := l.fs.OpenFile(filepath.Join(l.dir, snapshotFile), os.O_RDONLY, 0)
+	name := filepath.Join(l.dir, snapshotFile)
+	f, err := l.fs.OpenFile(name, os.O_RDONLY, 0)
 	if err != nil {
 		return raft.Snapshot{}, nil // no snapshot yet
 	}
@@ -313,19 +332,40 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	b := make([]byte, st.Size())
-	if n, err := f.ReadAt(b, 0); n != len(b) {
-		return raft.Snapshot{}, fmt.Errorf("reading raft snapshot: %w", err)
+	if st.Size() >= spooledMin && l.fs == vfs.Default {
+		s, data, err := readSnapshotHead(f, 4096) // index, term and peers
+		switch {
+		case err != nil:
+			return s, err
+		case !isLinkedSnapshot(data):
+			off := 4096 - int64(len(data))
+			s.Data = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}.encode()
+			return s, nil
+		}
+		// A stream's linked snapshot is its metadata only (large with a
+		// large duplicate window): it is expanded when sent, not sent as
+		// it is, so it is read in.
+	}
+	s, data, err := readSnapshotHead(f, st.Size())
+	s.Data = data
+	return s, err
+}
+
+// readSnapshotHead reads the first n bytes of a snapshot file and returns
+// the snapshot they describe and what of them follows the head.
+func readSnapshotHead(f vfs.File, n int64) (raft.Snapshot, []byte, error) {
+	b := make([]byte, n)
+	if k, err := f.ReadAt(b, 0); k != len(b) {
+		return raft.Snapshot{}, nil, fmt.Errorf("reading raft snapshot: %w", err)
 	}
 	r := &raftReader{b: b}
 	s := raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
-	n := r.uvarint()
-	for i := uint64(0); i < n && r.err == nil; i++ {
+	np := r.uvarint()
+	for i := uint64(0); i < np && r.err == nil; i++ {
 		s.Peers = append(s.Peers, raft.ID(r.uvarint()))
 	}
 	if r.err != nil {
-		return raft.Snapshot{}, errors.New("corrupt raft snapshot file")
+		return raft.Snapshot{}, nil, errors.New("corrupt raft snapshot file")
 	}
-	s.Data = r.b
-	return s, nil
+	return s, r.b, nil
 }

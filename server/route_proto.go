@@ -15,6 +15,7 @@ import (
 func (s *Server) routeReadLoop(r *route) error {
 	var payload []byte
 	var armed time.Time
+	defer r.frags.abortAll() // spool files of transfers the route cut short
 	for {
 		// A peer that sends nothing (not even PONGs to our PINGs) for three
 		// ping intervals is gone: the read times out and the route closes.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -236,10 +237,39 @@ func (mset *stream) snapshotRank(name string) (rank, n uint64) {
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
 func (mset *stream) restoreSnapshot(data []byte) error {
+	if sp, ok := decodeSpooled(data); ok {
+		return mset.restoreSpooled(sp)
+	}
 	meta, r, err := decodeSnapMeta(data)
 	if err != nil {
 		return err
 	}
+	return mset.restoreFrom(meta, bytesSnapMsgs(r))
+}
+
+// restoreSpooled restores a full snapshot whose data is in a file, reading
+// its messages as a stream.
+func (mset *stream) restoreSpooled(sp spooledSnap) error {
+	f, sr, err := sp.open()
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(sr, snapFlushBytes)
+	mj, err := readSnapField(br, nil)
+	if err != nil {
+		return err
+	}
+	var meta streamSnapMeta
+	if err := json.Unmarshal(mj, &meta); err != nil || meta.Linked != "" {
+		return errBadRaftMsg // linked snapshots are read in, never spooled
+	}
+	return mset.restoreFrom(meta, streamSnapMsgs(br))
+}
+
+// restoreFrom replaces the replica's state with the snapshot of meta and,
+// for a full one, the messages next yields.
+func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool, error)) error {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	jsa := mset.jsa
@@ -250,7 +280,7 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
 			return err
 		}
-	} else if err := mset.restoreFullLocked(dir, &meta, r); err != nil {
+	} else if err := mset.restoreFullLocked(dir, &meta, next); err != nil {
 		return err
 	}
 	if mset.wal != nil {
@@ -268,32 +298,33 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 
 // restoreFullLocked rebuilds the store in dir from the messages that
 // follow a full snapshot's metadata.
-func (mset *stream) restoreFullLocked(dir string, meta *streamSnapMeta, r *raftReader) error {
+func (mset *stream) restoreFullLocked(dir string, meta *streamSnapMeta, msgs func() (snapMsg, bool, error)) error {
 	store, err := mset.jsa.openStore(dir, &meta.Config)
 	if err != nil {
 		return err
 	}
 	mset.setStore(store)
 	next := uint64(1)
-	for r.err == nil && len(r.b) > 0 {
-		seq, ts := r.uvarint(), r.varint()
-		// Views of the snapshot: the store copies what it keeps.
-		subj, hdr, msg := string(r.view()), r.view(), r.view()
-		if r.err != nil || seq < next {
+	for {
+		m, ok, err := msgs()
+		switch {
+		case err != nil:
+			return err
+		case !ok:
+			if meta.Last+1 > next {
+				_ = store.SkipMsgs(meta.Last + 1 - next)
+			}
+			return nil
+		case m.seq < next:
 			return errBadRaftMsg
+		case m.seq > next:
+			_ = store.SkipMsgs(m.seq - next)
 		}
-		if seq > next {
-			_ = store.SkipMsgs(seq - next)
-		}
-		if _, err := store.StoreMsg(subj, hdr, msg, ts); err != nil {
+		if _, err := store.StoreMsg(m.subj, m.hdr, m.msg, m.ts); err != nil {
 			return err
 		}
-		next = seq + 1
+		next = m.seq + 1
 	}
-	if meta.Last+1 > next {
-		_ = store.SkipMsgs(meta.Last + 1 - next)
-	}
-	return r.err
 }
 
 // restoreLinkedLocked makes the store in dir from a linked snapshot's

@@ -20,7 +20,9 @@ import (
 // when raft sends it to a replica that fell behind. That reads the whole
 // stream, so it runs on a goroutine of its own, one per route and group at
 // a time like any snapshot transfer (raft_frag.go); raft sends the
-// snapshot again if the follower does not answer.
+// snapshot again if the follower does not answer. A spooled snapshot
+// (raft_spool.go) names a file only its own server has: it is sent the
+// same way, read from its file.
 
 // snapshotExpander is implemented by state machines whose stored
 // snapshots must be expanded before they are sent.
@@ -31,14 +33,15 @@ type snapshotExpander interface {
 }
 
 // expandSnapshot takes over sending m when group's snapshot needs
-// expanding; false when m goes out as it is.
+// expanding or is spooled; false when m goes out as it is.
 func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	g := s.raftGroup(group)
 	if g == nil || m.Snapshot == nil {
 		return false
 	}
+	sp, spooled := decodeSpooled(m.Snapshot.Data)
 	ex, ok := g.sm.(snapshotExpander)
-	if !ok || !isLinkedSnapshot(m.Snapshot.Data) {
+	if !spooled && (!ok || !isLinkedSnapshot(m.Snapshot.Data)) {
 		return false
 	}
 	key := r.remote.ID + " " + group
@@ -52,13 +55,23 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	go func() {
 		defer s.wg.Done()
 		defer s.raft.sending.Delete(key)
-		f, size, err := ex.expandSnapshot(snap.Data)
+		var f *os.File
+		var data io.ReaderAt
+		var size int64
+		var err error
+		if spooled {
+			f, data, err = sp.open()
+			size = sp.Size
+		} else {
+			f, size, err = ex.expandSnapshot(snap.Data)
+			data = f
+		}
 		if err != nil {
 			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
 			return
 		}
 		defer f.Close()
-		if err := s.sendSnapshotFile(r, group, &out, f, size); err != nil {
+		if err := s.sendSnapshotFile(r, group, &out, data, size); err != nil {
 			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
 		}
 	}()
@@ -68,7 +81,7 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 // sendSnapshotFile sends m with the snapshot data in f (size bytes): in
 // pieces read from the file as the route drains, so the whole stream is
 // never in memory; in one frame to a peer too old for pieces.
-func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f *os.File, size int64) error {
+func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f io.ReaderAt, size int64) error {
 	if r.remote.Proto < 2 || size <= int64(raftFragSize) {
 		if s.raftTooLarge(r, int(min(size, raftFragMaxTotal+1))) {
 			return nil

@@ -96,15 +96,23 @@ func ReadFile(fs FS, name string) ([]byte, error) {
 // order) and syncs it. Its directory entry is durable only once the
 // directory is synced.
 func WriteFileSynced(fs FS, name string, data ...[]byte) error {
+	return writeSynced(fs, name, func(f File) error {
+		for _, part := range data {
+			if _, err := f.Write(part); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// writeSynced creates name, lets write fill it and syncs it.
+func writeSynced(fs FS, name string, write func(File) error) error {
 	f, err := fs.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return err
 	}
-	for _, part := range data {
-		if _, err = f.Write(part); err != nil {
-			break
-		}
-	}
+	err = write(f)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -118,8 +126,29 @@ func WriteFileSynced(fs FS, name string, data ...[]byte) error {
 // writes and syncs name+".tmp", renames it over name and syncs the
 // directory. A crash leaves either the old or the new content under name.
 func WriteFileAtomic(fs FS, name string, data ...[]byte) error {
+	return replaceFile(fs, name, func(tmp string) error { return WriteFileSynced(fs, tmp, data...) })
+}
+
+// WriteFileAtomicFrom is WriteFileAtomic for head followed by all that r
+// yields, which is copied through a small buffer (r may be larger than
+// memory).
+func WriteFileAtomicFrom(fs FS, name string, head []byte, r io.Reader) error {
+	return replaceFile(fs, name, func(tmp string) error {
+		return writeSynced(fs, tmp, func(f File) error {
+			if _, err := f.Write(head); err != nil {
+				return err
+			}
+			_, err := io.CopyBuffer(struct{ io.Writer }{f}, r, make([]byte, 256<<10))
+			return err
+		})
+	})
+}
+
+// replaceFile has write fill and sync name+".tmp", renames it over name
+// and syncs the directory.
+func replaceFile(fs FS, name string, write func(tmp string) error) error {
 	tmp := name + ".tmp"
-	err := WriteFileSynced(fs, tmp, data...)
+	err := write(tmp)
 	if err == nil {
 		err = fs.Rename(tmp, name)
 	}

@@ -1,0 +1,191 @@
+package server
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/tern-mq/nats-server/internal/raft"
+)
+
+// Raft snapshots larger than memory. A stream's full snapshot holds every
+// message, so one sent to a replica that fell behind is as large as the
+// stream. The route that receives such a transfer writes it to a spool
+// file instead of memory (raft_frag.go), and the snapshot goes through raft
+// with its data left there: Data is then a spooled reference, a few bytes
+// naming a section of a file. The raft log copies the section into its own
+// snapshot file, the stream restores from it and a leader sends from it,
+// each reading it as a stream (spooledSnap.open); code that needs the
+// bytes (the meta group's snapshots, which are small) reads them in
+// (snapshotBytes). A raft log's snapshot file of spooledMin bytes or more
+// is read back as a reference too, at start and when it is to be sent.
+
+// spooledSnapTag starts a spooled reference; no snapshot data starts so
+// (a stream snapshot starts with its metadata's JSON or linkedSnapTag, a
+// meta snapshot is JSON).
+const spooledSnapTag = "tern-spooled-snapshot-1"
+
+// spooledMin is the size from which a raft transfer is spooled and a raft
+// log's snapshot file is read as a reference; a variable for tests.
+var spooledMin int64 = 64 << 20
+
+// spoolDirName is the directory, beside the raft groups' directories, of
+// transfers being received; it is emptied at start.
+const spoolDirName = "_spool_"
+
+// spooledSnap is snapshot data kept in the section [Off, Off+Size) of the
+// file at Path. A raft log's snapshot file is replaced when the next
+// snapshot is taken, so a reference to one carries the snapshot's Index,
+// and the file must still start with it when it is read.
+type spooledSnap struct {
+	Path      string
+	Off, Size int64
+	Index     uint64 // 0: a spool file, which nothing replaces
+}
+
+func (s spooledSnap) encode() []byte {
+	b := appendBytes(nil, []byte(spooledSnapTag))
+	b = appendBytes(b, []byte(s.Path))
+	b = binary.AppendUvarint(b, uint64(s.Off))
+	b = binary.AppendUvarint(b, uint64(s.Size))
+	return binary.AppendUvarint(b, s.Index)
+}
+
+// decodeSpooled reports whether data is a spooled reference, and which.
+func decodeSpooled(data []byte) (spooledSnap, bool) {
+	if len(data) > 4096 { // references are short; snapshots are not read through
+		return spooledSnap{}, false
+	}
+	r := &raftReader{b: data}
+	if string(r.view()) != spooledSnapTag || r.err != nil {
+		return spooledSnap{}, false
+	}
+	s := spooledSnap{Path: string(r.view())}
+	s.Off, s.Size, s.Index = int64(r.uvarint()), int64(r.uvarint()), r.uvarint()
+	return s, r.err == nil && len(r.b) == 0 && s.Off >= 0 && s.Size >= 0
+}
+
+var errSpoolReplaced = errors.New("the snapshot file was replaced by a later snapshot")
+
+// open returns the file (for the caller to close) and a reader of the data.
+func (s spooledSnap) open() (*os.File, *io.SectionReader, error) {
+	f, err := os.Open(s.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Index != 0 {
+		var head [binary.MaxVarintLen64]byte
+		n, _ := f.ReadAt(head[:], 0)
+		if idx, k := binary.Uvarint(head[:n]); k <= 0 || idx != s.Index {
+			f.Close()
+			return nil, nil, fmt.Errorf("snapshot %d in %s: %w", s.Index, s.Path, errSpoolReplaced)
+		}
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < s.Off+s.Size {
+		err = fmt.Errorf("snapshot file %s holds %d bytes, not %d", s.Path, st.Size(), s.Off+s.Size)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, io.NewSectionReader(f, s.Off, s.Size), nil
+}
+
+// snapshotBytes returns snapshot data in memory, reading a spooled one.
+func snapshotBytes(data []byte) ([]byte, error) {
+	s, ok := decodeSpooled(data)
+	if !ok {
+		return data, nil
+	}
+	f, sr, err := s.open()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, s.Size)
+	if _, err := io.ReadFull(sr, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// removeSpooled deletes the spool file a snapshot's data is in (nothing
+// for data in memory or in a raft log's snapshot file).
+func (s *Server) removeSpooled(snap raft.Snapshot) {
+	if sp, ok := decodeSpooled(snap.Data); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
+		os.Remove(sp.Path)
+	}
+}
+
+// spoolDir is the directory transfers are spooled to ("" without
+// JetStream: the transfer is then reassembled in memory).
+func (s *Server) spoolDir() string {
+	js := s.js.Load()
+	if js == nil || js.storeDir == "" {
+		return ""
+	}
+	return filepath.Join(js.storeDir, "_raft_", spoolDirName)
+}
+
+// createSpool creates the spool file of transfer id.
+func (s *Server) createSpool(id uint64) (*os.File, error) {
+	dir := s.spoolDir()
+	if dir == "" {
+		return nil, errors.New("no spool directory")
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(filepath.Join(dir, "recv-"+strconv.FormatUint(id, 10)+"-"+strconv.FormatUint(raftFragIDs.Add(1), 10)),
+		os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+}
+
+// deliverSpooled hands the raft message received into spool (total bytes:
+// the group's name, then the message) to its group. A snapshot keeps its
+// data in the file; anything else is read into memory.
+func (s *Server) deliverSpooled(spool *os.File, total int) error {
+	name := spool.Name()
+	defer spool.Close()
+	head := make([]byte, min(total, 64<<10))
+	if _, err := spool.ReadAt(head, 0); err != nil {
+		os.Remove(name)
+		return err
+	}
+	n, k := binary.Uvarint(head)
+	if k <= 0 || uint64(len(head)-k) < n {
+		os.Remove(name)
+		return errBadRaftMsg
+	}
+	group := string(head[k : k+int(n)])
+	m, r, err := decodeRaftMsgHead(head[k+int(n):])
+	size := int64(r.uvarint())
+	off := int64(len(head) - len(r.b))
+	if err != nil || r.err != nil || m.Snapshot == nil || off+size != int64(total) {
+		// Not a snapshot whose head fits in head: read it all in.
+		buf := make([]byte, total)
+		_, rerr := spool.ReadAt(buf, 0)
+		os.Remove(name)
+		if rerr != nil {
+			return rerr
+		}
+		return s.deliverRaft(buf, true)
+	}
+	m.Snapshot.Data = spooledSnap{Path: name, Off: off, Size: size}.encode()
+	g := s.raftGroup(group)
+	if g == nil {
+		os.Remove(name)
+		return nil // not (yet) a member here
+	}
+	select {
+	case g.inbox <- m:
+		s.raft.spooledIn.Add(1)
+	default: // full: drop, raft retries
+		os.Remove(name)
+	}
+	return nil
+}
