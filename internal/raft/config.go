@@ -21,6 +21,10 @@ type Config struct {
 	HeartbeatTicks int
 	// MaxInflight bounds the append messages in flight to one follower.
 	MaxInflight int
+	// MaxInflightBytes bounds the entry bytes of the appends in flight to
+	// one follower (a follower catching up gets full batches, and
+	// MaxInflight of them would all sit in its memory at once).
+	MaxInflightBytes int
 	// MaxBatchBytes bounds the entries carried by one append message.
 	MaxBatchBytes int
 	// MaxApplyBytes bounds the committed entries handed out per Ready.
@@ -46,26 +50,28 @@ type Config struct {
 
 // Defaults used by DefaultConfig and for zero numeric fields.
 const (
-	DefaultElectionTicks  = 10
-	DefaultHeartbeatTicks = 1
-	DefaultMaxInflight    = 256
-	DefaultMaxBatchBytes  = 1 << 20
-	DefaultMaxApplyBytes  = 4 << 20
+	DefaultElectionTicks    = 10
+	DefaultHeartbeatTicks   = 1
+	DefaultMaxInflight      = 256
+	DefaultMaxInflightBytes = 32 << 20
+	DefaultMaxBatchBytes    = 1 << 20
+	DefaultMaxApplyBytes    = 4 << 20
 )
 
 // DefaultConfig returns a Config with pre-vote and check-quorum on and the
 // default timeouts and limits.
 func DefaultConfig(id ID, peers []ID) Config {
 	return Config{
-		ID:             id,
-		Peers:          peers,
-		ElectionTicks:  DefaultElectionTicks,
-		HeartbeatTicks: DefaultHeartbeatTicks,
-		MaxInflight:    DefaultMaxInflight,
-		MaxBatchBytes:  DefaultMaxBatchBytes,
-		MaxApplyBytes:  DefaultMaxApplyBytes,
-		PreVote:        true,
-		CheckQuorum:    true,
+		ID:               id,
+		Peers:            peers,
+		ElectionTicks:    DefaultElectionTicks,
+		HeartbeatTicks:   DefaultHeartbeatTicks,
+		MaxInflight:      DefaultMaxInflight,
+		MaxInflightBytes: DefaultMaxInflightBytes,
+		MaxBatchBytes:    DefaultMaxBatchBytes,
+		MaxApplyBytes:    DefaultMaxApplyBytes,
+		PreVote:          true,
+		CheckQuorum:      true,
 	}
 }
 
@@ -87,6 +93,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxBatchBytes <= 0 {
 		c.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if c.MaxInflightBytes <= 0 {
+		c.MaxInflightBytes = DefaultMaxInflightBytes
 	}
 	if c.MaxApplyBytes <= 0 {
 		c.MaxApplyBytes = DefaultMaxApplyBytes

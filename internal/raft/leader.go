@@ -286,7 +286,7 @@ func (r *raft) maybeSendAppend(to ID, pr *progress, sendIfEmpty bool) bool {
 	if n := len(ents); n > 0 {
 		last := ents[n-1].Index
 		pr.next = last + 1
-		pr.inflights.add(last)
+		pr.inflights.add(last, entsBytes(ents))
 		return true
 	}
 	return false
@@ -308,4 +308,13 @@ func (r *raft) sendSnapshot(to ID, pr *progress) {
 	}
 	r.send(Message{Type: MsgSnap, To: to, Snapshot: &snap})
 	pr.becomeSnapshot(snap.Index)
+}
+
+// entsBytes is the data bytes of ents.
+func entsBytes(ents []Entry) uint64 {
+	n := uint64(0)
+	for i := range ents {
+		n += uint64(len(ents[i].Data))
+	}
+	return n
 }

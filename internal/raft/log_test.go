@@ -236,10 +236,10 @@ func TestConfTracker(t *testing.T) {
 }
 
 func TestInflights(t *testing.T) {
-	in := newInflights(3)
-	in.add(2)
-	in.add(5)
-	in.add(9)
+	in := newInflights(3, 0)
+	in.add(2, 10)
+	in.add(5, 10)
+	in.add(9, 10)
 	if !in.full() {
 		t.Fatal("not full")
 	}
@@ -247,8 +247,8 @@ func TestInflights(t *testing.T) {
 	if in.count != 1 || in.full() {
 		t.Fatalf("count = %d", in.count)
 	}
-	in.add(12)
-	in.add(15) // wraps around
+	in.add(12, 10)
+	in.add(15, 10) // wraps around
 	in.freeFirst()
 	if in.count != 2 || in.buf[in.start] != 12 {
 		t.Fatalf("after freeFirst: %+v", in)
@@ -256,6 +256,28 @@ func TestInflights(t *testing.T) {
 	in.freeLE(100)
 	if in.count != 0 {
 		t.Fatalf("count = %d", in.count)
+	}
+}
+
+// Appends in flight are bounded by their bytes too: the one that crosses
+// the mark goes, the next waits until enough are acknowledged.
+func TestInflightsBytes(t *testing.T) {
+	in := newInflights(8, 100)
+	in.add(1, 60)
+	if in.full() {
+		t.Fatal("full at 60 of 100 bytes")
+	}
+	in.add(2, 60)
+	if !in.full() {
+		t.Fatal("not full at 120 of 100 bytes")
+	}
+	in.freeLE(1)
+	if in.full() || in.bytes != 60 {
+		t.Fatalf("after freeing the first: full=%v bytes=%d", in.full(), in.bytes)
+	}
+	in.freeLE(2)
+	if in.bytes != 0 {
+		t.Fatalf("empty with %d bytes", in.bytes)
 	}
 }
 
@@ -277,7 +299,7 @@ func TestProgressDecr(t *testing.T) {
 		{stateProbe, 0, 10, 9, 20, true, 9, stateProbe},  // never above the rejected index
 	}
 	for i, tt := range tests {
-		p := newProgress(tt.next, 4)
+		p := newProgress(tt.next, 4, 0)
 		p.match, p.state = tt.match, tt.state
 		p.probeSent = true
 		ok := p.maybeDecrTo(tt.rejected, tt.hint)

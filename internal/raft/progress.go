@@ -16,32 +16,43 @@ func (s progressState) String() string {
 	return [...]string{"probe", "replicate", "snapshot"}[s]
 }
 
-// inflights is a ring of the last indexes of appends in flight to a peer.
+// inflights is a ring of the appends in flight to a peer: their last
+// indexes and entry bytes. It is full at maxBytes bytes too (the append
+// that crossed the mark is let through).
 type inflights struct {
-	start, count int
-	buf          []uint64
+	start, count    int
+	buf             []uint64
+	sizes           []uint64
+	bytes, maxBytes uint64
 }
 
-func newInflights(size int) inflights { return inflights{buf: make([]uint64, size)} }
+func newInflights(size int, maxBytes uint64) inflights {
+	return inflights{buf: make([]uint64, size), sizes: make([]uint64, size), maxBytes: maxBytes}
+}
 
-func (in *inflights) full() bool { return in.count == len(in.buf) }
+func (in *inflights) full() bool {
+	return in.count == len(in.buf) || in.maxBytes > 0 && in.bytes >= in.maxBytes
+}
 
-func (in *inflights) add(last uint64) {
-	if in.full() {
+func (in *inflights) add(last, bytes uint64) {
+	if in.count == len(in.buf) {
 		panic("raft: inflights overflow")
 	}
-	in.buf[(in.start+in.count)%len(in.buf)] = last
+	i := (in.start + in.count) % len(in.buf)
+	in.buf[i], in.sizes[i] = last, bytes
 	in.count++
+	in.bytes += bytes
 }
 
 // freeLE releases every append whose last index is <= to.
 func (in *inflights) freeLE(to uint64) {
 	for in.count > 0 && in.buf[in.start] <= to {
+		in.bytes -= in.sizes[in.start]
 		in.start = (in.start + 1) % len(in.buf)
 		in.count--
 	}
 	if in.count == 0 {
-		in.start = 0
+		in.start, in.bytes = 0, 0
 	}
 }
 
@@ -51,7 +62,7 @@ func (in *inflights) freeFirst() {
 	}
 }
 
-func (in *inflights) reset() { in.start, in.count = 0, 0 }
+func (in *inflights) reset() { in.start, in.count, in.bytes = 0, 0, 0 }
 
 // progress is the leader's view of one follower.
 type progress struct {
@@ -66,8 +77,8 @@ type progress struct {
 	inflights       inflights
 }
 
-func newProgress(next uint64, maxInflight int) *progress {
-	return &progress{next: next, inflights: newInflights(maxInflight), recentActive: true}
+func newProgress(next uint64, maxInflight int, maxInflightBytes uint64) *progress {
+	return &progress{next: next, inflights: newInflights(maxInflight, maxInflightBytes), recentActive: true}
 }
 
 func (p *progress) becomeProbe() {

@@ -46,6 +46,7 @@ type raft struct {
 	preVote        bool
 	checkQuorum    bool
 	maxInflight    int
+	maxInflightB   uint64
 	maxBatch       uint64
 	maxUncommitted uint64
 	rand           func(int) int
@@ -65,6 +66,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		preVote:        cfg.PreVote,
 		checkQuorum:    cfg.CheckQuorum,
 		maxInflight:    cfg.MaxInflight,
+		maxInflightB:   uint64(cfg.MaxInflightBytes),
 		maxBatch:       uint64(cfg.MaxBatchBytes),
 		maxUncommitted: uint64(cfg.MaxUncommittedBytes),
 		rand:           cfg.Rand,
@@ -204,10 +206,10 @@ func (r *raft) becomeLeader() {
 	last := r.log.lastIndex()
 	r.ls = &leaderState{prs: map[ID]*progress{}}
 	for _, id := range r.conf.current() {
-		r.ls.prs[id] = newProgress(last+1, r.maxInflight)
+		r.ls.prs[id] = newProgress(last+1, r.maxInflight, r.maxInflightB)
 	}
 	if r.ls.prs[r.id] == nil {
-		r.ls.prs[r.id] = newProgress(last+1, r.maxInflight)
+		r.ls.prs[r.id] = newProgress(last+1, r.maxInflight, r.maxInflightB)
 	}
 	r.ls.ids = sortedKeys(r.ls.prs)
 	self := r.ls.prs[r.id]
@@ -242,7 +244,7 @@ func (r *raft) appendToLog(ents []Entry) {
 func (r *raft) syncProgress() {
 	for _, id := range r.conf.current() {
 		if r.ls.prs[id] == nil {
-			r.ls.prs[id] = newProgress(r.log.lastIndex()+1, r.maxInflight)
+			r.ls.prs[id] = newProgress(r.log.lastIndex()+1, r.maxInflight, r.maxInflightB)
 		}
 	}
 	if t := r.ls.transferee; t != None && !r.conf.contains(t) {

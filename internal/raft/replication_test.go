@@ -68,7 +68,17 @@ func TestProposalsAreBatched(t *testing.T) {
 }
 
 func TestPipeliningBoundedByInflight(t *testing.T) {
-	n := newTestNet(t, func(c *Config) { c.MaxInflight = 3; c.MaxBatchBytes = 1 }, 1, 2)
+	testPipeliningBounded(t, func(c *Config) { c.MaxInflight = 3; c.MaxBatchBytes = 1 })
+}
+
+// With entries of 2 bytes, one per append, 5 bytes in flight stop the
+// leader after the third append.
+func TestPipeliningBoundedByInflightBytes(t *testing.T) {
+	testPipeliningBounded(t, func(c *Config) { c.MaxInflightBytes = 5; c.MaxBatchBytes = 1 })
+}
+
+func testPipeliningBounded(t *testing.T, cfg func(*Config)) {
+	n := newTestNet(t, cfg, 1, 2)
 	n.elect(1)
 	// Hold every message: the leader may only have 3 appends out.
 	var held []Message
