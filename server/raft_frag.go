@@ -193,13 +193,19 @@ func (s *Server) routeRaftFrag(r *route, args []byte) error {
 			s.Debugf("Route %s: raft transfer of %d bytes reassembled in memory: %v", r.remote.Name, total, err)
 		}
 	}
-	if err := fr.read(r.br, size); err != nil {
+	werr, rerr := fr.read(r.br, size)
+	if rerr != nil {
 		r.frags.abort(id)
-		return err
+		return rerr
 	}
 	var crlf [2]byte
 	if _, err := io.ReadFull(r.br, crlf[:]); err != nil || crlf != [2]byte{'\r', '\n'} {
 		return fmt.Errorf("RAFTF %d: bad piece end: %v", id, err)
+	}
+	if werr != nil { // the piece was read: the route goes on, raft sends again
+		r.frags.abort(id)
+		s.Warnf("Route %s: raft transfer of %d bytes dropped: %v", r.remote.Name, total, werr)
+		return nil
 	}
 	if fr.have() < total {
 		return nil
@@ -217,17 +223,34 @@ func (s *Server) routeRaftFrag(r *route, args []byte) error {
 	return nil
 }
 
-// read appends the next size bytes of br to the message.
-func (fr *raftFrag) read(br io.Reader, size int) error {
+// read appends the next size bytes of br to the message. A failed write
+// to the spool file (werr) still reads the whole piece, so the route's
+// stream stays in step; err is a failed read.
+func (fr *raftFrag) read(br io.Reader, size int) (werr, err error) {
 	if fr.spool != nil {
-		n, err := io.CopyN(fr.spool, br, int64(size))
-		fr.n += int(n)
-		return err
+		w := &spoolWriter{f: fr.spool}
+		_, err = io.CopyN(w, br, int64(size))
+		fr.n += size
+		return w.err, err
 	}
 	off := len(fr.buf)
 	fr.buf = slices.Grow(fr.buf, size)[:off+size]
-	_, err := io.ReadFull(br, fr.buf[off:])
-	return err
+	_, err = io.ReadFull(br, fr.buf[off:])
+	return nil, err
+}
+
+// spoolWriter writes to a spool file until a write fails, and from then on
+// only counts what it is given.
+type spoolWriter struct {
+	f   *os.File
+	err error
+}
+
+func (w *spoolWriter) Write(p []byte) (int, error) {
+	if w.err == nil {
+		_, w.err = w.f.Write(p)
+	}
+	return len(p), nil
 }
 
 // get returns the reassembly of id, starting one at its first piece

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,21 @@ func TestRaftFragReassembly(t *testing.T) {
 		if err := feedFrags(t, r, s); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+}
+
+// A spool file that cannot be written still has its piece read in full,
+// so the route's stream stays in step (the transfer alone is dropped).
+func TestRaftFragSpoolWriteFailure(t *testing.T) {
+	f, err := os.CreateTemp(t.TempDir(), "spool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close() // writes now fail
+	fr := &raftFrag{total: 10, spool: f}
+	src := bytes.NewReader([]byte("0123456789rest"))
+	werr, rerr := fr.read(src, 10)
+	if werr == nil || rerr != nil || fr.have() != 10 || src.Len() != 4 {
+		t.Fatalf("werr %v rerr %v have %d left %d", werr, rerr, fr.have(), src.Len())
 	}
 }
