@@ -195,7 +195,9 @@ func (g *raftGroup) run() {
 func (g *raftGroup) step(m raft.Message) error {
 	for i := 0; ; i++ {
 		if m.Snapshot != nil {
-			g.spooled = append(g.spooled, *m.Snapshot)
+			if _, ok := decodeSpooled(m.Snapshot.Data); ok {
+				g.spooled = append(g.spooled, *m.Snapshot)
+			}
 		}
 		if err := g.drv.Step(m); err != nil && isRaftHalt(err) {
 			return err
@@ -216,6 +218,7 @@ func (g *raftGroup) removeSpooled() {
 	for _, snap := range g.spooled {
 		g.srv.removeSpooled(snap)
 	}
+	clear(g.spooled)
 	g.spooled = g.spooled[:0]
 }
 
