@@ -250,9 +250,10 @@ func (t *Table) split(p *part) {
 	}
 	t.point(lo)
 	t.point(hi)
-	// p is unreachable now: its tags and slots serve the next split (its
-	// arena does not, as subjects handed out may still view it).
-	t.spare = p
+	// p is unreachable now: its tags and slots serve the next split. Its
+	// arena does not (subjects handed out may still view it), and the
+	// spare does not hold on to it.
+	t.spare = &part{tags: p.tags, slots: p.slots}
 }
 
 // reusePart returns an empty part of partMax slots, made from the arrays of
