@@ -333,12 +333,13 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 		return raft.Snapshot{}, err
 	}
 	if st.Size() >= spooledMin && l.fs == vfs.Default {
-		s, data, err := readSnapshotHead(f, 4096) // index, term and peers
+		headLen := min(snapshotHeadMax, st.Size())
+		s, data, err := readSnapshotHead(f, headLen)
 		switch {
 		case err != nil:
 			return s, err
 		case !isLinkedSnapshot(data):
-			off := 4096 - int64(len(data))
+			off := headLen - int64(len(data))
 			s.Data = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}.encode()
 			return s, nil
 		}
@@ -350,6 +351,10 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	s.Data = data
 	return s, err
 }
+
+// snapshotHeadMax is what readSnapshot reads of a file it leaves on disk:
+// enough for the index, term and peers (and the tag of a linked snapshot).
+const snapshotHeadMax = 4096
 
 // readSnapshotHead reads the first n bytes of a snapshot file and returns
 // the snapshot they describe and what of them follows the head.

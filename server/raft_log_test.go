@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -161,4 +162,41 @@ func walLogWithEntries(t *testing.T, dir string, n, term uint64) *walLog {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// A snapshot file of spooledMin bytes or more is read back as a spooled
+// reference that yields the same data, whatever its size against the head
+// readSnapshot reads; a linked snapshot is always read in.
+func TestWALLogReadsLargeSnapshotAsReference(t *testing.T) {
+	setForTest(t, &spooledMin, 2000)
+	for _, size := range []int{2500, 3 * snapshotHeadMax} {
+		dir := t.TempDir()
+		l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := []byte("{" + strings.Repeat("x", size) + "}")
+		if err := l.storeSnapshot(raft.Snapshot{Index: 9, Term: 2, Peers: []raft.ID{1, 2, 3}, Data: data}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := l.Snapshot()
+		if err != nil || snap.Index != 9 || len(snap.Peers) != 3 {
+			t.Fatalf("size %d: %+v %v", size, snap, err)
+		}
+		if _, ok := decodeSpooled(snap.Data); !ok {
+			t.Fatalf("size %d: read in, not referenced", size)
+		}
+		got, err := snapshotBytes(snap.Data)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("size %d: reference yields %d bytes, %v", size, len(got), err)
+		}
+		linked := append(appendBytes(nil, []byte(linkedSnapTag)), appendBytes(nil, data)...)
+		if err := l.storeSnapshot(raft.Snapshot{Index: 10, Term: 2, Data: linked}); err != nil {
+			t.Fatal(err)
+		}
+		if snap, err = l.Snapshot(); err != nil || !bytes.Equal(snap.Data, linked) {
+			t.Fatalf("size %d: linked snapshot not read in: %v", size, err)
+		}
+		l.Close()
+	}
 }
