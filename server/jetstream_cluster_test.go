@@ -306,15 +306,30 @@ func TestJetStreamClusterSnapshotCatchupFragmented(t *testing.T) {
 
 // TestJetStreamClusterSnapshotCatchupSpooled: snapshots of more than
 // spooledMin bytes are received into spool files and installed from there,
-// never whole in memory (raft_spool.go); the replica's raft log then holds
-// a snapshot file that large, which a restart restores as a stream too.
+// never whole in memory (raft_spool.go). With full snapshots only, every
+// replica's raft log holds a snapshot file that large: the leader sends
+// from it and a restart restores from it, both reading it as a stream.
+// (With linked snapshots a replica could replace the installed full one by
+// its own before the restart, and that path went untested in some runs.)
 func TestJetStreamClusterSnapshotCatchupSpooled(t *testing.T) {
 	setForTest(t, &raftFragSize, 300)
 	setForTest(t, &spooledMin, 2000)
+	setForTest(t, &linkedSnapshots, false)
 	c := testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
-	spooled := uint64(0)
+	counted := func(get func(*Server) uint64) uint64 {
+		n := uint64(0)
+		for _, s := range c.servers {
+			n += get(s)
+		}
+		return n
+	}
+	// The sender counts once its last piece is queued, which may be just
+	// after the receiver installed the snapshot.
+	waitFor(t, 10*time.Second, "a snapshot sent from a file", func() bool {
+		return counted(func(s *Server) uint64 { return s.raft.spooledOut.Load() }) > 0
+	})
+	spooled := counted(func(s *Server) uint64 { return s.raft.spooledIn.Load() })
 	for _, s := range c.servers {
-		spooled += s.raft.spooledIn.Load()
 		// A snapshot sent again may still be arriving: its file must go too.
 		waitFor(t, 10*time.Second, s.Name()+"'s spool files to go", func() bool {
 			ents, _ := os.ReadDir(s.spoolDir())
@@ -322,10 +337,10 @@ func TestJetStreamClusterSnapshotCatchupSpooled(t *testing.T) {
 		})
 	}
 	if spooled == 0 {
-		t.Fatal("no snapshot was spooled")
+		t.Fatal("no snapshot was received into a spool file")
 	}
-	// Restart every server: the one that installed the snapshot starts from
-	// its raft log's snapshot file, read as a stream.
+	// Restart every server: each starts from its raft log's snapshot file
+	// (full, and larger than spooledMin), read as a stream.
 	for i := range c.servers {
 		c.servers[i].Shutdown()
 		c.servers[i] = runServer(t, c.opts[i])
@@ -341,6 +356,9 @@ func TestJetStreamClusterSnapshotCatchupSpooled(t *testing.T) {
 	})
 	checkReplicasAgree(t, c, "SNAP", info.State.Msgs)
 	checkReplicaContents(t, c, "SNAP")
+	if counted(func(s *Server) uint64 { return s.raft.restoredFromLog.Load() }) == 0 {
+		t.Fatal("no replica restored from its log's snapshot file as a stream")
+	}
 }
 
 func testSnapshotCatchup(t *testing.T, cfg jetstream.StreamConfig) *jsTestCluster {

@@ -99,8 +99,11 @@ type raftGroups struct {
 	// sending holds "<route id> <group>" for each snapshot going out in
 	// pieces (raft_frag.go).
 	sending sync.Map
-	// spooledIn counts snapshots received into spool files (raft_spool.go).
-	spooledIn atomic.Uint64
+	// spooledIn counts snapshots received into spool files (raft_spool.go),
+	// spooledOut those sent from a file they were left in, restoredFromLog
+	// the stream snapshots restored as a stream from a raft log's snapshot
+	// file left on disk.
+	spooledIn, spooledOut, restoredFromLog atomic.Uint64
 }
 
 var errGroupStopped = errors.New("raft group stopped")

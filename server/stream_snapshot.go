@@ -264,7 +264,13 @@ func (mset *stream) restoreSpooled(sp spooledSnap) error {
 	if err := json.Unmarshal(mj, &meta); err != nil || meta.Linked != "" {
 		return errBadRaftMsg // linked snapshots are read in, never spooled
 	}
-	return mset.restoreFrom(meta, streamSnapMsgs(br))
+	if err := mset.restoreFrom(meta, streamSnapMsgs(br)); err != nil {
+		return err
+	}
+	if sp.Index != 0 {
+		mset.jsa.js.srv.raft.restoredFromLog.Add(1)
+	}
+	return nil
 }
 
 // restoreFrom replaces the replica's state with the snapshot of meta and,

@@ -73,6 +73,8 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 		defer f.Close()
 		if err := s.sendSnapshotFile(r, group, &out, data, size); err != nil {
 			s.Warnf("RAFT group %q: snapshot %d not sent: %v", group, snap.Index, err)
+		} else if spooled {
+			s.raft.spooledOut.Add(1)
 		}
 	}()
 	return true
