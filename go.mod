@@ -1,4 +1,4 @@
-module github.com/tern-mq/nats-server
+module github.com/nats-io/nats-server/v2
 
 go 1.26.0
 

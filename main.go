@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tern-mq/nats-server/server"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 func main() {

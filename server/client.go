@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/proto"
+	"github.com/nats-io/nats-server/v2/internal/proto"
 )
 
 // connectOpts is the client's CONNECT JSON.

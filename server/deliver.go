@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/tern-mq/nats-server/internal/proto"
+	"github.com/nats-io/nats-server/v2/internal/proto"
 	"strconv"
 	"unsafe"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // ProcessPub handles PUB and HPUB from the client.

@@ -32,9 +32,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/sublist"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // FileStoreConfig configures a file store.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 func benchSubjects(n int) []string {

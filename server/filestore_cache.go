@@ -6,8 +6,8 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // blockCache returns b's data, reading and verifying the block file when it

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // The checkpoint file holds the whole in-memory state at one point of the

@@ -3,7 +3,7 @@ package server
 import (
 	"sort"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // Compaction rewrites a sealed block without the records it no longer

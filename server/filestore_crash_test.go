@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // storeImage is every live message of a store, by sequence.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // diskBytes returns the raw content of every block file (decompressed).

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // fuzzRef is a small store written once: its files seed the fuzzer and its

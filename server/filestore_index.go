@@ -5,7 +5,7 @@ import (
 	"errors"
 	"os"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A block's subject index file (NNNNNNNNNN.idx) is written when the block

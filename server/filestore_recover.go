@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // Recovery. With a valid checkpoint whose blocks all exist, the state is

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // removeSeq removes live message seq. With log the removal goes to the log

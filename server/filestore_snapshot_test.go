@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // cloneStore copies src's state and messages into a new memory store.

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 func init() {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // makeRoom prepares the active block for a record of n bytes: it seals the

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 	"github.com/nats-io/nuid"
-	"github.com/tern-mq/nats-server/internal/sublist"
 )
 
 // export is a service or stream an account offers to others.

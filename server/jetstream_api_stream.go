@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 type streamInfoResponse struct {

@@ -12,8 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // The meta group: every JetStream server of the cluster is a member. Its

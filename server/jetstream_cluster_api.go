@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // In a cluster every server hears every API request; exactly one answers:

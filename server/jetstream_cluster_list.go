@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nuid"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // STREAM.LIST in a cluster. The meta leader answers, but only a stream's

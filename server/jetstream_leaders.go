@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // Every server keeps a map of who leads each replicated stream, so that

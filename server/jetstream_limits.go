@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/conf"
+	"github.com/nats-io/nats-server/v2/conf"
 )
 
 // jsLimits are an account's JetStream limits; -1 means unlimited.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 type peerRemoveRequest struct {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/tern-mq/nats-server/logger"
+	"github.com/nats-io/nats-server/v2/logger"
 )
 
 // Logger is the logging interface, as nats-server's.

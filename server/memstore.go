@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/subjects"
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/subjects"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // storedMsgSize is the accounted size of a message, the same in every store.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // JSInfo is /jsz.

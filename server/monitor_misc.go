@@ -1,7 +1,7 @@
 package server
 
 import (
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 	"net/http"
 	"sort"
 	"time"

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/conf"
+	"github.com/nats-io/nats-server/v2/conf"
 )
 
 func (o *Options) parseAuthorization(ce *configErrors, tk any) {

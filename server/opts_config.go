@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/conf"
+	"github.com/nats-io/nats-server/v2/conf"
 )
 
 // configErrors collects problems while mapping a config file onto Options.

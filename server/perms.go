@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // clientPerms is the compiled form of a user's Permissions.

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // Raft messages travel between servers over routes in this binary form:

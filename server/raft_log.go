@@ -10,9 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
-	"github.com/tern-mq/nats-server/internal/vfs"
-	"github.com/tern-mq/nats-server/internal/wal"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/wal"
 )
 
 // walLog is a raft.LogStore on Tern's write-ahead log. Snapshots (state

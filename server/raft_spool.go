@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // Raft snapshots larger than memory. A stream's full snapshot holds every

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // countingSM records applied normal entries.

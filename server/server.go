@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/proto"
 	"github.com/nats-io/nkeys"
 	"github.com/nats-io/nuid"
-	"github.com/tern-mq/nats-server/internal/proto"
 )
 
 // Server is a Tern server.

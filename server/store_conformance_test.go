@@ -7,7 +7,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // storeFactory makes an empty store with the given limits for one test.

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A replicated stream is a stream whose every state change goes through

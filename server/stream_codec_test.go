@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 func TestStreamEntryCodecRoundTrip(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // fileStoreFactory opens the file store for a stream directory; it is set

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // The streamed reader of a full snapshot's messages yields what the

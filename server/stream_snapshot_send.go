@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/tern-mq/nats-server/internal/raft"
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A linked snapshot (stream_snapshot.go) names a directory only its own

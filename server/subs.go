@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/tern-mq/nats-server/internal/proto"
+	"github.com/nats-io/nats-server/v2/internal/proto"
 	"math/rand/v2"
 	"unsafe"
 
-	"github.com/tern-mq/nats-server/internal/sublist"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // bytesToString views b as a string without copying; the caller must not

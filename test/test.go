@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tern-mq/nats-server/server"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // DefaultTestOptions are options for a test server on 127.0.0.1:4222

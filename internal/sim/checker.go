@@ -3,7 +3,7 @@ package sim
 import (
 	"fmt"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // logView is the checker's copy of one node's log (terms and prefix

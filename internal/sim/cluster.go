@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // Options configures a simulated cluster.

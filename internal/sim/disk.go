@@ -3,7 +3,7 @@ package sim
 import (
 	"errors"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // errCrash is returned by a fake disk or state machine armed to crash: the

@@ -1,6 +1,6 @@
 package sim
 
-import "github.com/tern-mq/nats-server/internal/raft"
+import "github.com/nats-io/nats-server/v2/internal/raft"
 
 type evKind uint8
 

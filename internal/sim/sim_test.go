@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tern-mq/nats-server/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 func rcc(id raft.ID) raft.ConfChange { return raft.ConfChange{Type: raft.RemovePeer, ID: id} }

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // benchAppendSync appends 100 records of 128 bytes and syncs once per

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // mstate is the logical content of a WAL in the model.

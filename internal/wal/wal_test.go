@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tern-mq/nats-server/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 const memDir = "/data/wal"

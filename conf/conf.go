@@ -86,6 +86,12 @@ func ParseFile(path string) (map[string]any, error) {
 	return parseFile(path, options{})
 }
 
+// ParseWithChecks is Parse but every value, at every level, is wrapped in
+// *Token so callers can report positions.
+func ParseWithChecks(data string) (map[string]any, error) {
+	return parseSource(data, "", options{checks: true}, nil)
+}
+
 // ParseFileWithChecks is ParseFile but every value, at every level, is
 // wrapped in *Token so callers can report positions.
 func ParseFileWithChecks(path string) (map[string]any, error) {

@@ -58,3 +58,16 @@ func expectToken(t *testing.T, v any, value any, file string, line, col int, use
 	}
 	return tok
 }
+
+func TestParseWithChecks(t *testing.T) {
+	got, err := ParseWithChecks("a: 1\nb {\n  c: x\n}\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectToken(t, got["a"], int64(1), "", 1, 1, false)
+	b := got["b"].(*Token)
+	expectToken(t, b.Value.(map[string]any)["c"], "x", "", 3, 3, false)
+	if b.Position() != "<string>:2:1" {
+		t.Fatalf("b at %s", b.Position())
+	}
+}
