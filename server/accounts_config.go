@@ -13,13 +13,19 @@ type importSpec struct {
 // configureAccounts registers the configured accounts and wires their imports.
 func (s *Server) configureAccounts(o *Options) error {
 	s.gacc.srv = s
-	for _, acc := range o.Accounts {
+	return s.registerAccounts(o.Accounts)
+}
+
+// registerAccounts registers accounts new to the server (at start, or added
+// by a reload) and wires their imports, which may name any registered account.
+func (s *Server) registerAccounts(accs []*Account) error {
+	for _, acc := range accs {
 		acc.srv = s
 		if reg := s.accs.register(acc); reg != acc {
 			return fmt.Errorf("duplicate account name %q", acc.Name)
 		}
 	}
-	for _, acc := range o.Accounts {
+	for _, acc := range accs {
 		for _, im := range acc.cfgImports {
 			from := s.accs.lookup(im.account)
 			if from == nil {

@@ -49,6 +49,8 @@ type Options struct {
 	LameDuckDuration    time.Duration `json:"-"`
 	LameDuckGracePeriod time.Duration `json:"-"`
 	NoHeaderSupport     bool          `json:"-"`
+	// DontListen: no client listener; clients connect with InProcessConn.
+	DontListen bool `json:"dont_listen"`
 
 	Cluster   ClusterOpts `json:"cluster,omitempty"`
 	Routes    []*url.URL  `json:"-"`

@@ -38,8 +38,13 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	if err := checkReloadable(cur, nw); err != nil {
 		return err
 	}
-	// Accounts are fixed at start; users keep pointing at registered ones.
-	nw.Accounts = cur.Accounts
+	added, err := s.addReloadedAccounts(cur, nw)
+	if err != nil {
+		return err
+	}
+	// Accounts already registered stay as they are (users resolve to them
+	// by name); accounts the reload added join them.
+	nw.Accounts = append(append([]*Account(nil), cur.Accounts...), added...)
 	nw.inFlags = cur.inFlags
 	s.opts.Store(nw)
 	s.maxPending.Store(nw.MaxPending)
@@ -62,26 +67,54 @@ func checkReloadable(cur, nw *Options) error {
 		return errors.New("config reload not supported for jetstream")
 	case cur.Cluster != nw.Cluster:
 		return errors.New("config reload not supported for cluster")
-	case !sameAccountNames(cur.Accounts, nw.Accounts):
-		// Accounts are registered at start only; users of an added account
-		// would otherwise be bound to the global account.
-		return errors.New("config reload not supported for adding or removing accounts")
+	case !accountNamesKept(cur.Accounts, nw.Accounts):
+		// A removed account's clients, subscriptions and streams would have
+		// to be torn down; Tern does not do that at run time yet.
+		return errors.New("config reload not supported for removing accounts")
 	}
 	return nil
 }
 
-func sameAccountNames(a, b []*Account) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	names := make(map[string]bool, len(a))
-	for _, acc := range a {
+// accountNamesKept reports whether every account of cur is still in nw.
+func accountNamesKept(cur, nw []*Account) bool {
+	names := make(map[string]bool, len(nw))
+	for _, acc := range nw {
 		names[acc.Name] = true
 	}
-	for _, acc := range b {
+	for _, acc := range cur {
 		if !names[acc.Name] {
 			return false
 		}
 	}
 	return true
+}
+
+// addReloadedAccounts registers the accounts of nw that the server does not
+// have yet, wires their imports and enables JetStream for those that ask.
+func (s *Server) addReloadedAccounts(cur, nw *Options) ([]*Account, error) {
+	var added []*Account
+	for _, acc := range nw.Accounts {
+		if s.accs.lookup(acc.Name) == nil {
+			added = append(added, acc)
+		}
+	}
+	if len(added) == 0 {
+		return nil, nil
+	}
+	if err := s.registerAccounts(added); err != nil {
+		return nil, err
+	}
+	if js := s.js.Load(); js != nil {
+		for _, acc := range added {
+			if acc.jetstream {
+				if err := js.enableAccount(acc); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	for _, acc := range added {
+		s.Noticef("Reload: added account %q", acc.Name)
+	}
+	return added, nil
 }

@@ -178,7 +178,9 @@ func (s *Server) Start() {
 			return
 		}
 	}
-	if err := s.startClientListener(); err != nil {
+	if o.DontListen {
+		s.Noticef("Not listening for client connections (in-process connections only)")
+	} else if err := s.startClientListener(); err != nil {
 		s.Fatalf("Error listening on port: %s:%d, %q", o.Host, o.Port, err)
 		return
 	}
@@ -279,11 +281,12 @@ func (s *Server) removeClient(c *client, closed *ConnInfo) {
 	s.Debugf("%s - Client connection closed: %s", c, c.reason)
 }
 
-// ReadyForConnections waits until the server listens or d passes.
+// ReadyForConnections waits until the server listens (or, with
+// DontListen, takes in-process connections) or d passes.
 func (s *Server) ReadyForConnections(d time.Duration) bool {
 	select {
 	case <-s.ready:
-		return s.Addr() != nil
+		return s.Addr() != nil || s.getOpts().DontListen
 	case <-time.After(d):
 		return false
 	}
