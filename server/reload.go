@@ -38,13 +38,14 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	if err := checkReloadable(cur, nw); err != nil {
 		return err
 	}
-	added, err := s.addReloadedAccounts(cur, nw)
-	if err != nil {
+	if err := s.addReloadedAccounts(nw); err != nil {
 		return err
 	}
 	// Accounts already registered stay as they are (users resolve to them
-	// by name); accounts the reload added join them.
-	nw.Accounts = append(append([]*Account(nil), cur.Accounts...), added...)
+	// by name), accounts the reload added join them. An account the reload
+	// removed stays registered with its streams, as in nats-server, but no
+	// user maps to it any more: reauthorizeClients disconnects its clients.
+	nw.Accounts = s.registeredAccounts(nw.Accounts)
 	nw.inFlags = cur.inFlags
 	s.opts.Store(nw)
 	s.maxPending.Store(nw.MaxPending)
@@ -67,48 +68,36 @@ func checkReloadable(cur, nw *Options) error {
 		return errors.New("config reload not supported for jetstream")
 	case cur.Cluster != nw.Cluster:
 		return errors.New("config reload not supported for cluster")
-	case !accountNamesKept(cur.Accounts, nw.Accounts):
-		// A removed account's clients, subscriptions and streams would have
-		// to be torn down; Tern does not do that at run time yet.
-		return errors.New("config reload not supported for removing accounts")
 	}
 	return nil
 }
 
-// accountNamesKept reports whether every account of cur is still in nw.
-func accountNamesKept(cur, nw []*Account) bool {
-	names := make(map[string]bool, len(nw))
-	for _, acc := range nw {
-		names[acc.Name] = true
+// registeredAccounts maps configured accounts to the registered ones.
+func (s *Server) registeredAccounts(accs []*Account) []*Account {
+	out := make([]*Account, 0, len(accs))
+	for _, acc := range accs {
+		out = append(out, s.accountOf(acc))
 	}
-	for _, acc := range cur {
-		if !names[acc.Name] {
-			return false
-		}
-	}
-	return true
+	return out
 }
 
 // addReloadedAccounts registers the accounts of nw that the server does not
 // have yet, wires their imports and enables JetStream for those that ask.
-func (s *Server) addReloadedAccounts(cur, nw *Options) ([]*Account, error) {
+func (s *Server) addReloadedAccounts(nw *Options) error {
 	var added []*Account
 	for _, acc := range nw.Accounts {
 		if s.accs.lookup(acc.Name) == nil {
 			added = append(added, acc)
 		}
 	}
-	if len(added) == 0 {
-		return nil, nil
-	}
 	if err := s.registerAccounts(added); err != nil {
-		return nil, err
+		return err
 	}
 	if js := s.js.Load(); js != nil {
 		for _, acc := range added {
 			if acc.jetstream {
 				if err := js.enableAccount(acc); err != nil {
-					return nil, err
+					return err
 				}
 			}
 		}
@@ -116,5 +105,5 @@ func (s *Server) addReloadedAccounts(cur, nw *Options) ([]*Account, error) {
 	for _, acc := range added {
 		s.Noticef("Reload: added account %q", acc.Name)
 	}
-	return added, nil
+	return nil
 }

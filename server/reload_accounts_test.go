@@ -11,7 +11,8 @@ import (
 
 // A reload that adds an account registers it: its users log in to it (not
 // to $G), its imports work and JetStream is on for it when it asks. A
-// reload that removes an account is refused and changes nothing.
+// reload that removes an account disconnects its clients and refuses its
+// users; its streams stay on disk and come back when it is added again.
 func TestReloadAddsAccount(t *testing.T) {
 	dir := t.TempDir()
 	one := "listen: \"127.0.0.1:-1\"\njetstream { store_dir: %q }\naccounts {\n  A { jetstream: enabled, users = [{user: a, password: a}], exports = [{stream: \"news.>\"}] }\n%s}\n"
@@ -70,13 +71,43 @@ func TestReloadAddsAccount(t *testing.T) {
 		t.Fatalf("JetStream in the added account: %v", err)
 	}
 
+	if _, err := js.Publish("b1", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+
+	closed := make(chan struct{})
+	nb.SetClosedHandler(func(*nats.Conn) { close(closed) })
 	if err := os.WriteFile(f, []byte(write("")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reload(); err == nil || !strings.Contains(err.Error(), "removing accounts") {
+	if err := s.Reload(); err != nil {
 		t.Fatalf("reload removing B: %v", err)
 	}
-	if _, err := js.StreamInfo("B1"); err != nil {
-		t.Fatalf("B's stream after the refused reload: %v", err)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("B's client still connected after B was removed")
+	}
+	if _, err := nats.Connect(s.ClientURL(), nats.UserInfo("b", "b"), nats.MaxReconnects(0)); err == nil {
+		t.Fatal("b logged in after B was removed")
+	}
+	if err := na.Publish("news.2", []byte("y")); err != nil || na.Flush() != nil {
+		t.Fatalf("A after B was removed: %v", err)
+	}
+
+	if err := os.WriteFile(f, []byte(write(added)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reload(); err != nil {
+		t.Fatalf("reload adding B back: %v", err)
+	}
+	nb2, err := nats.Connect(s.ClientURL(), nats.UserInfo("b", "b"), nats.MaxReconnects(0))
+	if err != nil {
+		t.Fatalf("b after B came back: %v", err)
+	}
+	defer nb2.Close()
+	js2, _ := nb2.JetStream()
+	if m, err := js2.GetMsg("B1", 1); err != nil || string(m.Data) != "kept" {
+		t.Fatalf("B's stream after B came back: %v %v", m, err)
 	}
 }
