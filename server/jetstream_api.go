@@ -198,6 +198,10 @@ type JetStreamAPIStats struct {
 	Errors uint64 `json:"errors"`
 }
 
+func (js *jetStream) apiStats() JetStreamAPIStats {
+	return JetStreamAPIStats{Level: JetStreamAPILevel, Total: uint64(js.apiTotal.Load()), Errors: uint64(js.apiErrs.Load())}
+}
+
 type accountInfoResponse struct {
 	apiResponse
 	*JetStreamAccountStats
@@ -209,7 +213,7 @@ func (r *apiRequest) accountInfo() any {
 	st := &JetStreamAccountStats{Domain: js.srv.getOpts().JetStreamDomain,
 		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: -1,
 			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
-		API: JetStreamAPIStats{Level: JetStreamAPILevel, Total: uint64(js.apiTotal.Load()), Errors: uint64(js.apiErrs.Load())}}
+		API: js.apiStats()}
 	for _, mset := range r.jsa.streamList() {
 		var ss StreamState
 		mset.st().FastState(&ss)

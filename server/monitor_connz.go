@@ -46,17 +46,47 @@ type ConnInfo struct {
 	Subs           []string   `json:"subscriptions_list,omitempty"`
 }
 
+// SortOpt is a /connz sort order, named as in nats-server.
+type SortOpt string
+
+// The /connz sort orders.
+const (
+	ByCid      SortOpt = "cid"
+	ByStart    SortOpt = "start"
+	BySubs     SortOpt = "subs"
+	ByPending  SortOpt = "pending"
+	ByOutMsgs  SortOpt = "msgs_to"
+	ByInMsgs   SortOpt = "msgs_from"
+	ByOutBytes SortOpt = "bytes_to"
+	ByInBytes  SortOpt = "bytes_from"
+	ByLast     SortOpt = "last"
+	ByIdle     SortOpt = "idle"
+	ByUptime   SortOpt = "uptime"
+	ByStop     SortOpt = "stop"
+	ByReason   SortOpt = "reason"
+)
+
+// ConnState selects open, closed or all connections in /connz.
+type ConnState int
+
+// The /connz states.
+const (
+	ConnOpen ConnState = iota
+	ConnClosed
+	ConnAll
+)
+
 // ConnzOptions are /connz's query options.
 type ConnzOptions struct {
-	Sort          string `json:"sort"`
-	Username      bool   `json:"auth"`
-	Subscriptions bool   `json:"subscriptions"`
-	Offset        int    `json:"offset"`
-	Limit         int    `json:"limit"`
-	CID           uint64 `json:"cid"`
-	State         string `json:"state"`
-	User          string `json:"user"`
-	Account       string `json:"acc"`
+	Sort          SortOpt   `json:"sort"`
+	Username      bool      `json:"auth"`
+	Subscriptions bool      `json:"subscriptions"`
+	Offset        int       `json:"offset"`
+	Limit         int       `json:"limit"`
+	CID           uint64    `json:"cid"`
+	State         ConnState `json:"state"`
+	User          string    `json:"user"`
+	Account       string    `json:"acc"`
 }
 
 const defaultConnzLimit = 1024
@@ -98,7 +128,7 @@ func (c *client) subjects() []string {
 func (s *Server) connz(o *ConnzOptions) *Connz {
 	now := time.Now().UTC()
 	var list []*ConnInfo
-	if o.State != "closed" {
+	if o.State != ConnClosed {
 		s.mu.Lock()
 		clients := make([]*client, 0, len(s.clients))
 		for _, c := range s.clients {
@@ -113,11 +143,11 @@ func (s *Server) connz(o *ConnzOptions) *Connz {
 			list = append(list, ci)
 		}
 	}
-	if o.State == "closed" || o.State == "all" {
+	if o.State == ConnClosed || o.State == ConnAll {
 		list = append(list, s.closed.list()...)
 	}
 	list = filterConns(list, o)
-	sortConns(list, o.Sort)
+	sortConns(list, string(o.Sort))
 	cz := &Connz{ID: s.id, Now: now, Total: len(list), Offset: o.Offset, Limit: o.Limit}
 	if cz.Limit <= 0 {
 		cz.Limit = defaultConnzLimit
@@ -191,7 +221,7 @@ func sortConns(list []*ConnInfo, by string) {
 
 func (s *Server) handleConnz(r *http.Request) (any, int) {
 	q := r.URL.Query()
-	o := &ConnzOptions{Sort: q.Get("sort"), State: q.Get("state"), User: q.Get("user"), Account: q.Get("acc")}
+	o := &ConnzOptions{Sort: SortOpt(q.Get("sort")), State: connStateOf(q.Get("state")), User: q.Get("user"), Account: q.Get("acc")}
 	o.Username = q.Get("auth") == "true" || q.Get("auth") == "1"
 	o.Subscriptions = q.Get("subs") == "true" || q.Get("subs") == "1" || q.Get("subs") == "detail"
 	o.Offset, _ = strconv.Atoi(q.Get("offset"))
@@ -199,9 +229,20 @@ func (s *Server) handleConnz(r *http.Request) (any, int) {
 	cid, _ := strconv.ParseUint(q.Get("cid"), 10, 64)
 	o.CID = cid
 	if o.Sort != "" {
-		if _, ok := connSorts[o.Sort]; !ok {
-			return map[string]string{"error": "invalid sorting option: " + o.Sort}, http.StatusBadRequest
+		if _, ok := connSorts[string(o.Sort)]; !ok {
+			return map[string]string{"error": "invalid sorting option: " + string(o.Sort)}, http.StatusBadRequest
 		}
 	}
 	return s.connz(o), http.StatusOK
+}
+
+// connStateOf reads /connz's state parameter ("open" when absent or unknown).
+func connStateOf(q string) ConnState {
+	switch q {
+	case "closed":
+		return ConnClosed
+	case "all", "any":
+		return ConnAll
+	}
+	return ConnOpen
 }

@@ -9,12 +9,11 @@ import (
 
 // JSInfo is /jsz.
 type JSInfo struct {
+	JetStreamStats
 	ID        string           `json:"server_id"`
 	Now       time.Time        `json:"now"`
 	Disabled  bool             `json:"disabled,omitempty"`
 	Config    JetStreamConfig  `json:"config,omitempty"`
-	Memory    uint64           `json:"memory"`
-	Store     uint64           `json:"storage"`
 	Streams   int              `json:"streams"`
 	Consumers int              `json:"consumers"`
 	Messages  uint64           `json:"messages"`
@@ -22,7 +21,20 @@ type JSInfo struct {
 	Meta      *MetaClusterInfo `json:"meta_cluster,omitempty"`
 }
 
-// JetStreamConfig is the server's JetStream configuration.
+// JetStreamStats is what the server's streams hold, and its API counts.
+type JetStreamStats struct {
+	Memory         uint64            `json:"memory"`
+	Store          uint64            `json:"storage"`
+	ReservedMemory uint64            `json:"reserved_memory"`
+	ReservedStore  uint64            `json:"reserved_storage"`
+	Accounts       int               `json:"accounts"`
+	HAAssets       int               `json:"ha_assets"`
+	API            JetStreamAPIStats `json:"api"`
+}
+
+// JetStreamConfig is the server's JetStream configuration. StoreDir is the
+// "jetstream" directory inside the configured store directory, as in
+// nats-server.
 type JetStreamConfig struct {
 	MaxMemory    int64         `json:"max_memory"`
 	MaxStore     int64         `json:"max_storage"`
@@ -30,6 +42,17 @@ type JetStreamConfig struct {
 	SyncInterval time.Duration `json:"sync_interval,omitempty"`
 	SyncAlways   bool          `json:"sync_always,omitempty"`
 	Domain       string        `json:"domain,omitempty"`
+	CompressOK   bool          `json:"compress_ok,omitempty"`
+	UniqueTag    string        `json:"unique_tag,omitempty"`
+	Strict       bool          `json:"strict,omitempty"`
+}
+
+// jsConfig is the running JetStream's configuration.
+func (js *jetStream) jsConfig() JetStreamConfig {
+	o := js.srv.getOpts()
+	return JetStreamConfig{MaxMemory: o.JetStreamMaxMemory, MaxStore: o.JetStreamMaxStore,
+		StoreDir: js.storeDir, SyncInterval: o.SyncInterval, SyncAlways: o.SyncAlways,
+		Domain: o.JetStreamDomain, CompressOK: true, Strict: true}
 }
 
 // MetaClusterInfo describes the meta group.
@@ -47,9 +70,10 @@ func (s *Server) jsz() *JSInfo {
 		info.Disabled = true
 		return info
 	}
-	info.Config = JetStreamConfig{MaxMemory: o.JetStreamMaxMemory, MaxStore: o.JetStreamMaxStore,
-		StoreDir: o.StoreDir, SyncInterval: o.SyncInterval, SyncAlways: o.SyncAlways, Domain: o.JetStreamDomain}
+	info.Config = js.jsConfig()
+	info.API = js.apiStats()
 	for _, jsa := range js.accountList() {
+		info.Accounts++
 		for _, mset := range jsa.streamList() {
 			var st StreamState
 			mset.st().FastState(&st)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -29,7 +30,7 @@ func TestMonitorJszAndJetStreamHealth(t *testing.T) {
 	_ = st
 	var jsz JSInfo
 	httpJSON(t, s, "/jsz", &jsz)
-	if jsz.Streams != 1 || jsz.Messages != 1 || jsz.Disabled || jsz.Config.StoreDir != o.StoreDir {
+	if jsz.Streams != 1 || jsz.Messages != 1 || jsz.Disabled || jsz.Config.StoreDir != filepath.Join(o.StoreDir, "jetstream") || jsz.Accounts != 1 || jsz.API.Total == 0 {
 		t.Fatalf("jsz %+v", jsz)
 	}
 	for _, q := range []string{"", "?js-enabled-only=true", "?js-server-only=true"} {

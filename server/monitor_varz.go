@@ -68,8 +68,9 @@ type ClusterOptsVarz struct {
 
 // JetStreamVarz is the jetstream section of /varz (empty until enabled).
 type JetStreamVarz struct {
-	Config any `json:"config,omitempty"`
-	Stats  any `json:"stats,omitempty"`
+	Config *JetStreamConfig `json:"config,omitempty"`
+	Stats  *JetStreamStats  `json:"stats,omitempty"`
+	Meta   *MetaClusterInfo `json:"meta,omitempty"`
 }
 
 func (s *Server) varz() *Varz {
@@ -96,6 +97,10 @@ func (s *Server) varz() *Varz {
 	}
 	if sa := s.SystemAccount(); sa != nil {
 		v.SystemAccount = sa.Name
+	}
+	if s.js.Load() != nil {
+		jsz := s.jsz()
+		v.JetStream = JetStreamVarz{Config: &jsz.Config, Stats: &jsz.JetStreamStats, Meta: jsz.Meta}
 	}
 	v.Routes = s.NumRoutes()
 	if a := s.ClusterAddr(); a != nil {

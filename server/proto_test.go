@@ -71,7 +71,7 @@ func protoDrainToClose(t *testing.T, r *rawConn, d time.Duration) {
 func protoWaitClosedReason(t *testing.T, s *Server, reason string) {
 	t.Helper()
 	waitFor(t, 2*time.Second, "closed connection with reason "+reason, func() bool {
-		for _, ci := range s.connz(&ConnzOptions{State: "closed"}).Conns {
+		for _, ci := range s.connz(&ConnzOptions{State: ConnClosed}).Conns {
 			if ci.Reason == reason {
 				return true
 			}

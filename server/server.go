@@ -46,6 +46,7 @@ type Server struct {
 	logging    logging
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
+	jsToggling atomic.Bool // EnableJetStream or DisableJetStream running
 
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
 	routes        routeTable
