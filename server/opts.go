@@ -1,10 +1,13 @@
 package server
 
 import (
+	"crypto/tls"
 	"net/url"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nats-io/jwt/v2"
 )
 
 // Options configure a Server. Field names follow nats-server's Options for
@@ -64,17 +67,85 @@ type Options struct {
 	SyncInterval       time.Duration `json:"-"`
 	SyncAlways         bool          `json:"-"`
 
-	PidFile      string   `json:"-"`
-	PortsFileDir string   `json:"-"`
-	LogFile      string   `json:"-"`
-	LogSizeLimit int64    `json:"-"`
-	LogMaxFiles  int64    `json:"-"`
-	Syslog       bool     `json:"-"`
-	RemoteSyslog string   `json:"-"`
-	Tags         []string `json:"-"`
+	PidFile      string `json:"-"`
+	PortsFileDir string `json:"-"`
+	LogFile      string `json:"-"`
+	LogSizeLimit int64  `json:"-"`
+	LogMaxFiles  int64  `json:"-"`
+	Syslog       bool   `json:"-"`
+	RemoteSyslog string `json:"-"`
+	// Tags describe the server (server_tags): varz, route INFO, placement.
+	Tags jwt.TagList `json:"-"`
 
 	// CheckConfig makes the server only validate its configuration.
 	CheckConfig bool `json:"-"`
+
+	// The fields below are accepted for source compatibility with
+	// nats-server; NewServer refuses a non-zero value until Tern implements
+	// it (checkUnsupportedOptions in opts_compat.go), except for the
+	// harmless tuning knobs listed in acceptedCompatOptions there.
+	TraceHeaders               bool         `json:"-"`
+	NoSublistCache             bool         `json:"-"`
+	DisableShortFirstPing      bool         `json:"-"`
+	MaxSubTokens               uint8        `json:"-"`
+	DefaultSentinel            string       `json:"-"`
+	ProxyRequired              bool         `json:"-"`
+	ProxyProtocol              bool         `json:"-"`
+	AuthCallout                *AuthCallout `json:"-"`
+	NoFastProducerStall        bool         `json:"-"`
+	Gateway                    GatewayOpts  `json:"gateway,omitempty"`
+	LeafNode                   LeafNodeOpts `json:"leaf,omitempty"`
+	NoJetStreamStrict          bool         `json:"-"`
+	JetStreamExtHint           string       `json:"-"`
+	JetStreamKey               string       `json:"-"`
+	JetStreamOldKey            string       `json:"-"`
+	JetStreamCipher            StoreCipher  `json:"-"`
+	JetStreamUniqueTag         string
+	JetStreamLimits            JSLimitOpts
+	JetStreamTpm               JSTpmOpts
+	JetStreamMaxCatchup        int64
+	JetStreamRequestQueueLimit int64
+	JetStreamInfoQueueLimit    int64
+	JetStreamMetaCompact       uint64
+	JetStreamMetaCompactSize   uint64
+	JetStreamMetaCompactSync   bool
+	JetStreamConcurrentIOs     int
+	StreamMaxBufferedMsgs      int                   `json:"-"`
+	StreamMaxBufferedSize      int64                 `json:"-"`
+	JsAccDefaultDomain         map[string]string     `json:"-"`
+	Websocket                  WebsocketOpts         `json:"-"`
+	MQTT                       MQTTOpts              `json:"-"`
+	ProfBlockRate              int                   `json:"-"`
+	TLSTimeout                 float64               `json:"tls_timeout"`
+	TLS                        bool                  `json:"-"`
+	TLSVerify                  bool                  `json:"-"`
+	TLSMap                     bool                  `json:"-"`
+	TLSCert                    string                `json:"-"`
+	TLSKey                     string                `json:"-"`
+	TLSCaCert                  string                `json:"-"`
+	TLSConfig                  *tls.Config           `json:"-"`
+	TLSPinnedCerts             PinnedCertSet         `json:"-"`
+	TLSRateLimit               int64                 `json:"-"`
+	TLSHandshakeFirst          bool                  `json:"-"`
+	TLSHandshakeFirstFallback  time.Duration         `json:"-"`
+	AllowNonTLS                bool                  `json:"-"`
+	WriteTimeout               WriteTimeoutPolicy    `json:"-"`
+	MaxTracedMsgLen            int                   `json:"-"`
+	TrustedKeys                []string              `json:"-"`
+	TrustedOperators           []*jwt.OperatorClaims `json:"-"`
+	AccountResolver            AccountResolver       `json:"-"`
+	AccountResolverTLSConfig   *tls.Config           `json:"-"`
+	AlwaysEnableNonce          bool
+	CustomClientAuthentication Authentication `json:"-"`
+	CustomRouterAuthentication Authentication `json:"-"`
+	DisableJetStreamBanner     bool           `json:"-"`
+	ConnectErrorReports        int
+	ReconnectErrorReports      int
+	Metadata                   map[string]string `json:"-"`
+	FeatureFlags               map[string]bool   `json:"-"`
+	OCSPConfig                 *OCSPConfig
+	Proxies                    *ProxiesConfig
+	OCSPCacheConfig            *OCSPResponseCacheConfig
 
 	configWarnings []string
 	// fields the command line set explicitly; they win over the config file.
@@ -94,6 +165,26 @@ type ClusterOpts struct {
 	ConnectRetries int    `json:"-"`
 	PoolSize       int    `json:"-"`
 	ListenStr      string `json:"-"`
+
+	// Accepted for source compatibility with nats-server; NewServer refuses
+	// a non-zero value until Tern implements it, except for the tuning
+	// knobs listed in acceptedCompatOptions (opts_compat.go).
+	Username          string             `json:"-"`
+	Password          string             `json:"-"`
+	AuthTimeout       float64            `json:"auth_timeout,omitempty"`
+	Permissions       *RoutePermissions  `json:"-"`
+	TLSTimeout        float64            `json:"-"`
+	TLSConfig         *tls.Config        `json:"-"`
+	TLSMap            bool               `json:"-"`
+	TLSCheckKnownURLs bool               `json:"-"`
+	TLSPinnedCerts    PinnedCertSet      `json:"-"`
+	ConnectBackoff    bool               `json:"-"`
+	PinnedAccounts    []string           `json:"-"`
+	Compression       CompressionOpts    `json:"-"`
+	PingInterval      time.Duration      `json:"-"`
+	MaxPingsOut       int                `json:"-"`
+	WriteDeadline     time.Duration      `json:"-"`
+	WriteTimeout      WriteTimeoutPolicy `json:"-"`
 }
 
 // User is a user/password user.
@@ -102,6 +193,12 @@ type User struct {
 	Password    string       `json:"password"`
 	Permissions *Permissions `json:"permissions,omitempty"`
 	Account     *Account     `json:"account,omitempty"`
+
+	// Accepted for source compatibility with nats-server; NewServer refuses
+	// a non-zero value until Tern implements it.
+	ConnectionDeadline     time.Time           `json:"connection_deadline,omitempty"`
+	AllowedConnectionTypes map[string]struct{} `json:"connection_types,omitempty"`
+	ProxyRequired          bool                `json:"proxy_required,omitempty"`
 }
 
 // NkeyUser is a user authenticated by an nkey signature of the nonce.
@@ -109,6 +206,15 @@ type NkeyUser struct {
 	Nkey        string       `json:"user"`
 	Permissions *Permissions `json:"permissions,omitempty"`
 	Account     *Account     `json:"account,omitempty"`
+
+	// Accepted for source compatibility with nats-server; NewServer refuses
+	// a non-zero AllowedConnectionTypes or ProxyRequired until Tern
+	// implements them. Issued and SigningKey are bookkeeping copied from a
+	// user JWT, which nothing in Tern reads (it has no JWT users).
+	Issued                 int64               `json:"issued,omitempty"`
+	SigningKey             string              `json:"signing_key,omitempty"`
+	AllowedConnectionTypes map[string]struct{} `json:"connection_types,omitempty"`
+	ProxyRequired          bool                `json:"proxy_required,omitempty"`
 }
 
 // SubjectPermission is an allow and a deny list of subjects.

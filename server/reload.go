@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -66,7 +67,7 @@ func checkReloadable(cur, nw *Options) error {
 		return errors.New("config reload not supported for server_name")
 	case cur.JetStream != nw.JetStream || cur.StoreDir != nw.StoreDir:
 		return errors.New("config reload not supported for jetstream")
-	case cur.Cluster != nw.Cluster:
+	case !reflect.DeepEqual(cur.Cluster, nw.Cluster):
 		return errors.New("config reload not supported for cluster")
 	}
 	return nil

@@ -93,6 +93,9 @@ func NewServer(opts *Options) (*Server, error) {
 }
 
 func validateOptions(o *Options) error {
+	if err := checkUnsupportedOptions(o); err != nil {
+		return err
+	}
 	if o.MaxPayload > 64*1024*1024 {
 		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
 	}

@@ -17,6 +17,8 @@ var DefaultTestOptions = server.Options{
 	NoLog:          true,
 	NoSigs:         true,
 	MaxControlLine: 4096,
+
+	DisableShortFirstPing: true,
 }
 
 // RunDefaultServer starts a server with DefaultTestOptions.
@@ -35,6 +37,12 @@ func RunRandClientPortServer() *server.Server {
 // RunServer starts a server with opts (DefaultTestOptions when nil) and
 // panics if it is not ready within 10 seconds.
 func RunServer(opts *server.Options) *server.Server {
+	return RunServerCallback(opts, nil)
+}
+
+// RunServerCallback is RunServer with callback called on the server after
+// it is created and before it starts.
+func RunServerCallback(opts *server.Options, callback func(*server.Server)) *server.Server {
 	if opts == nil {
 		o := DefaultTestOptions
 		opts = &o
@@ -46,6 +54,9 @@ func RunServer(opts *server.Options) *server.Server {
 	if !opts.NoLog {
 		s.ConfigureLogger()
 	}
+	if callback != nil {
+		callback(s)
+	}
 	go s.Start()
 	if !s.ReadyForConnections(10 * time.Second) {
 		panic("Unable to start NATS Server in Go Routine")
@@ -55,12 +66,19 @@ func RunServer(opts *server.Options) *server.Server {
 
 // RunServerWithConfig starts a server from a config file.
 func RunServerWithConfig(configFile string) (*server.Server, *server.Options) {
-	opts, err := server.ProcessConfigFile(configFile)
-	if err != nil {
-		panic(fmt.Sprintf("Error processing configuration file: %v", err))
-	}
+	return RunServerWithConfigOverrides(configFile, nil, nil)
+}
+
+// RunServerWithConfigOverrides starts a server from a config file, with
+// optsCallback changing the options read from it and svrCallback called on
+// the server before it starts (either may be nil).
+func RunServerWithConfigOverrides(configFile string, optsCallback func(*server.Options), svrCallback func(*server.Server)) (*server.Server, *server.Options) {
+	opts := LoadConfig(configFile)
 	opts.NoSigs, opts.NoLog = true, true
-	return RunServer(opts), opts
+	if optsCallback != nil {
+		optsCallback(opts)
+	}
+	return RunServerCallback(opts, svrCallback), opts
 }
 
 // LoadConfig parses a config file into options.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 )
 
@@ -40,4 +41,20 @@ func TestRunServerWithConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc.Close()
+}
+
+func TestRunServerWithConfigOverrides(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "o.conf")
+	os.WriteFile(conf, []byte("listen: 127.0.0.1:4222\nserver_name: from-file\n"), 0o644)
+	var seen string
+	s, opts := RunServerWithConfigOverrides(conf, func(o *server.Options) {
+		o.Port = server.RANDOM_PORT
+	}, func(s *server.Server) { seen = s.Name() })
+	defer s.Shutdown()
+	if seen != "from-file" || opts.Port != server.RANDOM_PORT {
+		t.Fatalf("callbacks: server %q, port %d", seen, opts.Port)
+	}
+	if _, err := nats.Connect(s.ClientURL()); err != nil {
+		t.Fatal(err)
+	}
 }
