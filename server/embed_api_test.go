@@ -110,3 +110,57 @@ func TestEmbedAccountsAndConnz(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+func TestEmbedMoreMethods(t *testing.T) {
+	o := testOptions()
+	o.ServerName = "more"
+	s := runServer(t, o)
+	if s.String() != "more" || s.ConfigTime().IsZero() || s.JetStreamIsClustered() || s.JetStreamIsLeader() {
+		t.Fatalf("String %q ConfigTime %v clustered %v leader %v", s.String(), s.ConfigTime(), s.JetStreamIsClustered(), s.JetStreamIsLeader())
+	}
+	loaded := s.NumLoadedAccounts()
+	acc, err := s.RegisterAccount("NEW")
+	if err != nil || acc.Name != "NEW" || s.NumLoadedAccounts() != loaded+1 {
+		t.Fatalf("RegisterAccount: %v %v (%d accounts)", acc, err, s.NumLoadedAccounts())
+	}
+	if _, err := s.RegisterAccount("NEW"); !errors.Is(err, ErrAccountExists) {
+		t.Fatalf("RegisterAccount twice: %v", err)
+	}
+	if got, isNew := s.LookupOrRegisterAccount("NEW"); isNew || got != acc {
+		t.Fatalf("LookupOrRegisterAccount(NEW) = %v, %v", got, isNew)
+	}
+	if got, err := s.LookupAccount("NEW"); err != nil || got != acc {
+		t.Fatalf("LookupAccount(NEW) = %v, %v", got, err)
+	}
+	if s.NumActiveAccounts() != 0 {
+		t.Fatalf("active accounts %d without clients", s.NumActiveAccounts())
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := nc.SubscribeSync("x.y"); err != nil || nc.Flush() != nil {
+		t.Fatal(err)
+	}
+	if s.NumActiveAccounts() != 1 {
+		t.Fatalf("active accounts %d with one client", s.NumActiveAccounts())
+	}
+	sz, err := s.Subsz(&SubszOptions{Subscriptions: true, Test: "x.y"})
+	if err != nil || sz.NumSubs == 0 {
+		t.Fatalf("Subsz %+v %v", sz, err)
+	}
+	if _, err := s.Subsz(&SubszOptions{Limit: 1}); err == nil {
+		t.Fatal("Subsz with paging succeeded although Tern does not page")
+	}
+	if rz, err := s.Routez(nil); err != nil || rz == nil {
+		t.Fatalf("Routez %v %v", rz, err)
+	}
+	if _, err := s.Routez(&RoutezOptions{Subscriptions: true}); err == nil {
+		t.Fatal("Routez with subscriptions succeeded")
+	}
+	az, err := s.Accountz(nil)
+	if err != nil || len(az.Accounts) != s.NumLoadedAccounts() {
+		t.Fatalf("Accountz %+v %v", az, err)
+	}
+}
