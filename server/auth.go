@@ -53,7 +53,7 @@ type binding struct {
 
 // authenticate checks the CONNECT credentials and binds the client to its
 // account and permissions.
-func (s *Server) authenticate(c *client, co *connectOpts) bool {
+func (s *Server) authenticate(c *client, co *ClientOpts) bool {
 	b, ok := s.checkAuth(s.getAuth(), c.nonce, co)
 	if ok {
 		s.bindClient(c, b.acc, b.user, b.perms)
@@ -62,7 +62,7 @@ func (s *Server) authenticate(c *client, co *connectOpts) bool {
 }
 
 // checkAuth decides whether credentials are valid under a.
-func (s *Server) checkAuth(a *authConfig, nonce string, co *connectOpts) (binding, bool) {
+func (s *Server) checkAuth(a *authConfig, nonce string, co *ClientOpts) (binding, bool) {
 	if !a.required {
 		return binding{acc: s.globalAccount()}, true
 	}
@@ -93,7 +93,7 @@ func (s *Server) checkUser(a *authConfig, name, pass string, check bool) (bindin
 	return binding{}, false
 }
 
-func (s *Server) checkNkey(a *authConfig, nonce string, co *connectOpts) (binding, bool) {
+func (s *Server) checkNkey(a *authConfig, nonce string, co *ClientOpts) (binding, bool) {
 	nu, ok := a.nkeys[co.Nkey]
 	if !ok || nonce == "" {
 		return binding{}, false

@@ -11,31 +11,36 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/proto"
 )
 
-// connectOpts is the client's CONNECT JSON.
-type connectOpts struct {
-	Verbose      bool   `json:"verbose"`
-	Pedantic     bool   `json:"pedantic"`
-	TLSRequired  bool   `json:"tls_required"`
-	Nkey         string `json:"nkey,omitempty"`
-	JWT          string `json:"jwt,omitempty"`
-	Sig          string `json:"sig,omitempty"`
-	Token        string `json:"auth_token,omitempty"`
-	Username     string `json:"user,omitempty"`
-	Password     string `json:"pass,omitempty"`
-	Name         string `json:"name"`
-	Lang         string `json:"lang"`
-	Version      string `json:"version"`
-	Protocol     int    `json:"protocol"`
-	Echo         bool   `json:"echo"`
-	Headers      bool   `json:"headers"`
-	NoResponders bool   `json:"no_responders"`
-	Account      string `json:"account,omitempty"`
-	NewAccount   bool   `json:"new_account,omitempty"`
+// ClientOpts are a client's CONNECT options (nats-server's name: an
+// Authentication sees them through ClientAuthentication.GetOpts).
+type ClientOpts struct {
+	Echo          bool               `json:"echo"`
+	Verbose       bool               `json:"verbose"`
+	Pedantic      bool               `json:"pedantic"`
+	TLSRequired   bool               `json:"tls_required"`
+	Nkey          string             `json:"nkey,omitempty"`
+	JWT           string             `json:"jwt,omitempty"`
+	Sig           string             `json:"sig,omitempty"`
+	Token         string             `json:"auth_token,omitempty"`
+	Username      string             `json:"user,omitempty"`
+	Password      string             `json:"pass,omitempty"`
+	Name          string             `json:"name"`
+	Lang          string             `json:"lang"`
+	Version       string             `json:"version"`
+	Protocol      int                `json:"protocol"`
+	Account       string             `json:"account,omitempty"`
+	AccountNew    bool               `json:"new_account,omitempty"`
+	Headers       bool               `json:"headers,omitempty"`
+	NoResponders  bool               `json:"no_responders,omitempty"`
+	Import        *SubjectPermission `json:"import,omitempty"`
+	Export        *SubjectPermission `json:"export,omitempty"`
+	RemoteAccount string             `json:"remote_account,omitempty"`
+	ProxySig      string             `json:"proxy_sig,omitempty"`
 }
 
 // defaultConnectOpts are nats-server's defaults for fields a CONNECT omits
 // (and for clients that never send one): verbose, pedantic and echo.
-var defaultConnectOpts = connectOpts{Verbose: true, Pedantic: true, Echo: true}
+var defaultConnectOpts = ClientOpts{Verbose: true, Pedantic: true, Echo: true}
 
 // client is one client connection. Its read loop owns the parser and pcd;
 // everything else is guarded by mu.
@@ -53,7 +58,7 @@ type client struct {
 
 	// guarded by mu
 	acc       *Account
-	opts      connectOpts
+	opts      ClientOpts
 	connected bool // CONNECT accepted (or not required)
 	user      string
 	perms     *clientPerms
@@ -247,7 +252,7 @@ func (c *client) ProcessConnect(arg []byte) error {
 		c.sendErrAndClose("no responders requires headers support", ProtocolViolation)
 		return errClosed
 	}
-	if co.Account != "" || co.NewAccount {
+	if co.Account != "" || co.AccountNew {
 		c.sendErrAndClose("Authorization Violation", AuthenticationViolation)
 		return errClosed
 	}

@@ -474,30 +474,3 @@ type ClientAuthentication interface {
 	Kind() int
 	GetID() uint64
 }
-
-// ClientOpts are a connection's CONNECT options, as shown to an
-// Authentication.
-type ClientOpts struct {
-	Echo          bool               `json:"echo"`
-	Verbose       bool               `json:"verbose"`
-	Pedantic      bool               `json:"pedantic"`
-	TLSRequired   bool               `json:"tls_required"`
-	Nkey          string             `json:"nkey,omitempty"`
-	JWT           string             `json:"jwt,omitempty"`
-	Sig           string             `json:"sig,omitempty"`
-	Token         string             `json:"auth_token,omitempty"`
-	Username      string             `json:"user,omitempty"`
-	Password      string             `json:"pass,omitempty"`
-	Name          string             `json:"name"`
-	Lang          string             `json:"lang"`
-	Version       string             `json:"version"`
-	Protocol      int                `json:"protocol"`
-	Account       string             `json:"account,omitempty"`
-	AccountNew    bool               `json:"new_account,omitempty"`
-	Headers       bool               `json:"headers,omitempty"`
-	NoResponders  bool               `json:"no_responders,omitempty"`
-	Import        *SubjectPermission `json:"import,omitempty"`
-	Export        *SubjectPermission `json:"export,omitempty"`
-	RemoteAccount string             `json:"remote_account,omitempty"`
-	ProxySig      string             `json:"proxy_sig,omitempty"`
-}
