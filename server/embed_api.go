@@ -103,7 +103,9 @@ func (s *Server) EnableJetStream(config *JetStreamConfig) error {
 	if config != nil {
 		applyJetStreamConfig(o, config)
 	}
-	setBaselineOptions(o)
+	// Only the store directory: the rest was set at NewServer, and a second
+	// pass would turn a random port's 0 into 4222.
+	setStoreDirDefault(o)
 	s.opts.Store(o)
 	if err := s.enableJetStream(); err != nil {
 		return err

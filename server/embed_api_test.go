@@ -22,8 +22,12 @@ func TestEmbedEnableDisableJetStream(t *testing.T) {
 		t.Fatalf("Jsz without JetStream: %+v %v", jsz, err)
 	}
 	dir := t.TempDir()
+	port := s.getOpts().Port
 	if err := s.EnableJetStream(&JetStreamConfig{StoreDir: dir}); err != nil {
 		t.Fatalf("EnableJetStream: %v", err)
+	}
+	if s.getOpts().Port != port {
+		t.Fatalf("EnableJetStream changed the port option %d -> %d", port, s.getOpts().Port)
 	}
 	if err := s.EnableJetStream(nil); err == nil {
 		t.Fatal("EnableJetStream twice succeeded")

@@ -285,6 +285,11 @@ func setBaselineOptions(o *Options) {
 	if o.SyncInterval == 0 {
 		o.SyncInterval = 2 * time.Minute
 	}
+	setStoreDirDefault(o)
+}
+
+// setStoreDirDefault gives JetStream its default store directory.
+func setStoreDirDefault(o *Options) {
 	if o.JetStream && o.StoreDir == "" {
 		o.StoreDir = filepath.Join(os.TempDir(), "nats", "jetstream")
 	}
