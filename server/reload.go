@@ -94,17 +94,15 @@ func (s *Server) addReloadedAccounts(nw *Options) error {
 	if err := s.registerAccounts(added); err != nil {
 		return err
 	}
-	if js := s.js.Load(); js != nil {
-		for _, acc := range added {
-			if acc.jetstream {
-				if err := js.enableAccount(acc); err != nil {
-					return err
-				}
-			}
-		}
-	}
+	js := s.js.Load()
 	for _, acc := range added {
 		s.Noticef("Reload: added account %q", acc.Name)
+		if js == nil || !acc.jetstream {
+			continue
+		}
+		if err := js.enableAccount(acc); err != nil {
+			return err
+		}
 	}
 	return nil
 }
