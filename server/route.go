@@ -49,6 +49,8 @@ type routeInfo struct {
 	Peers     []string `json:"peers,omitempty"` // route URLs of connected peers
 	ClientURL string   `json:"client_url,omitempty"`
 	Tags      []string `json:"tags,omitempty"` // server_tags, for placement
+	// AuthRequired tells a dialling peer to send CONNECT (route_auth.go).
+	AuthRequired bool `json:"auth_required,omitempty"`
 }
 
 // route is a connection to a peer server; it reuses client's output path.
@@ -160,6 +162,11 @@ func (s *Server) dialRoute(u *url.URL, configured bool) {
 		s.routes.mu.Unlock()
 		return
 	}
+	if !configured && len(s.routes.dialing) >= maxRouteDials {
+		s.routes.mu.Unlock()
+		s.Warnf("Not dialling gossiped route %s: already dialling %d routes", u.Host, maxRouteDials)
+		return
+	}
 	s.routes.dialing[key] = true
 	s.routes.mu.Unlock()
 	s.wg.Add(1)
@@ -202,6 +209,10 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 		return
 	}
 }
+
+// maxRouteDials bounds the routes a server dials at once, so that peers'
+// gossip cannot make it open connections without limit.
+const maxRouteDials = 256
 
 var (
 	errSelfRoute      = errors.New("route to self")
@@ -269,9 +280,17 @@ func (s *Server) myRouteInfo() routeInfo {
 
 func (s *Server) routeHandshake(r *route) error {
 	nc := r.c.nc
-	b, _ := json.Marshal(s.myRouteInfo())
+	// The handshake INFO names no peers: the peer is not authenticated
+	// yet, and peers are gossiped once the route is registered.
+	ri := s.myRouteInfo()
+	ri.Peers, ri.AuthRequired = nil, routeAuthRequired(s.getOpts())
+	b, _ := json.Marshal(ri)
+	hello := append(append([]byte("INFO "), b...), "\r\n"...)
+	if r.solicited {
+		hello = append(hello, s.routeConnectLine(r)...)
+	}
 	_ = nc.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := nc.Write(append(append([]byte("INFO "), b...), "\r\n"...)); err != nil {
+	if _, err := nc.Write(hello); err != nil {
 		return err
 	}
 	line, err := r.br.ReadSlice('\n')
@@ -284,6 +303,11 @@ func (s *Server) routeHandshake(r *route) error {
 	}
 	if err := json.Unmarshal(line[5:], &r.remote); err != nil {
 		return err
+	}
+	if !r.solicited && routeAuthRequired(s.getOpts()) {
+		if err := s.authenticateRoute(r); err != nil {
+			return err
+		}
 	}
 	return s.registerRoute(r)
 }

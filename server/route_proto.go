@@ -38,7 +38,9 @@ func (s *Server) routeReadLoop(r *route) error {
 			err = s.routeSub(r, args, false)
 		case "PING":
 			r.c.queueProto([]byte("PONG\r\n"))
-		case "PONG":
+		case "PONG", "CONNECT": // CONNECT: credentials this server does not ask for
+		case "-ERR":
+			err = fmt.Errorf("peer refused the route: %s", args)
 		case "INFO":
 			err = s.routeGossip(r, args)
 		case "RAFT":
