@@ -46,15 +46,17 @@ func comparePasswords(stored, given string) bool {
 
 // binding is who a client authenticated as.
 type binding struct {
-	acc   *Account
-	user  string
-	perms *Permissions
+	acc     *Account
+	user    string
+	perms   *Permissions
+	allowed map[string]struct{} // connection types; empty allows all
 }
 
 // authenticate checks the CONNECT credentials and binds the client to its
 // account and permissions.
 func (s *Server) authenticate(c *client, co *ClientOpts) bool {
 	b, ok := s.checkAuth(s.getAuth(), c.nonce, co)
+	ok = ok && connTypeAllowed(b.allowed, c.connType())
 	if ok {
 		s.bindClient(c, b.acc, b.user, b.perms)
 	}
@@ -85,7 +87,7 @@ func (s *Server) checkUser(a *authConfig, name, pass string, check bool) (bindin
 		if check && !comparePasswords(u.Password, pass) {
 			return binding{}, false
 		}
-		return binding{acc: s.accountOf(u.Account), user: name, perms: u.Permissions}, true
+		return binding{acc: s.accountOf(u.Account), user: name, perms: u.Permissions, allowed: u.AllowedConnectionTypes}, true
 	}
 	if a.user != "" && name == a.user && (!check || comparePasswords(a.password, pass)) {
 		return binding{acc: s.globalAccount(), user: name}, true
@@ -108,7 +110,7 @@ func (s *Server) checkNkey(a *authConfig, nonce string, co *ClientOpts) (binding
 	if err != nil || pub.Verify([]byte(nonce), sig) != nil {
 		return binding{}, false
 	}
-	return binding{acc: s.accountOf(nu.Account), user: co.Nkey, perms: nu.Permissions}, true
+	return binding{acc: s.accountOf(nu.Account), user: co.Nkey, perms: nu.Permissions, allowed: nu.AllowedConnectionTypes}, true
 }
 
 // reauthorizeClients re-checks every client against the current auth
@@ -131,7 +133,7 @@ func (s *Server) reauthorizeClients() {
 			continue // still within its auth timeout; CONNECT will be checked
 		}
 		b, ok := s.checkAuth(a, nonce, &co)
-		if !ok {
+		if !ok || !connTypeAllowed(b.allowed, c.connType()) {
 			s.Noticef("%s - credentials revoked by reload", c)
 			c.sendErrAndClose("Authorization Violation", AuthenticationViolation)
 			continue

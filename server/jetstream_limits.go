@@ -29,16 +29,18 @@ func parseAccountJetStream(ce *configErrors, acc *Account, tk any) {
 	l := unlimited
 	for k, v := range m {
 		switch strings.ToLower(k) {
-		case "max_mem", "max_memory", "max_memory_store":
+		case "max_mem", "max_memory", "max_memory_store", "mem", "memory":
 			l.MaxMemory = asStorageSize(ce, v)
-		case "max_file", "max_store", "max_file_store":
+		case "max_file", "max_store", "max_file_store", "max_disk", "store", "disk":
 			l.MaxStore = asStorageSize(ce, v)
-		case "max_streams":
+		case "max_streams", "streams":
 			l.MaxStreams = asInt(ce, v)
 		case "enabled", "enable":
 			acc.jetstream = asBool(ce, v)
+		case "disabled", "disable":
+			acc.jetstream = !asBool(ce, v)
 		default:
-			ce.warnf(v, "unknown field %q in account jetstream", k)
+			ce.unknownKey("account jetstream", k, v)
 		}
 	}
 	acc.jsLimits = &l

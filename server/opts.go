@@ -165,13 +165,15 @@ type ClusterOpts struct {
 	ConnectRetries int    `json:"-"`
 	PoolSize       int    `json:"-"`
 	ListenStr      string `json:"-"`
+	// Route authentication (cluster { authorization {...} }): a peer that
+	// dials in must send these in its CONNECT within AuthTimeout seconds.
+	Username    string  `json:"-"`
+	Password    string  `json:"-"`
+	AuthTimeout float64 `json:"auth_timeout,omitempty"`
 
 	// Accepted for source compatibility with nats-server; NewServer refuses
 	// a non-zero value until Tern implements it, except for the tuning
 	// knobs listed in acceptedCompatOptions (opts_compat.go).
-	Username          string             `json:"-"`
-	Password          string             `json:"-"`
-	AuthTimeout       float64            `json:"auth_timeout,omitempty"`
 	Permissions       *RoutePermissions  `json:"-"`
 	TLSTimeout        float64            `json:"-"`
 	TLSConfig         *tls.Config        `json:"-"`

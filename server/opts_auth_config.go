@@ -11,8 +11,10 @@ import (
 func (o *Options) parseAuthorization(ce *configErrors, tk any) {
 	m := asMap(ce, tk)
 	var defPerms *Permissions
-	if dp, ok := lookupKey(m, "default_permissions"); ok {
-		defPerms = parsePermissions(ce, dp)
+	for _, name := range []string{"default_permissions", "default_permission", "permissions"} {
+		if dp, ok := lookupKey(m, name); ok {
+			defPerms = parsePermissions(ce, dp)
+		}
 	}
 	for k, v := range m {
 		switch strings.ToLower(k) {
@@ -28,9 +30,9 @@ func (o *Options) parseAuthorization(ce *configErrors, tk any) {
 			users, nkeys := parseUsers(ce, v, defPerms)
 			o.Users = append(o.Users, users...)
 			o.Nkeys = append(o.Nkeys, nkeys...)
-		case "default_permissions":
+		case "default_permissions", "default_permission", "permissions":
 		default:
-			ce.warnf(v, "unknown field %q in authorization", k)
+			ce.unknownKey("authorization", k, v)
 		}
 	}
 }
@@ -82,10 +84,12 @@ func parseUsers(ce *configErrors, tk any, def *Permissions) ([]*User, []*NkeyUse
 				u.Password = asString(ce, v)
 			case "nkey":
 				nkey = asString(ce, v)
-			case "permissions", "permission":
+			case "permissions", "permission", "authorization":
 				u.Permissions = parsePermissions(ce, v)
+			case "allowed_connection_types", "connection_types", "clients":
+				u.AllowedConnectionTypes = parseConnTypes(ce, v)
 			default:
-				ce.warnf(v, "unknown field %q in user", k)
+				ce.unknownKey("user", k, v)
 			}
 		}
 		switch {
@@ -94,7 +98,7 @@ func parseUsers(ce *configErrors, tk any, def *Permissions) ([]*User, []*NkeyUse
 				ce.errf(e, "not a valid public nkey for a user: %q", nkey)
 				continue
 			}
-			nkeys = append(nkeys, &NkeyUser{Nkey: nkey, Permissions: u.Permissions})
+			nkeys = append(nkeys, &NkeyUser{Nkey: nkey, Permissions: u.Permissions, AllowedConnectionTypes: u.AllowedConnectionTypes})
 		case u.Username != "":
 			users = append(users, u)
 		default:
@@ -109,14 +113,14 @@ func parsePermissions(ce *configErrors, tk any) *Permissions {
 	p := &Permissions{}
 	for k, v := range m {
 		switch strings.ToLower(k) {
-		case "publish", "pub":
+		case "publish", "pub", "import":
 			p.Publish = parseSubjectPermission(ce, v)
-		case "subscribe", "sub":
+		case "subscribe", "sub", "export":
 			p.Subscribe = parseSubjectPermission(ce, v)
-		case "allow_responses", "allow_responses_ttl":
+		case "allow_responses", "allow_responses_ttl", "publish_allow_responses":
 			p.Response = parseResponsePermission(ce, v)
 		default:
-			ce.warnf(v, "unknown field %q in permissions", k)
+			ce.unknownKey("permissions", k, v)
 		}
 	}
 	return p
@@ -133,7 +137,7 @@ func parseSubjectPermission(ce *configErrors, tk any) *SubjectPermission {
 			case "deny":
 				sp.Deny = asStrings(ce, v)
 			default:
-				ce.warnf(v, "unknown field %q in subject permission", k)
+				ce.unknownKey("subject permission", k, v)
 			}
 		}
 		return sp
@@ -156,6 +160,8 @@ func parseResponsePermission(ce *configErrors, tk any) *ResponsePermission {
 				rp.MaxMsgs = asInt(ce, v)
 			case "expires", "expiration", "ttl":
 				rp.Expires = asDuration(ce, v)
+			default:
+				ce.unknownKey("allow_responses", k, v)
 			}
 		}
 		return rp
@@ -173,10 +179,15 @@ func (o *Options) parseAccounts(ce *configErrors, tk any) {
 		if !ok {
 			continue // `accounts { A: {} }` or a bare name
 		}
+		var defPerms *Permissions
+		if dp, ok := lookupKey(m, "default_permissions"); ok {
+			defPerms = parsePermissions(ce, dp)
+		}
 		for k, av := range m {
 			switch strings.ToLower(k) {
+			case "default_permissions":
 			case "users":
-				users, nkeys := parseUsers(ce, av, nil)
+				users, nkeys := parseUsers(ce, av, defPerms)
 				for _, u := range users {
 					u.Account = acc
 				}
@@ -192,7 +203,7 @@ func (o *Options) parseAccounts(ce *configErrors, tk any) {
 			case "imports":
 				parseImports(ce, acc, av)
 			default:
-				ce.warnf(av, "unknown field %q in account %q", k, name)
+				ce.unknownKey("account", k, av)
 			}
 		}
 	}
@@ -227,6 +238,8 @@ func parseExports(ce *configErrors, acc *Account, tk any) {
 				for _, n := range asStrings(ce, v) {
 					allowed = append(allowed, &Account{Name: n})
 				}
+			default:
+				ce.unknownKey("export", k, v)
 			}
 		}
 		if err := acc.addExport(subject, service, allowed); err != nil {
@@ -251,10 +264,14 @@ func parseImports(ce *configErrors, acc *Account, tk any) {
 						spec.account = asString(ce, sv)
 					case "subject":
 						spec.subject = asString(ce, sv)
+					default:
+						ce.unknownKey("import", sk, sv)
 					}
 				}
 			case "prefix", "to":
 				spec.to = asString(ce, v)
+			default:
+				ce.unknownKey("import", k, v)
 			}
 		}
 		if spec.account == "" || spec.subject == "" {
@@ -276,6 +293,8 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 		switch strings.ToLower(k) {
 		case "enabled", "enable":
 			o.JetStream = asBool(ce, v)
+		case "disabled", "disable":
+			o.JetStream = !asBool(ce, v)
 		case "store_dir", "storedir", "store":
 			o.StoreDir = asString(ce, v)
 		case "max_memory_store", "max_mem_store", "max_mem":
@@ -291,7 +310,7 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 			}
 			o.SyncInterval = asDuration(ce, v)
 		default:
-			ce.warnf(v, "unknown field %q in jetstream", k)
+			ce.unknownKey("jetstream", k, v)
 		}
 	}
 }
@@ -341,8 +360,10 @@ func (o *Options) parseCluster(ce *configErrors, tk any) {
 			o.Cluster.ConnectRetries = asInt(ce, v)
 		case "pool_size":
 			o.Cluster.PoolSize = asInt(ce, v)
+		case "authorization":
+			o.parseClusterAuthorization(ce, v)
 		default:
-			ce.warnf(v, "unknown field %q in cluster", k)
+			ce.unknownKey("cluster", k, v)
 		}
 	}
 }

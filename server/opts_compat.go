@@ -47,7 +47,7 @@ var refusedOptions = []string{
 	"LeafNode.Host", "LeafNode.Port", "LeafNode.Remotes",
 	"Gateway.Host", "Gateway.Port", "Gateway.Gateways",
 	// Routes: authentication, TLS, permissions, compression.
-	"Cluster.Username", "Cluster.Password", "Cluster.Permissions",
+	"Cluster.Permissions",
 	"Cluster.TLSConfig", "Cluster.TLSTimeout", "Cluster.TLSMap",
 	"Cluster.TLSCheckKnownURLs", "Cluster.TLSPinnedCerts",
 	"Cluster.Compression", "Cluster.WriteTimeout",
@@ -56,7 +56,7 @@ var refusedOptions = []string{
 // refusedUserOptions are the fields of each User and NkeyUser that Tern
 // refuses when set. NkeyUser's Issued and SigningKey are accepted: they are
 // copied from a user JWT, and Tern has no JWT users to check them against.
-var refusedUserOptions = []string{"AllowedConnectionTypes", "ConnectionDeadline", "ProxyRequired"}
+var refusedUserOptions = []string{"ConnectionDeadline", "ProxyRequired"}
 
 // acceptedCompatOptions are nats-server settings Tern accepts and ignores,
 // because ignoring them changes neither what clients see nor security.
@@ -79,7 +79,6 @@ var acceptedCompatOptions = []string{
 	"JetStreamMetaCompactSync",   // fsync of meta snapshots
 	"StreamMaxBufferedMsgs",      // internal buffering of stream ingest
 	"StreamMaxBufferedSize",      // internal buffering of stream ingest
-	"Cluster.AuthTimeout",        // routes carry no credentials in Tern
 	"Cluster.ConnectBackoff",     // reconnect pacing
 	"Cluster.PinnedAccounts",     // dedicated route connections; same traffic either way
 	"Cluster.PingInterval",       // route liveness timing

@@ -48,7 +48,6 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 	nkey := testUserNkey(t)
 	pinned := PinnedCertSet{"ab": {}}
 	u, _ := url.Parse("nats://127.0.0.1:7422")
-	connTypes := map[string]struct{}{"STANDARD": {}}
 	return map[string]func(*Options){
 		"TLS":                        func(o *Options) { o.TLS = true },
 		"TLSVerify":                  func(o *Options) { o.TLSVerify = true },
@@ -100,8 +99,6 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 		"Gateway.Host":               func(o *Options) { o.Gateway.Host = "127.0.0.1" },
 		"Gateway.Port":               func(o *Options) { o.Gateway.Port = -1 },
 		"Gateway.Gateways":           func(o *Options) { o.Gateway.Gateways = []*RemoteGatewayOpts{{Name: "B", URLs: []*url.URL{u}}} },
-		"Cluster.Username":           func(o *Options) { o.Cluster.Username = "route" },
-		"Cluster.Password":           func(o *Options) { o.Cluster.Password = "pwd" },
 		"Cluster.Permissions":        func(o *Options) { o.Cluster.Permissions = &RoutePermissions{} },
 		"Cluster.TLSConfig":          func(o *Options) { o.Cluster.TLSConfig = &tls.Config{} },
 		"Cluster.TLSTimeout":         func(o *Options) { o.Cluster.TLSTimeout = 2 },
@@ -110,17 +107,11 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 		"Cluster.TLSPinnedCerts":     func(o *Options) { o.Cluster.TLSPinnedCerts = pinned },
 		"Cluster.Compression":        func(o *Options) { o.Cluster.Compression = CompressionOpts{Mode: CompressionS2Auto} },
 		"Cluster.WriteTimeout":       func(o *Options) { o.Cluster.WriteTimeout = WriteTimeoutPolicyClose },
-		"Users[0].AllowedConnectionTypes": func(o *Options) {
-			o.Users = []*User{{Username: "a", Password: "p", AllowedConnectionTypes: connTypes}}
-		},
 		"Users[0].ConnectionDeadline": func(o *Options) {
 			o.Users = []*User{{Username: "a", Password: "p", ConnectionDeadline: time.Now().Add(time.Hour)}}
 		},
 		"Users[0].ProxyRequired": func(o *Options) {
 			o.Users = []*User{{Username: "a", Password: "p", ProxyRequired: true}}
-		},
-		"Nkeys[0].AllowedConnectionTypes": func(o *Options) {
-			o.Nkeys = []*NkeyUser{{Nkey: nkey, AllowedConnectionTypes: connTypes}}
 		},
 		"Nkeys[0].ProxyRequired": func(o *Options) {
 			o.Nkeys = []*NkeyUser{{Nkey: nkey, ProxyRequired: true}}
@@ -162,13 +153,13 @@ func TestCompatRefusedOptions(t *testing.T) {
 func TestCompatRefusedOptionsAllNamed(t *testing.T) {
 	o := testOptions()
 	o.TLSConfig = &tls.Config{}
-	o.Cluster.Username = "route"
+	o.Cluster.Permissions = &RoutePermissions{}
 	o.Websocket.Port = -1
 	_, err := NewServer(o)
 	if err == nil {
 		t.Fatal("NewServer accepted unsupported options")
 	}
-	for _, name := range []string{"TLSConfig", "Cluster.Username", "Websocket.Port"} {
+	for _, name := range []string{"TLSConfig", "Cluster.Permissions", "Websocket.Port"} {
 		if !strings.Contains(err.Error(), "option "+name+" is not supported") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
@@ -212,7 +203,6 @@ func TestCompatAcceptedTuningOptions(t *testing.T) {
 	o.JetStreamMetaCompactSync = true
 	o.StreamMaxBufferedMsgs = 100
 	o.StreamMaxBufferedSize = 1 << 20
-	o.Cluster.AuthTimeout = 2
 	o.Cluster.ConnectBackoff = true
 	o.Cluster.PinnedAccounts = []string{"A"}
 	o.Cluster.PingInterval = time.Minute
@@ -273,7 +263,7 @@ var implementedOptions = []string{
 	"LogMaxFiles", "Syslog", "RemoteSyslog", "Tags", "CheckConfig",
 	"Cluster.Name", "Cluster.Host", "Cluster.Port", "Cluster.Advertise",
 	"Cluster.NoAdvertise", "Cluster.ConnectRetries", "Cluster.PoolSize",
-	"Cluster.ListenStr",
+	"Cluster.ListenStr", "Cluster.Username", "Cluster.Password", "Cluster.AuthTimeout",
 }
 
 func TestCompatOptionsClassified(t *testing.T) {

@@ -145,7 +145,9 @@ func (o *Options) processLimitsKey(ce *configErrors, k string, tk any) {
 	case "max_pending":
 		o.MaxPending = int64(asInt(ce, tk))
 	case "max_connections", "max_conn":
-		o.MaxConn = asInt(ce, tk)
+		if o.MaxConn = asInt(ce, tk); o.MaxConn < 0 {
+			ce.errf(tk, "%s can not be negative", k)
+		}
 	case "max_subscriptions", "max_subs":
 		o.MaxSubs = asInt(ce, tk)
 	case "ping_interval":
@@ -175,21 +177,18 @@ func (o *Options) processBlockKey(ce *configErrors, k string, tk any) {
 		o.parseAccounts(ce, tk)
 	case "system_account", "system":
 		o.SystemAccount = asString(ce, tk)
-	case "no_system_account":
+	case "no_system_account", "no_system", "no_sys_acc":
 		o.NoSystemAccount = asBool(ce, tk)
 	case "no_auth_user":
 		o.NoAuthUser = asString(ce, tk)
 	case "jetstream":
 		o.parseJetStream(ce, tk)
-	case "store_dir":
+	case "store_dir", "storedir":
 		o.StoreDir = asString(ce, tk)
 	case "cluster":
 		o.parseCluster(ce, tk)
 	default:
-		if t, ok := tk.(*conf.Token); ok && t.UsedVariable {
-			return // a variable definition, not an option
-		}
-		ce.warnf(tk, "unknown field %q", k)
+		ce.unknownKey("", k, tk)
 	}
 }
 

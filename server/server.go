@@ -96,6 +96,12 @@ func validateOptions(o *Options) error {
 	if err := checkUnsupportedOptions(o); err != nil {
 		return err
 	}
+	if err := validateLimits(o); err != nil {
+		return err
+	}
+	if err := validateConnTypes(o); err != nil {
+		return err
+	}
 	if o.MaxPayload > 64*1024*1024 {
 		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
 	}

@@ -1,0 +1,41 @@
+package server
+
+import "fmt"
+
+// validateLimits refuses negative limits and durations. A negative value
+// would otherwise switch a limit off (max_payload), fire a timer in a loop
+// (ping_interval) or be read differently by each check that uses it.
+// MaxConn is the exception: as in nats-server, a negative MaxConn set by an
+// embedder refuses every client; in a config file it is an error.
+func validateLimits(o *Options) error {
+	ints := []struct {
+		name string
+		v    int64
+	}{
+		{"max_payload", int64(o.MaxPayload)},
+		{"max_control_line", int64(o.MaxControlLine)},
+		{"max_pending", o.MaxPending},
+		{"max_subscriptions", int64(o.MaxSubs)},
+		{"ping_max", int64(o.MaxPingsOut)},
+		{"max_closed_clients", int64(o.MaxClosedClients)},
+		{"ping_interval", int64(o.PingInterval)},
+		{"write_deadline", int64(o.WriteDeadline)},
+		{"lame_duck_duration", int64(o.LameDuckDuration)},
+		{"lame_duck_grace_period", int64(o.LameDuckGracePeriod)},
+		{"auth timeout", int64(o.AuthTimeout)},
+		{"log_size_limit", o.LogSizeLimit},
+		{"log_max_num", o.LogMaxFiles},
+		{"cluster connect_retries", int64(o.Cluster.ConnectRetries)},
+		{"sync_interval", int64(o.SyncInterval)},
+	}
+	for _, l := range ints {
+		if l.v < 0 {
+			return fmt.Errorf("%s can not be negative (%d)", l.name, l.v)
+		}
+	}
+	if o.LameDuckDuration > 0 && o.LameDuckGracePeriod >= o.LameDuckDuration {
+		return fmt.Errorf("lame duck grace period (%v) should be strictly lower than lame duck duration (%v)",
+			o.LameDuckGracePeriod, o.LameDuckDuration)
+	}
+	return nil
+}
