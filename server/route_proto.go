@@ -278,23 +278,22 @@ func interestProto(op, acc, subject, queue string) []byte {
 
 // interestChanged reference-counts local interest and tells the peers
 // when a (subject, queue) gains its first or loses its last subscriber.
+// The RS+/RS- is queued while routes.mu is held, so the order the peers
+// see is the order of the count changes: a concurrent unsubscribe and
+// subscribe can never leave RS- after RS+ while a subscriber exists.
 func (s *Server) interestChanged(acc *Account, sub *subscription, delta int) {
 	if s.routes.interest == nil {
 		return
 	}
 	key := interestKey(acc.Name, sub.subject, sub.queue)
 	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
 	n := s.routes.interest[key] + delta
 	if n <= 0 {
 		delete(s.routes.interest, key)
 	} else {
 		s.routes.interest[key] = n
 	}
-	routes := make([]*route, 0, len(s.routes.byID))
-	for _, r := range s.routes.byID {
-		routes = append(routes, r)
-	}
-	s.routes.mu.Unlock()
 	var line []byte
 	switch {
 	case delta > 0 && n == 1:
@@ -304,20 +303,29 @@ func (s *Server) interestChanged(acc *Account, sub *subscription, delta int) {
 	default:
 		return
 	}
-	for _, r := range routes {
+	if testInterestQueueDelay != nil {
+		testInterestQueueDelay()
+	}
+	for _, r := range s.routes.byID {
 		r.c.queueProto(line)
 	}
 }
 
+// testInterestQueueDelay, set only by tests, stretches the time between an
+// interest count change and the queueing of its RS+/RS-.
+var testInterestQueueDelay func()
+
 // sendAllInterest tells a new peer everything we are interested in.
 func (s *Server) sendAllInterest(r *route) {
+	// Queued under routes.mu, like interestChanged: no RS- of a change
+	// made meanwhile can overtake this snapshot.
 	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
 	var b []byte
 	for key := range s.routes.interest {
 		f := strings.SplitN(key, " ", 3)
 		b = append(b, interestProto("RS+", f[0], f[1], f[2])...)
 	}
-	s.routes.mu.Unlock()
 	if len(b) > 0 {
 		r.c.queueProto(b)
 	}

@@ -3,9 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -316,5 +318,35 @@ func TestSplitFields(t *testing.T) {
 	line := []byte("$G a b 0 - 0 1")
 	if n := testing.AllocsPerRun(100, func() { splitFields(line, fa[:0]) }); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+// An unsubscribe racing a subscribe on one server must leave the peer
+// routing to the subscriber: the RS- of the last subscriber going and the
+// RS+ of the next one arriving reach the peer in the order the interest
+// count changed (interestChanged queues under routes.mu). The test hook
+// stretches the time before queueing, as a busy machine would.
+func TestRouteInterestOrderUnderChurn(t *testing.T) {
+	testInterestQueueDelay = func() { time.Sleep(time.Duration(rand.Intn(2000)) * time.Microsecond) }
+	t.Cleanup(func() { testInterestQueueDelay = nil })
+	servers := runCluster(t, 2, nil)
+	a, b := servers[0], servers[1]
+	x, y := connectNATS(t, a.ClientURL()), connectNATS(t, a.ClientURL())
+	peerSubs := func(subject string) int { return len(b.globalAccount().sl.Match(subject).Plain) }
+	for round := 0; round < 30; round++ {
+		subject := fmt.Sprintf("churn.%d", round)
+		leaving, _ := y.SubscribeSync(subject)
+		y.Flush()
+		waitFor(t, 5*time.Second, "interest on the peer", func() bool { return peerSubs(subject) == 1 })
+		var wg sync.WaitGroup
+		var staying *nats.Subscription
+		wg.Add(2)
+		go func() { defer wg.Done(); leaving.Unsubscribe(); y.Flush() }()
+		go func() { defer wg.Done(); staying, _ = x.SubscribeSync(subject); x.Flush() }()
+		wg.Wait()
+		waitFor(t, 5*time.Second, "the peer routing to the staying subscriber", func() bool { return peerSubs(subject) == 1 })
+		staying.Unsubscribe()
+		x.Flush()
+		waitFor(t, 5*time.Second, "interest gone on the peer", func() bool { return peerSubs(subject) == 0 })
 	}
 }
