@@ -16,16 +16,46 @@ import (
 
 // configErrors collects problems while mapping a config file onto Options.
 type configErrors struct {
-	errs     []string
-	warnings []string
+	errs     []configProblem
+	warnings []configProblem
+}
+
+// configProblem is one error or warning and where in the file it is.
+type configProblem struct {
+	line, col int
+	msg       string
 }
 
 func (ce *configErrors) errf(t any, format string, v ...any) {
-	ce.errs = append(ce.errs, position(t)+fmt.Sprintf(format, v...))
+	ce.errs = append(ce.errs, problemAt(t, format, v...))
 }
 
 func (ce *configErrors) warnf(t any, format string, v ...any) {
-	ce.warnings = append(ce.warnings, position(t)+fmt.Sprintf(format, v...))
+	ce.warnings = append(ce.warnings, problemAt(t, format, v...))
+}
+
+func problemAt(t any, format string, v ...any) configProblem {
+	p := configProblem{msg: position(t) + fmt.Sprintf(format, v...)}
+	if tk, ok := t.(*conf.Token); ok {
+		p.line, p.col = tk.Line, tk.Column
+	}
+	return p
+}
+
+// inFileOrder sorts problems by position (maps have no order of their own)
+// and returns their texts.
+func inFileOrder(ps []configProblem) []string {
+	slices.SortStableFunc(ps, func(a, b configProblem) int {
+		if a.line != b.line {
+			return a.line - b.line
+		}
+		return a.col - b.col
+	})
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.msg
+	}
+	return out
 }
 
 func position(t any) string {
@@ -61,9 +91,9 @@ func (o *Options) ProcessConfigFile(configFile string) error {
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		o.processConfigKey(ce, k, m[k])
 	}
-	o.configWarnings = ce.warnings
+	o.configWarnings = inFileOrder(ce.warnings)
 	if len(ce.errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(ce.errs, "\n"))
+		return fmt.Errorf("%s", strings.Join(inFileOrder(ce.errs), "\n"))
 	}
 	return nil
 }

@@ -320,6 +320,9 @@ server_name: $USED
 			t.Errorf("error %q lacks %q", all, want)
 		}
 	}
+	if i2, i5, i9 := strings.Index(all, ":2:1:"), strings.Index(all, ":5:3:"), strings.Index(all, ":9:3:"); !(i2 < i5 && i5 < i9) {
+		t.Errorf("errors not in file order: %q", all)
+	}
 	if strings.Contains(all, "USED") || strings.Count(all, "\n") != 2 {
 		t.Errorf("want exactly three errors, no variable: %q", all)
 	}
