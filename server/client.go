@@ -55,6 +55,7 @@ type client struct {
 	port   int
 	nonce  string
 	route  *route // set on route connections
+	inProc bool   // an InProcessConn: never TLS
 
 	// guarded by mu
 	acc       *Account

@@ -341,6 +341,8 @@ func (o *Options) parseCluster(ce *configErrors, tk any) {
 			o.Cluster.ConnectRetries = asInt(ce, v)
 		case "pool_size":
 			o.Cluster.PoolSize = asInt(ce, v)
+		case "tls":
+			o.parseClusterTLS(ce, v)
 		default:
 			ce.warnf(v, "unknown field %q in cluster", k)
 		}

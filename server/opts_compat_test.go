@@ -46,22 +46,10 @@ func testUserNkey(t *testing.T) string {
 // value; the name is the one the error must carry.
 func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 	nkey := testUserNkey(t)
-	pinned := PinnedCertSet{"ab": {}}
 	u, _ := url.Parse("nats://127.0.0.1:7422")
 	connTypes := map[string]struct{}{"STANDARD": {}}
 	return map[string]func(*Options){
-		"TLS":                        func(o *Options) { o.TLS = true },
-		"TLSVerify":                  func(o *Options) { o.TLSVerify = true },
-		"TLSMap":                     func(o *Options) { o.TLSMap = true },
-		"TLSCert":                    func(o *Options) { o.TLSCert = "cert.pem" },
-		"TLSKey":                     func(o *Options) { o.TLSKey = "key.pem" },
-		"TLSCaCert":                  func(o *Options) { o.TLSCaCert = "ca.pem" },
-		"TLSConfig":                  func(o *Options) { o.TLSConfig = &tls.Config{} },
-		"TLSTimeout":                 func(o *Options) { o.TLSTimeout = 2 },
-		"TLSPinnedCerts":             func(o *Options) { o.TLSPinnedCerts = pinned },
 		"TLSRateLimit":               func(o *Options) { o.TLSRateLimit = 10 },
-		"TLSHandshakeFirst":          func(o *Options) { o.TLSHandshakeFirst = true },
-		"TLSHandshakeFirstFallback":  func(o *Options) { o.TLSHandshakeFirstFallback = time.Second },
 		"AllowNonTLS":                func(o *Options) { o.AllowNonTLS = true },
 		"OCSPConfig":                 func(o *Options) { o.OCSPConfig = &OCSPConfig{Mode: OCSPModeAlways} },
 		"OCSPCacheConfig":            func(o *Options) { o.OCSPCacheConfig = &OCSPResponseCacheConfig{Type: LOCAL} },
@@ -103,11 +91,8 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 		"Cluster.Username":           func(o *Options) { o.Cluster.Username = "route" },
 		"Cluster.Password":           func(o *Options) { o.Cluster.Password = "pwd" },
 		"Cluster.Permissions":        func(o *Options) { o.Cluster.Permissions = &RoutePermissions{} },
-		"Cluster.TLSConfig":          func(o *Options) { o.Cluster.TLSConfig = &tls.Config{} },
-		"Cluster.TLSTimeout":         func(o *Options) { o.Cluster.TLSTimeout = 2 },
 		"Cluster.TLSMap":             func(o *Options) { o.Cluster.TLSMap = true },
 		"Cluster.TLSCheckKnownURLs":  func(o *Options) { o.Cluster.TLSCheckKnownURLs = true },
-		"Cluster.TLSPinnedCerts":     func(o *Options) { o.Cluster.TLSPinnedCerts = pinned },
 		"Cluster.Compression":        func(o *Options) { o.Cluster.Compression = CompressionOpts{Mode: CompressionS2Auto} },
 		"Cluster.WriteTimeout":       func(o *Options) { o.Cluster.WriteTimeout = WriteTimeoutPolicyClose },
 		"Users[0].AllowedConnectionTypes": func(o *Options) {
@@ -161,14 +146,14 @@ func TestCompatRefusedOptions(t *testing.T) {
 
 func TestCompatRefusedOptionsAllNamed(t *testing.T) {
 	o := testOptions()
-	o.TLSConfig = &tls.Config{}
+	o.TLSRateLimit = 10
 	o.Cluster.Username = "route"
 	o.Websocket.Port = -1
 	_, err := NewServer(o)
 	if err == nil {
 		t.Fatal("NewServer accepted unsupported options")
 	}
-	for _, name := range []string{"TLSConfig", "Cluster.Username", "Websocket.Port"} {
+	for _, name := range []string{"TLSRateLimit", "Cluster.Username", "Websocket.Port"} {
 		if !strings.Contains(err.Error(), "option "+name+" is not supported") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
