@@ -58,7 +58,7 @@ func (s *Server) startMonitoring() error {
 
 // serveHTTP serves mux on l until the server stops (monitoring, profiling).
 func (s *Server) serveHTTP(l net.Listener, mux *http.ServeMux) *httpServer {
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: s.httpErrorLog()}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

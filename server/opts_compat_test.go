@@ -259,6 +259,10 @@ var implementedOptions = []string{
 	"Cluster.Name", "Cluster.Host", "Cluster.Port", "Cluster.Advertise",
 	"Cluster.NoAdvertise", "Cluster.ConnectRetries", "Cluster.PoolSize",
 	"Cluster.ListenStr",
+	// TLS (tls_config.go, tls_conn.go, tls_map.go).
+	"TLS", "TLSVerify", "TLSMap", "TLSCert", "TLSKey", "TLSCaCert", "TLSConfig",
+	"TLSTimeout", "TLSPinnedCerts", "TLSHandshakeFirst", "TLSHandshakeFirstFallback",
+	"Cluster.TLSConfig", "Cluster.TLSTimeout", "Cluster.TLSPinnedCerts",
 }
 
 func TestCompatOptionsClassified(t *testing.T) {

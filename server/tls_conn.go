@@ -12,8 +12,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -239,4 +241,17 @@ func (s *Server) monitorTLSListener(l net.Listener) net.Listener {
 		return tc, nil
 	}}
 	return tls.NewListener(l, cfg)
+}
+
+// httpErrorLog sends the HTTP servers' own errors (failed HTTPS handshakes
+// among them) to the server's debug log instead of stderr.
+func (s *Server) httpErrorLog() *log.Logger {
+	return log.New(debugWriter{s}, "", 0)
+}
+
+type debugWriter struct{ s *Server }
+
+func (w debugWriter) Write(p []byte) (int, error) {
+	w.s.Debugf("%s", strings.TrimSpace(string(p)))
+	return len(p), nil
 }
