@@ -76,7 +76,7 @@ func (s *Server) tlsAcceptClient(c *client, o *Options) ([]byte, bool) {
 	}
 	cs := tc.ConnectionState()
 	s.Debugf("%s - TLS handshake complete: TLS %s, %s", c, tlsVersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
-	c.nc = tc
+	c.nc, c.tlsFirst = tc, first
 	return info, true
 }
 
@@ -254,4 +254,15 @@ type debugWriter struct{ s *Server }
 func (w debugWriter) Write(p []byte) (int, error) {
 	w.s.Debugf("%s", strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// tlsConnInfo adds the TLS version and cipher suite to /connz.
+func (c *client) tlsConnInfo(ci *ConnInfo) {
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return
+	}
+	cs := tc.ConnectionState()
+	ci.TLSVersion, ci.TLSCipher = tlsVersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite)
+	ci.TLSFirst = c.tlsFirst
 }

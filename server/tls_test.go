@@ -123,6 +123,10 @@ func TestTLSHandshakeFirst(t *testing.T) {
 	}
 	defer nc.Close()
 	pubSubRoundTrip(t, nc, "first")
+	cz, _ := s.Connz(nil)
+	if len(cz.Conns) != 1 || !cz.Conns[0].TLSFirst || cz.Conns[0].TLSVersion != "1.3" || cz.Conns[0].TLSCipher == "" {
+		t.Fatalf("connz TLS fields: %+v", cz.Conns)
+	}
 
 	// No INFO in clear: a plain client hears nothing until the handshake
 	// times out, then the error.
