@@ -45,18 +45,20 @@ var defaultConnectOpts = ClientOpts{Verbose: true, Pedantic: true, Echo: true}
 // client is one client connection. Its read loop owns the parser and pcd;
 // everything else is guarded by mu.
 type client struct {
-	mu       sync.Mutex
-	cid      uint64
-	srv      *Server
-	nc       net.Conn
-	parser   *proto.Parser
-	start    time.Time
-	host     string
-	port     int
-	nonce    string
-	route    *route // set on route connections
-	inProc   bool   // an InProcessConn: never TLS
-	tlsFirst bool   // the TLS handshake came before INFO
+	mu     sync.Mutex
+	cid    uint64
+	srv    *Server
+	nc     net.Conn
+	parser *proto.Parser
+	start  time.Time
+	host   string
+	port   int
+	nonce  string
+	route  *route // set on route connections
+
+	// set before the client is registered, read-only after
+	inProc   bool // an InProcessConn: never TLS
+	tlsFirst bool // the TLS handshake came before INFO
 
 	// guarded by mu
 	acc       *Account
