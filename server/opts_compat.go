@@ -25,8 +25,8 @@ import (
 // rest of those structs when no listener or remote is configured, and so
 // does Tern.
 var refusedOptions = []string{
-	// TLS for clients: connection rate limits, mixed TLS/plain and OCSP.
-	"TLSRateLimit", "AllowNonTLS", "OCSPConfig", "OCSPCacheConfig",
+	// TLS for clients: connection rate limits and OCSP.
+	"TLSRateLimit", "OCSPConfig", "OCSPCacheConfig",
 	// Authentication and authorization Tern lacks.
 	"TrustedKeys", "TrustedOperators", "AccountResolver",
 	"AccountResolverTLSConfig", "AuthCallout", "DefaultSentinel",

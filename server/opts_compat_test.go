@@ -50,7 +50,6 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 	connTypes := map[string]struct{}{"STANDARD": {}}
 	return map[string]func(*Options){
 		"TLSRateLimit":               func(o *Options) { o.TLSRateLimit = 10 },
-		"AllowNonTLS":                func(o *Options) { o.AllowNonTLS = true },
 		"OCSPConfig":                 func(o *Options) { o.OCSPConfig = &OCSPConfig{Mode: OCSPModeAlways} },
 		"OCSPCacheConfig":            func(o *Options) { o.OCSPCacheConfig = &OCSPResponseCacheConfig{Type: LOCAL} },
 		"TrustedKeys":                func(o *Options) { o.TrustedKeys = []string{"OABC"} },
@@ -261,7 +260,7 @@ var implementedOptions = []string{
 	"Cluster.ListenStr",
 	// TLS (tls_config.go, tls_conn.go, tls_map.go).
 	"TLS", "TLSVerify", "TLSMap", "TLSCert", "TLSKey", "TLSCaCert", "TLSConfig",
-	"TLSTimeout", "TLSPinnedCerts", "TLSHandshakeFirst", "TLSHandshakeFirstFallback",
+	"TLSTimeout", "TLSPinnedCerts", "TLSHandshakeFirst", "TLSHandshakeFirstFallback", "AllowNonTLS",
 	"Cluster.TLSConfig", "Cluster.TLSTimeout", "Cluster.TLSPinnedCerts",
 }
 

@@ -194,6 +194,8 @@ func (o *Options) processBlockKey(ce *configErrors, k string, tk any) {
 		o.parseCluster(ce, tk)
 	case "tls":
 		o.parseClientTLS(ce, tk)
+	case "allow_non_tls":
+		o.AllowNonTLS = asBool(ce, tk)
 	default:
 		if t, ok := tk.(*conf.Token); ok && t.UsedVariable {
 			return // a variable definition, not an option

@@ -31,7 +31,7 @@ func (s *Server) setInfoTLS(info *Info, c *client) {
 	if o.TLSConfig == nil {
 		return
 	}
-	info.TLSRequired = !o.AllowNonTLS || o.TLSHandshakeFirst
+	info.TLSRequired = !o.AllowNonTLS || c.tlsFirst
 	info.TLSVerify = o.TLSConfig.ClientAuth == tls.RequireAndVerifyClientCert
 	if c.inProc {
 		info.TLSRequired = false // an in-process pipe is never encrypted
@@ -48,7 +48,6 @@ func (s *Server) setInfoTLS(info *Info, c *client) {
 // gets "-ERR 'Secure Connection - TLS Required'" in clear.
 func (s *Server) tlsAcceptClient(c *client, o *Options) ([]byte, bool) {
 	raw := c.nc
-	info := s.infoFor(c)
 	timeout := tlsTimeout(o.TLSTimeout)
 	first := o.TLSHandshakeFirst
 	var pre []byte
@@ -56,6 +55,8 @@ func (s *Server) tlsAcceptClient(c *client, o *Options) ([]byte, bool) {
 		pre = peekBytes(raw, 4, o.TLSHandshakeFirstFallback)
 		first = len(pre) > 0
 	}
+	c.tlsFirst = first
+	info := s.infoFor(c)
 	if !first {
 		_ = raw.SetWriteDeadline(time.Now().Add(timeout))
 		if _, err := raw.Write(info); err != nil {
@@ -64,6 +65,15 @@ func (s *Server) tlsAcceptClient(c *client, o *Options) ([]byte, bool) {
 		}
 		_ = raw.SetWriteDeadline(time.Time{})
 		info = nil
+		if o.AllowNonTLS {
+			// TLS or not, as the client's first byte says (a TLS record
+			// starts with 0x16); a client that says nothing is plain.
+			pre = peekBytes(raw, 6, timeout)
+			if len(pre) == 0 || pre[0] != 0x16 {
+				c.nc = &prefixConn{Conn: raw, pre: pre}
+				return nil, true
+			}
+		}
 	}
 	conn := raw
 	if len(pre) > 0 {
@@ -76,7 +86,7 @@ func (s *Server) tlsAcceptClient(c *client, o *Options) ([]byte, bool) {
 	}
 	cs := tc.ConnectionState()
 	s.Debugf("%s - TLS handshake complete: TLS %s, %s", c, tlsVersionName(cs.Version), tls.CipherSuiteName(cs.CipherSuite))
-	c.nc, c.tlsFirst = tc, first
+	c.nc = tc
 	return info, true
 }
 

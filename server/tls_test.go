@@ -378,3 +378,40 @@ func TestTLSShutdownDuringHandshake(t *testing.T) {
 		t.Fatal("Shutdown waited for a pending TLS handshake")
 	}
 }
+
+// allow_non_tls: INFO offers TLS, and each client picks by its first byte.
+func TestTLSAllowNonTLS(t *testing.T) {
+	ca := newTestCA(t, "ca")
+	srv := ca.serverCert("server")
+	p := writeConf(t, tlsConf+"allow_non_tls: true\n", map[string]string{"CERT": srv.certFile, "KEY": srv.keyFile, "EXTRA": ""})
+	s := runServer(t, confOptions(t, p))
+	raw := dialRaw(t, s)
+	if info := readInfo(t, raw.br); info.TLSRequired || !info.TLSAvailable {
+		t.Fatalf("INFO: required=%v available=%v", info.TLSRequired, info.TLSAvailable)
+	}
+	raw.send("CONNECT {\"verbose\":false}\r\nPING\r\n")
+	raw.expect("PONG\r\n")
+
+	plain, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.TLSConnectionState(); err == nil {
+		t.Fatal("plain client got TLS")
+	}
+	secure, err := nats.Connect(s.ClientURL(), nats.RootCAs(ca.caFile), nats.Secure())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer secure.Close()
+	if st, err := secure.TLSConnectionState(); err != nil || !st.HandshakeComplete {
+		t.Fatalf("secure client: %v", err)
+	}
+	sub, _ := secure.SubscribeSync("mixed")
+	secure.Flush()
+	plain.Publish("mixed", []byte("x"))
+	if _, err := sub.NextMsg(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
