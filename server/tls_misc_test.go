@@ -62,9 +62,9 @@ tls { cert_file: "%CERT%", key_file: "%KEY%", ca_file: "%CA%", verify: true }
 	}
 
 	// -ms on the command line, and its checks.
-	_, err = ConfigureOptions(flag.NewFlagSet("t", flag.ContinueOnError), []string{"-ms", "8443", "-c", p}, nil, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	fo, err := ConfigureOptions(flag.NewFlagSet("t", flag.ContinueOnError), []string{"-ms", "8443", "-c", p}, nil, nil, nil)
+	if err != nil || fo.HTTPSPort != 8443 {
+		t.Fatalf("-ms: %v", err)
 	}
 	for name, o := range map[string]*Options{
 		"both ports": {HTTPPort: 8222, HTTPSPort: 8443, TLSConfig: s.getOpts().TLSConfig},
