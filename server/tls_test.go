@@ -116,7 +116,7 @@ func TestTLSPlainClientRefused(t *testing.T) {
 
 func TestTLSHandshakeFirst(t *testing.T) {
 	ca := newTestCA(t, "ca")
-	s := runTLSServer(t, ca, "handshake_first: true\n  timeout: 0.3")
+	s := runTLSServer(t, ca, "handshake_first: true\n  timeout: 1")
 	nc, err := nats.Connect(s.ClientURL(), nats.RootCAs(ca.caFile), nats.TLSHandshakeFirst())
 	if err != nil {
 		t.Fatal(err)
