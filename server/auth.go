@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/subtle"
+	"crypto/x509"
 	"encoding/base64"
 	"strings"
 	"time"
@@ -19,10 +20,12 @@ type authConfig struct {
 	users    map[string]*User
 	nkeys    map[string]*NkeyUser
 	noAuth   string
+	tlsMap   bool // verify_and_map: users come from client certificates
 }
 
 func buildAuth(o *Options) *authConfig {
-	a := &authConfig{users: map[string]*User{}, nkeys: map[string]*NkeyUser{}, noAuth: o.NoAuthUser}
+	a := &authConfig{users: map[string]*User{}, nkeys: map[string]*NkeyUser{}, noAuth: o.NoAuthUser,
+		tlsMap: o.TLSMap && o.TLSConfig != nil}
 	a.token, a.user, a.password = o.Authorization, o.Username, o.Password
 	for _, u := range o.Users {
 		a.users[u.Username] = u
@@ -55,7 +58,7 @@ type binding struct {
 // authenticate checks the CONNECT credentials and binds the client to its
 // account and permissions.
 func (s *Server) authenticate(c *client, co *ClientOpts) bool {
-	b, ok := s.checkAuth(s.getAuth(), c.nonce, co)
+	b, ok := s.checkAuth(s.getAuth(), c.nonce, co, c.peerCert())
 	ok = ok && connTypeAllowed(b.allowed, c.connType())
 	if ok {
 		s.bindClient(c, b.acc, b.user, b.perms)
@@ -64,13 +67,16 @@ func (s *Server) authenticate(c *client, co *ClientOpts) bool {
 }
 
 // checkAuth decides whether credentials are valid under a.
-func (s *Server) checkAuth(a *authConfig, nonce string, co *ClientOpts) (binding, bool) {
+// cert is the client's verified TLS certificate, if it sent one.
+func (s *Server) checkAuth(a *authConfig, nonce string, co *ClientOpts, cert *x509.Certificate) (binding, bool) {
 	if !a.required {
 		return binding{acc: s.globalAccount()}, true
 	}
 	switch {
 	case co.Nkey != "":
 		return s.checkNkey(a, nonce, co)
+	case a.tlsMap && len(a.users) > 0:
+		return s.checkCertUser(a, cert)
 	case co.Token != "":
 		ok := a.token != "" && comparePasswords(a.token, co.Token)
 		return binding{acc: s.globalAccount()}, ok
@@ -132,7 +138,7 @@ func (s *Server) reauthorizeClients() {
 		if pending {
 			continue // still within its auth timeout; CONNECT will be checked
 		}
-		b, ok := s.checkAuth(a, nonce, &co)
+		b, ok := s.checkAuth(a, nonce, &co, c.peerCert())
 		if !ok || !connTypeAllowed(b.allowed, c.connType()) {
 			s.Noticef("%s - credentials revoked by reload", c)
 			c.sendErrAndClose("Authorization Violation", AuthenticationViolation)

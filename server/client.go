@@ -56,6 +56,10 @@ type client struct {
 	nonce  string
 	route  *route // set on route connections
 
+	// set before the client is registered, read-only after
+	inProc   bool // an InProcessConn: never TLS
+	tlsFirst bool // the TLS handshake came before INFO
+
 	// guarded by mu
 	acc       *Account
 	opts      ClientOpts

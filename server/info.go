@@ -17,6 +17,9 @@ type Info struct {
 	Port              int      `json:"port"`
 	Headers           bool     `json:"headers"`
 	AuthRequired      bool     `json:"auth_required,omitempty"`
+	TLSRequired       bool     `json:"tls_required,omitempty"`
+	TLSVerify         bool     `json:"tls_verify,omitempty"`
+	TLSAvailable      bool     `json:"tls_available,omitempty"`
 	MaxPayload        int32    `json:"max_payload"`
 	JetStream         bool     `json:"jetstream,omitempty"`
 	ClientID          uint64   `json:"client_id,omitempty"`
@@ -45,6 +48,7 @@ func (s *Server) infoFor(c *client) []byte {
 	info := s.baseInfo()
 	info.ClientID, info.ClientIP, info.Nonce = c.cid, c.host, c.nonce
 	info.LameDuckMode = s.ldm.Load()
+	s.setInfoTLS(&info, c)
 	b, _ := json.Marshal(&info)
 	return append(append([]byte("INFO "), b...), "\r\n"...)
 }

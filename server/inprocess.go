@@ -13,6 +13,6 @@ func (s *Server) InProcessConn() (net.Conn, error) {
 		return nil, errors.New("server not running")
 	}
 	local, remote := net.Pipe()
-	s.createClient(local)
+	s.createClientConn(local, true)
 	return remote, nil
 }

@@ -18,7 +18,10 @@ type httpServer struct {
 // startMonitoring serves the monitoring endpoints on http_port.
 func (s *Server) startMonitoring() error {
 	o := s.getOpts()
-	port := o.HTTPPort
+	port, scheme := o.HTTPPort, "http"
+	if o.HTTPSPort != 0 {
+		port, scheme = o.HTTPSPort, "https"
+	}
 	if port == RANDOM_PORT {
 		port = 0
 	}
@@ -26,7 +29,10 @@ func (s *Server) startMonitoring() error {
 	if err != nil {
 		return err
 	}
-	s.Noticef("Starting http monitor on %s", l.Addr())
+	s.Noticef("Starting %s monitor on %s", scheme, l.Addr())
+	if scheme == "https" {
+		l = s.monitorTLSListener(l)
+	}
 	mux := http.NewServeMux()
 	base := strings.TrimSuffix(o.HTTPBasePath, "/")
 	routes := map[string]http.HandlerFunc{
@@ -52,7 +58,7 @@ func (s *Server) startMonitoring() error {
 
 // serveHTTP serves mux on l until the server stops (monitoring, profiling).
 func (s *Server) serveHTTP(l net.Listener, mux *http.ServeMux) *httpServer {
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: s.httpErrorLog()}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

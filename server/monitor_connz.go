@@ -44,6 +44,9 @@ type ConnInfo struct {
 	AuthorizedUser string     `json:"authorized_user,omitempty"`
 	Account        string     `json:"account,omitempty"`
 	Subs           []string   `json:"subscriptions_list,omitempty"`
+	TLSVersion     string     `json:"tls_version,omitempty"`
+	TLSCipher      string     `json:"tls_cipher_suite,omitempty"`
+	TLSFirst       bool       `json:"tls_first,omitempty"`
 }
 
 // SortOpt is a /connz sort order, named as in nats-server.
@@ -104,6 +107,7 @@ func (c *client) connInfo(now time.Time, closed bool) *ConnInfo {
 	if c.rtt > 0 {
 		ci.RTT = c.rtt.String()
 	}
+	c.tlsConnInfo(ci)
 	if c.acc != nil {
 		ci.Account = c.acc.Name
 	}

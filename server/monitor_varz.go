@@ -17,6 +17,8 @@ type Varz struct {
 	Host             string            `json:"host"`
 	Port             int               `json:"port"`
 	AuthRequired     bool              `json:"auth_required,omitempty"`
+	TLSRequired      bool              `json:"tls_required,omitempty"`
+	TLSVerify        bool              `json:"tls_verify,omitempty"`
 	MaxConn          int               `json:"max_connections"`
 	MaxSubs          int               `json:"max_subscriptions,omitempty"`
 	PingInterval     time.Duration     `json:"ping_interval"`
@@ -64,6 +66,10 @@ type ClusterOptsVarz struct {
 	Host string   `json:"addr,omitempty"`
 	Port int      `json:"cluster_port,omitempty"`
 	URLs []string `json:"urls,omitempty"`
+
+	TLSTimeout  float64 `json:"tls_timeout,omitempty"`
+	TLSRequired bool    `json:"tls_required,omitempty"`
+	TLSVerify   bool    `json:"tls_verify,omitempty"`
 }
 
 // JetStreamVarz is the jetstream section of /varz (empty until enabled).
@@ -95,6 +101,7 @@ func (s *Server) varz() *Varz {
 		Tags:    o.Tags,
 		Cluster: ClusterOptsVarz{Name: o.Cluster.Name, Host: o.Cluster.Host, Port: o.Cluster.Port},
 	}
+	setVarzTLS(v, o)
 	if sa := s.SystemAccount(); sa != nil {
 		v.SystemAccount = sa.Name
 	}

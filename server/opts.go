@@ -240,6 +240,7 @@ type Permissions struct {
 
 // setBaselineOptions fills in nats-server's defaults for every unset field.
 func setBaselineOptions(o *Options) {
+	setTLSDefaults(o)
 	if o.Host == "" {
 		o.Host = DEFAULT_HOST
 	}

@@ -362,6 +362,8 @@ func (o *Options) parseCluster(ce *configErrors, tk any) {
 			o.Cluster.PoolSize = asInt(ce, v)
 		case "authorization":
 			o.parseClusterAuthorization(ce, v)
+		case "tls":
+			o.parseClusterTLS(ce, v)
 		default:
 			ce.unknownKey("cluster", k, v)
 		}

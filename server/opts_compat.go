@@ -25,11 +25,8 @@ import (
 // rest of those structs when no listener or remote is configured, and so
 // does Tern.
 var refusedOptions = []string{
-	// TLS for clients.
-	"TLS", "TLSVerify", "TLSMap", "TLSCert", "TLSKey", "TLSCaCert",
-	"TLSConfig", "TLSTimeout", "TLSPinnedCerts", "TLSRateLimit",
-	"TLSHandshakeFirst", "TLSHandshakeFirstFallback", "AllowNonTLS",
-	"OCSPConfig", "OCSPCacheConfig",
+	// TLS for clients: connection rate limits and OCSP.
+	"TLSRateLimit", "OCSPConfig", "OCSPCacheConfig",
 	// Authentication and authorization Tern lacks.
 	"TrustedKeys", "TrustedOperators", "AccountResolver",
 	"AccountResolverTLSConfig", "AuthCallout", "DefaultSentinel",
@@ -46,10 +43,9 @@ var refusedOptions = []string{
 	"MQTT.Host", "MQTT.Port",
 	"LeafNode.Host", "LeafNode.Port", "LeafNode.Remotes",
 	"Gateway.Host", "Gateway.Port", "Gateway.Gateways",
-	// Routes: authentication, TLS, permissions, compression.
+	// Routes: certificate mapping, permissions, compression.
 	"Cluster.Permissions",
-	"Cluster.TLSConfig", "Cluster.TLSTimeout", "Cluster.TLSMap",
-	"Cluster.TLSCheckKnownURLs", "Cluster.TLSPinnedCerts",
+	"Cluster.TLSMap", "Cluster.TLSCheckKnownURLs",
 	"Cluster.Compression", "Cluster.WriteTimeout",
 }
 

@@ -46,22 +46,9 @@ func testUserNkey(t *testing.T) string {
 // value; the name is the one the error must carry.
 func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 	nkey := testUserNkey(t)
-	pinned := PinnedCertSet{"ab": {}}
 	u, _ := url.Parse("nats://127.0.0.1:7422")
 	return map[string]func(*Options){
-		"TLS":                        func(o *Options) { o.TLS = true },
-		"TLSVerify":                  func(o *Options) { o.TLSVerify = true },
-		"TLSMap":                     func(o *Options) { o.TLSMap = true },
-		"TLSCert":                    func(o *Options) { o.TLSCert = "cert.pem" },
-		"TLSKey":                     func(o *Options) { o.TLSKey = "key.pem" },
-		"TLSCaCert":                  func(o *Options) { o.TLSCaCert = "ca.pem" },
-		"TLSConfig":                  func(o *Options) { o.TLSConfig = &tls.Config{} },
-		"TLSTimeout":                 func(o *Options) { o.TLSTimeout = 2 },
-		"TLSPinnedCerts":             func(o *Options) { o.TLSPinnedCerts = pinned },
 		"TLSRateLimit":               func(o *Options) { o.TLSRateLimit = 10 },
-		"TLSHandshakeFirst":          func(o *Options) { o.TLSHandshakeFirst = true },
-		"TLSHandshakeFirstFallback":  func(o *Options) { o.TLSHandshakeFirstFallback = time.Second },
-		"AllowNonTLS":                func(o *Options) { o.AllowNonTLS = true },
 		"OCSPConfig":                 func(o *Options) { o.OCSPConfig = &OCSPConfig{Mode: OCSPModeAlways} },
 		"OCSPCacheConfig":            func(o *Options) { o.OCSPCacheConfig = &OCSPResponseCacheConfig{Type: LOCAL} },
 		"TrustedKeys":                func(o *Options) { o.TrustedKeys = []string{"OABC"} },
@@ -100,11 +87,8 @@ func refusedOptionCases(t *testing.T) map[string]func(*Options) {
 		"Gateway.Port":               func(o *Options) { o.Gateway.Port = -1 },
 		"Gateway.Gateways":           func(o *Options) { o.Gateway.Gateways = []*RemoteGatewayOpts{{Name: "B", URLs: []*url.URL{u}}} },
 		"Cluster.Permissions":        func(o *Options) { o.Cluster.Permissions = &RoutePermissions{} },
-		"Cluster.TLSConfig":          func(o *Options) { o.Cluster.TLSConfig = &tls.Config{} },
-		"Cluster.TLSTimeout":         func(o *Options) { o.Cluster.TLSTimeout = 2 },
 		"Cluster.TLSMap":             func(o *Options) { o.Cluster.TLSMap = true },
 		"Cluster.TLSCheckKnownURLs":  func(o *Options) { o.Cluster.TLSCheckKnownURLs = true },
-		"Cluster.TLSPinnedCerts":     func(o *Options) { o.Cluster.TLSPinnedCerts = pinned },
 		"Cluster.Compression":        func(o *Options) { o.Cluster.Compression = CompressionOpts{Mode: CompressionS2Auto} },
 		"Cluster.WriteTimeout":       func(o *Options) { o.Cluster.WriteTimeout = WriteTimeoutPolicyClose },
 		"Users[0].ConnectionDeadline": func(o *Options) {
@@ -152,14 +136,14 @@ func TestCompatRefusedOptions(t *testing.T) {
 
 func TestCompatRefusedOptionsAllNamed(t *testing.T) {
 	o := testOptions()
-	o.TLSConfig = &tls.Config{}
+	o.TLSRateLimit = 10
 	o.Cluster.Permissions = &RoutePermissions{}
 	o.Websocket.Port = -1
 	_, err := NewServer(o)
 	if err == nil {
 		t.Fatal("NewServer accepted unsupported options")
 	}
-	for _, name := range []string{"TLSConfig", "Cluster.Permissions", "Websocket.Port"} {
+	for _, name := range []string{"TLSRateLimit", "Cluster.Permissions", "Websocket.Port"} {
 		if !strings.Contains(err.Error(), "option "+name+" is not supported") {
 			t.Errorf("error %q does not name %s", err, name)
 		}
@@ -264,6 +248,10 @@ var implementedOptions = []string{
 	"Cluster.Name", "Cluster.Host", "Cluster.Port", "Cluster.Advertise",
 	"Cluster.NoAdvertise", "Cluster.ConnectRetries", "Cluster.PoolSize",
 	"Cluster.ListenStr", "Cluster.Username", "Cluster.Password", "Cluster.AuthTimeout",
+	// TLS (tls_config.go, tls_conn.go, tls_map.go).
+	"TLS", "TLSVerify", "TLSMap", "TLSCert", "TLSKey", "TLSCaCert", "TLSConfig",
+	"TLSTimeout", "TLSPinnedCerts", "TLSHandshakeFirst", "TLSHandshakeFirstFallback", "AllowNonTLS",
+	"Cluster.TLSConfig", "Cluster.TLSTimeout", "Cluster.TLSPinnedCerts",
 }
 
 func TestCompatOptionsClassified(t *testing.T) {

@@ -153,6 +153,13 @@ func (o *Options) processConfigKey(ce *configErrors, k string, tk any) {
 			return
 		}
 		o.HTTPHost, o.HTTPPort = host, port
+	case "https":
+		host, port, err := parseListen(v)
+		if err != nil {
+			ce.errf(tk, "%v", err)
+			return
+		}
+		o.HTTPHost, o.HTTPSPort = host, port
 	case "prof_port":
 		o.ProfPort = asInt(ce, tk)
 	case "http_port", "monitor_port":
@@ -217,6 +224,10 @@ func (o *Options) processBlockKey(ce *configErrors, k string, tk any) {
 		o.StoreDir = asString(ce, tk)
 	case "cluster":
 		o.parseCluster(ce, tk)
+	case "tls":
+		o.parseClientTLS(ce, tk)
+	case "allow_non_tls":
+		o.AllowNonTLS = asBool(ce, tk)
 	default:
 		ce.unknownKey("", k, tk)
 	}

@@ -52,13 +52,13 @@ var ignoredConfigKeys = map[string]string{
 
 var refusedConfigKeys = keySet(map[string][]string{
 	"": {"mappings", "maps", "default_sentinel", "gateway", "leaf", "leafnodes",
-		"proxy_protocol", "proxies", "tls", "https", "ocsp", "ocsp_cache", "allow_non_tls",
+		"proxy_protocol", "proxies", "ocsp", "ocsp_cache",
 		"operator", "operators", "roots", "root", "root_operators", "root_operator",
 		"resolver", "account_resolver", "accounts_resolver", "resolver_tls",
 		"resolver_preload", "resolver_pinned_accounts", "trusted", "trusted_keys",
 		"websocket", "ws", "mqtt", "default_js_domain", "max_sub_tokens",
 		"max_subscription_tokens", "feature_flags", "write_timeout"},
-	"cluster": {"tls", "permissions"},
+	"cluster": {"permissions"},
 	"jetstream": {"key", "ek", "encryption_key", "prev_key", "prev_ek",
 		"prev_encryption_key", "cipher", "limits", "tpm", "unique_tag"},
 	"authorization": {"auth_callout", "auth_hook", "proxy_required"},

@@ -47,6 +47,13 @@ Authorization Options:
         --pass <password>            Password required for connections
         --auth <token>               Authorization token required for connections
 
+TLS Options:
+        --tls                        Require TLS from clients (certificate and key below)
+        --tlscert <file>             Server certificate file
+        --tlskey <file>              Private key of the server certificate
+        --tlsverify                  Require TLS and a client certificate signed by --tlscacert
+        --tlscacert <file>           CA certificate that client certificates are verified against
+
 Cluster Options:
         --routes <rurl-1, rurl-2>    Routes to solicit and connect
         --cluster <cluster-url>      Cluster URL for solicited routes
@@ -158,6 +165,11 @@ func defineFlags(fs *flag.FlagSet, o *Options, fv *flagValues) {
 	str(&o.Username, "user")
 	str(&o.Password, "pass")
 	str(&o.Authorization, "auth")
+	boolean(&o.TLS, "tls")
+	boolean(&o.TLSVerify, "tlsverify")
+	str(&o.TLSCert, "tlscert")
+	str(&o.TLSKey, "tlskey")
+	str(&o.TLSCaCert, "tlscacert")
 	str(&fv.routes, "routes")
 	str(&fv.cluster, "cluster", "cluster_listen")
 	str(&o.Cluster.Name, "cluster_name")
@@ -211,6 +223,7 @@ func mergeFlags(o, f *Options, set map[string]bool) {
 			fn()
 		}
 	}
+	mergeTLSFlags(o, f, set)
 	o.ConfigFile = f.ConfigFile
 }
 
@@ -235,6 +248,9 @@ func applyFlagValues(o *Options, fv *flagValues, set map[string]bool) error {
 			return fmt.Errorf("error parsing cluster port: %v", err)
 		}
 		o.Cluster.ListenStr = fv.cluster
+	}
+	if err := applyTLSFlags(o, set); err != nil {
+		return err
 	}
 	if fv.routes != "" {
 		o.RoutesStr = fv.routes

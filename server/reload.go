@@ -21,6 +21,9 @@ func (s *Server) Reload() error {
 	}
 	if cur.inFlags != nil {
 		mergeFlags(nw, cur, cur.inFlags)
+		if err := applyTLSFlags(nw, cur.inFlags); err != nil {
+			return fmt.Errorf("config reload failed: %v", err)
+		}
 	}
 	return s.ReloadOptions(nw)
 }
@@ -67,7 +70,7 @@ func checkReloadable(cur, nw *Options) error {
 		return errors.New("config reload not supported for server_name")
 	case cur.JetStream != nw.JetStream || cur.StoreDir != nw.StoreDir:
 		return errors.New("config reload not supported for jetstream")
-	case !reflect.DeepEqual(cur.Cluster, nw.Cluster):
+	case !reflect.DeepEqual(clusterWithoutTLS(cur.Cluster), clusterWithoutTLS(nw.Cluster)):
 		return errors.New("config reload not supported for cluster")
 	}
 	return nil

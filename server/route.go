@@ -147,7 +147,9 @@ func (s *Server) acceptRoutes(l net.Listener) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.runRoute(nc, false, nil)
+			if nc, err := s.routeTLS(nc, false, nil); err == nil {
+				s.runRoute(nc, false, nil)
+			}
 		}()
 	}
 }
@@ -186,6 +188,9 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 	retries := s.getOpts().Cluster.ConnectRetries
 	for !s.shutdown.Load() {
 		nc, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
+		if err == nil {
+			nc, err = s.routeTLS(nc, true, u)
+		}
 		if err == nil {
 			failures, delay = 0, 50*time.Millisecond
 			switch id, err := s.runRoute(nc, true, u); err {

@@ -102,6 +102,9 @@ func validateOptions(o *Options) error {
 	if err := validateConnTypes(o); err != nil {
 		return err
 	}
+	if err := validateTLS(o); err != nil {
+		return err
+	}
 	if o.MaxPayload > 64*1024*1024 {
 		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
 	}
@@ -182,7 +185,7 @@ func (s *Server) Start() {
 			return
 		}
 	}
-	if o.HTTPPort != 0 {
+	if o.HTTPPort != 0 || o.HTTPSPort != 0 {
 		if err := s.startMonitoring(); err != nil {
 			s.Fatalf("Error starting monitoring: %v", err)
 			return
@@ -240,15 +243,38 @@ func (s *Server) acceptLoop(l net.Listener) {
 }
 
 // createClient registers a connection, sends INFO and starts its loops.
-func (s *Server) createClient(nc net.Conn) {
+// With TLS the handshake runs first, on its own goroutine (tls_conn.go).
+func (s *Server) createClient(nc net.Conn) { s.createClientConn(nc, false) }
+
+func (s *Server) createClientConn(nc net.Conn, inProc bool) {
 	o := s.getOpts()
 	c := newClient(s, nc, s.cidGen.Add(1))
+	c.inProc = inProc
 	a := s.getAuth()
 	if a.needsNonce() {
 		c.nonce = nuid.Next()
 	}
 	c.parser = proto.New(c, proto.Limits{MaxControlLine: int(o.MaxControlLine), MaxPayload: int(o.MaxPayload)})
 	c.parser.RequireConnect = a.required && a.noAuth == ""
+	if o.TLSConfig != nil && !inProc {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if info, ok := s.tlsAcceptClient(c, o); ok {
+				s.startClient(c, info)
+			}
+		}()
+		return
+	}
+	s.startClient(c, s.infoFor(c))
+}
+
+// startClient registers c, queues info (nil when already sent) and starts
+// the client's loops.
+func (s *Server) startClient(c *client, info []byte) {
+	o := s.getOpts()
+	a := s.getAuth()
+	nc := c.nc
 	s.mu.Lock()
 	if s.shutdown.Load() {
 		s.mu.Unlock()
@@ -262,7 +288,7 @@ func (s *Server) createClient(nc net.Conn) {
 	s.mu.Unlock()
 	s.stats.totalConns.Add(1)
 	c.mu.Lock()
-	c.out.write(s.infoFor(c))
+	c.out.write(info)
 	c.mu.Unlock()
 	s.wg.Add(2)
 	go c.writeLoop()

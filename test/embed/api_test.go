@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"flag"
 	"net"
 	"time"
@@ -54,4 +55,16 @@ var (
 	_ func(*server.Server) *server.Account                              = (*server.Server).GlobalAccount
 	_ func(*server.Server) *server.Account                              = (*server.Server).SystemAccount
 	_ func(*server.Server) (net.Conn, error)                            = (*server.Server).InProcessConn
+
+	_ func(*server.TLSConfigOpts) (*tls.Config, error) = server.GenTLSConfig
+	_                                                  = server.ErrCertNotPinned
+	_ time.Duration                                    = server.TLS_TIMEOUT
+	_ time.Duration                                    = server.DEFAULT_TLS_HANDSHAKE_FIRST_FALLBACK_DELAY
+	_                                                  = server.TLSConfigOpts{
+		CertFile: "c", KeyFile: "k", CaFile: "ca", Verify: true, Insecure: false, Map: true,
+		TLSCheckKnownURLs: false, HandshakeFirst: true, FallbackDelay: time.Millisecond, Timeout: 2,
+		RateLimit: 0, AllowInsecureCiphers: false, Ciphers: []uint16{tls.TLS_AES_128_GCM_SHA256},
+		CurvePreferences: []tls.CurveID{tls.X25519}, PinnedCerts: server.PinnedCertSet{},
+		Certificates: []*server.TLSCertPairOpt{{CertFile: "c", KeyFile: "k"}}, MinVersion: tls.VersionTLS12,
+	}
 )
