@@ -76,7 +76,6 @@ var clusterRoutes = []struct {
 	{"STREAM.DELETE.", "stream_delete_response", true, (*apiRequest).clusterStreamDelete},
 	{"STREAM.NAMES", "stream_names_response", true, (*apiRequest).clusterStreamNames},
 	{"STREAM.LIST", "stream_list_response", true, (*apiRequest).clusterStreamList},
-	{"META.LEADER.STEPDOWN", "meta_leader_stepdown_response", true, (*apiRequest).metaStepdown},
 	{"STREAM.INFO.", "stream_info_response", false, (*apiRequest).streamInfo},
 	{"STREAM.MSG.GET.", "stream_msg_get_response", false, (*apiRequest).streamMsgGet},
 	{"STREAM.PURGE.", "stream_purge_response", false, (*apiRequest).clusterStreamPurge},
@@ -369,17 +368,6 @@ func (r *apiRequest) streamStepdown() any {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
 	if !transferLeadership(g) {
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
-	}
-	return &successResponse{Success: true}
-}
-
-func (r *apiRequest) metaStepdown() any {
-	jc := r.jsa.js.cluster
-	jc.mu.Lock()
-	g := jc.meta
-	jc.mu.Unlock()
-	if g == nil || !transferLeadership(g) {
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}
