@@ -237,7 +237,7 @@ func (s *Server) deliverTo(c *client, wake map[*client]struct{}, acc *Account, s
 	if !dst.opts.Headers {
 		hdr = nil
 	}
-	if dst.perms != nil && len(dst.perms.subDeny) > 0 && matchesAny(subject, dst.perms.subDeny) {
+	if dst.perms != nil && len(dst.perms.subDeny) > 0 && dst.perms.deniesDelivery(subject, sub.queue) {
 		dst.mu.Unlock()
 		return false
 	}

@@ -119,6 +119,9 @@ func parsePermissions(ce *configErrors, tk any) *Permissions {
 			ce.warnf(v, "unknown field %q in permissions", k)
 		}
 	}
+	if err := checkPermissions(p); err != nil {
+		ce.errf(tk, "%v", err)
+	}
 	return p
 }
 
