@@ -109,10 +109,14 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errStreamNameExist())
 		}
 	}
-	for _, sa := range jc.assignments(r.jsa.acc.Name) {
-		if sa.Config.Name != name && subjectsCollide(sa.Config.Subjects, cfg.Subjects) {
-			return streamErr(errSubjectsOverlap())
+	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		for _, sa := range jc.assignments(r.jsa.acc.Name) {
+			if sa.Config.Name != name && !yield(sa.Config.Subjects) {
+				return
+			}
 		}
+	}); e != nil {
+		return streamErr(e)
 	}
 	if max := r.jsa.limits().MaxStreams; max > 0 && len(jc.assignments(r.jsa.acc.Name)) >= max {
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
