@@ -26,8 +26,7 @@ func (o *Options) parseAuthorization(ce *configErrors, tk any) {
 			o.AuthTimeout = asSeconds(ce, v)
 		case "users":
 			users, nkeys := parseUsers(ce, v, defPerms)
-			o.Users = append(o.Users, users...)
-			o.Nkeys = append(o.Nkeys, nkeys...)
+			o.addConfigUsers(ce, v, users, nkeys)
 		case "default_permissions":
 		default:
 			ce.warnf(v, "unknown field %q in authorization", k)
@@ -186,8 +185,7 @@ func (o *Options) parseAccounts(ce *configErrors, tk any) {
 				for _, n := range nkeys {
 					n.Account = acc
 				}
-				o.Users = append(o.Users, users...)
-				o.Nkeys = append(o.Nkeys, nkeys...)
+				o.addConfigUsers(ce, av, users, nkeys)
 			case "jetstream":
 				parseAccountJetStream(ce, acc, av)
 			case "exports":

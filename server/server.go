@@ -105,6 +105,9 @@ func validateOptions(o *Options) error {
 	if err := checkUsersPermissions(o); err != nil {
 		return err
 	}
+	if err := checkDuplicateUsers(o); err != nil {
+		return err
+	}
 	if o.NoAuthUser != "" {
 		found := false
 		for _, u := range o.Users {
