@@ -299,7 +299,12 @@ func (c *client) sendNoResponders(acc *Account, subject, reply string) {
 		}
 		hdr := []byte("NATS/1.0 503\r\nNats-Subject: " + subject + "\r\n\r\n")
 		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return
+		}
 		c.appendMsgLocked(reply, sub.sid, "", hdr, nil)
+		c.checkPendingLocked()
 		c.mu.Unlock()
 		c.pcd[c] = struct{}{}
 		return
