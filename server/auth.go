@@ -145,6 +145,7 @@ func (s *Server) reauthorizeClients() {
 			continue
 		}
 		s.bindClient(c, b.acc, b.user, b.perms)
+		c.removeDeniedSubs()
 	}
 }
 

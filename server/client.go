@@ -281,6 +281,11 @@ func (c *client) ProcessConnect(arg []byte) error {
 	return nil
 }
 
+var (
+	pongProto = []byte("PONG\r\n")
+	okProto   = []byte("+OK\r\n")
+)
+
 // ProcessPing answers PING with PONG.
 func (c *client) ProcessPing() error {
 	if c.tracing() {
@@ -288,7 +293,7 @@ func (c *client) ProcessPing() error {
 		c.traceOut("PONG")
 	}
 	c.mu.Lock()
-	c.out.writeString("PONG\r\n")
+	c.queueLocked(pongProto)
 	c.mu.Unlock()
 	c.pcd[c] = struct{}{}
 	return nil
@@ -311,7 +316,7 @@ func (c *client) ProcessPong() error {
 
 func (c *client) sendOK() {
 	c.mu.Lock()
-	c.out.writeString("+OK\r\n")
+	c.queueLocked(okProto)
 	c.mu.Unlock()
 	c.pcd[c] = struct{}{}
 }
@@ -322,7 +327,7 @@ func (c *client) sendErr(text string) {
 		c.traceOut("-ERR '" + text + "'")
 	}
 	c.mu.Lock()
-	c.out.writeString("-ERR '" + text + "'\r\n")
+	c.queueLocked([]byte("-ERR '" + text + "'\r\n"))
 	c.mu.Unlock()
 	c.out.signal()
 }

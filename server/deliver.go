@@ -237,7 +237,7 @@ func (s *Server) deliverTo(c *client, wake map[*client]struct{}, acc *Account, s
 	if !dst.opts.Headers {
 		hdr = nil
 	}
-	if dst.perms != nil && len(dst.perms.subDeny) > 0 && matchesAny(subject, dst.perms.subDeny) {
+	if dst.perms != nil && len(dst.perms.subDeny) > 0 && dst.perms.deniesDelivery(subject, sub.queue) {
 		dst.mu.Unlock()
 		return false
 	}
@@ -299,7 +299,12 @@ func (c *client) sendNoResponders(acc *Account, subject, reply string) {
 		}
 		hdr := []byte("NATS/1.0 503\r\nNats-Subject: " + subject + "\r\n\r\n")
 		c.mu.Lock()
+		if c.closing {
+			c.mu.Unlock()
+			return
+		}
 		c.appendMsgLocked(reply, sub.sid, "", hdr, nil)
+		c.checkPendingLocked()
 		c.mu.Unlock()
 		c.pcd[c] = struct{}{}
 		return

@@ -28,6 +28,7 @@ type serviceImport struct {
 	to      *Account
 	local   string
 	remote  string
+	mapping *svcMapping
 	sub     *subscription
 	respSub *subscription
 	prefix  string // "_R_.<id>."
@@ -113,7 +114,11 @@ func (a *Account) AddServiceImport(destination *Account, to, from string) error 
 	if !destination.exportAllows(from, true, a) {
 		return errNotExported
 	}
-	si := &serviceImport{to: destination, local: to, remote: from, replies: map[string]string{}}
+	mapping, err := newSvcMapping(to, from)
+	if err != nil {
+		return err
+	}
+	si := &serviceImport{to: destination, local: to, remote: from, mapping: mapping, replies: map[string]string{}}
 	si.prefix = "_R_." + nuid.Next() + "."
 	resp, err := destination.subscribeInternal(si.prefix+">", "", func(_ *subscription, c *client, _ *Account, subj, _ string, hdr, msg []byte) {
 		if orig, ok := si.takeReply(subj); ok {
@@ -138,10 +143,7 @@ func (a *Account) AddServiceImport(destination *Account, to, from string) error 
 }
 
 func (si *serviceImport) forward(a *Account, c *client, subject, reply string, hdr, msg []byte) {
-	remote := si.remote
-	if sublist.SubjectHasWildcard(si.local) {
-		remote = subject // wildcard imports keep the subject
-	}
+	remote := si.mapping.apply(subject)
 	mapped := ""
 	if reply != "" {
 		mapped = si.prefix + nuid.Next()

@@ -89,6 +89,12 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	if isSysOnlyAPI(r.subject) {
+		if jsa.acc != js.srv.SystemAccount() {
+			js.srv.Debugf("JetStream API request %q from non-system account %q ignored", subject, jsa.acc.Name)
+		}
+		return // answered in the system account only (jetstream_sys_api.go)
+	}
 	var typ string
 	var resp any
 	if js.cluster != nil {

@@ -136,10 +136,14 @@ func (r *apiRequest) streamUpdate() any {
 func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
 	jsa.mu.Lock()
 	defer jsa.mu.Unlock()
-	for _, other := range jsa.streams {
-		if other != mset && subjectsCollide(other.cfg.Subjects, cfg.Subjects) {
-			return errSubjectsOverlap()
+	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		for _, other := range jsa.streams {
+			if other != mset && !yield(other.cfg.Subjects) {
+				return
+			}
 		}
+	}); e != nil {
+		return e
 	}
 	mset.mu.Lock()
 	if e := checkUpdate(&mset.cfg, cfg); e != nil {

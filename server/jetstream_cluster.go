@@ -104,6 +104,7 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 	}
+	_ = js.subscribeSysAPI()
 	jc.startUsageReports()
 	s.wg.Add(1)
 	go jc.reannounceLoop()

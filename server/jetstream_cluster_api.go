@@ -76,7 +76,6 @@ var clusterRoutes = []struct {
 	{"STREAM.DELETE.", "stream_delete_response", true, (*apiRequest).clusterStreamDelete},
 	{"STREAM.NAMES", "stream_names_response", true, (*apiRequest).clusterStreamNames},
 	{"STREAM.LIST", "stream_list_response", true, (*apiRequest).clusterStreamList},
-	{"META.LEADER.STEPDOWN", "meta_leader_stepdown_response", true, (*apiRequest).metaStepdown},
 	{"STREAM.INFO.", "stream_info_response", false, (*apiRequest).streamInfo},
 	{"STREAM.MSG.GET.", "stream_msg_get_response", false, (*apiRequest).streamMsgGet},
 	{"STREAM.PURGE.", "stream_purge_response", false, (*apiRequest).clusterStreamPurge},
@@ -110,10 +109,14 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errStreamNameExist())
 		}
 	}
-	for _, sa := range jc.assignments(r.jsa.acc.Name) {
-		if sa.Config.Name != name && subjectsCollide(sa.Config.Subjects, cfg.Subjects) {
-			return streamErr(errSubjectsOverlap())
+	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		for _, sa := range jc.assignments(r.jsa.acc.Name) {
+			if sa.Config.Name != name && !yield(sa.Config.Subjects) {
+				return
+			}
 		}
+	}); e != nil {
+		return streamErr(e)
 	}
 	if max := r.jsa.limits().MaxStreams; max > 0 && len(jc.assignments(r.jsa.acc.Name)) >= max {
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
@@ -369,17 +372,6 @@ func (r *apiRequest) streamStepdown() any {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
 	if !transferLeadership(g) {
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
-	}
-	return &successResponse{Success: true}
-}
-
-func (r *apiRequest) metaStepdown() any {
-	jc := r.jsa.js.cluster
-	jc.mu.Lock()
-	g := jc.meta
-	jc.mu.Unlock()
-	if g == nil || !transferLeadership(g) {
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}

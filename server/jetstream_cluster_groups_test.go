@@ -202,7 +202,7 @@ func TestJetStreamClusterStreamListOlderLeader(t *testing.T) {
 	createR3Streams(t, js, "O", "old.", streams, func(int) int { return 1 })
 	// The questions come from the meta leader: it must not be the old one.
 	for c.waitMetaLeader().Name() == old {
-		nc.Request("$JS.API.META.LEADER.STEPDOWN", nil, 5*time.Second)
+		c.stepDownMeta() // no system user here: $JS.API.META.LEADER.STEPDOWN is theirs
 		waitFor(t, 10*time.Second, "a new meta leader", func() bool { return c.waitMetaLeader().Name() != old })
 	}
 	meta := c.waitMetaLeader()

@@ -59,7 +59,7 @@ func (c *client) sendAsyncInfo() {
 		c.mu.Unlock()
 		return
 	}
-	c.out.write(c.srv.infoFor(c))
+	c.queueLocked(c.srv.infoFor(c))
 	c.mu.Unlock()
 	c.out.signal()
 }

@@ -28,8 +28,7 @@ func (o *Options) parseAuthorization(ce *configErrors, tk any) {
 			o.AuthTimeout = asSeconds(ce, v)
 		case "users":
 			users, nkeys := parseUsers(ce, v, defPerms)
-			o.Users = append(o.Users, users...)
-			o.Nkeys = append(o.Nkeys, nkeys...)
+			o.addConfigUsers(ce, v, users, nkeys)
 		case "default_permissions", "default_permission", "permissions":
 		default:
 			ce.unknownKey("authorization", k, v)
@@ -123,6 +122,9 @@ func parsePermissions(ce *configErrors, tk any) *Permissions {
 			ce.unknownKey("permissions", k, v)
 		}
 	}
+	if err := checkPermissions(p); err != nil {
+		ce.errf(tk, "%v", err)
+	}
 	return p
 }
 
@@ -194,8 +196,7 @@ func (o *Options) parseAccounts(ce *configErrors, tk any) {
 				for _, n := range nkeys {
 					n.Account = acc
 				}
-				o.Users = append(o.Users, users...)
-				o.Nkeys = append(o.Nkeys, nkeys...)
+				o.addConfigUsers(ce, av, users, nkeys)
 			case "jetstream":
 				parseAccountJetStream(ce, acc, av)
 			case "exports":

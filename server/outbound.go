@@ -99,8 +99,21 @@ func (c *client) closeNow(reason ClosedState) {
 	c.out.signal()
 }
 
-// queueLocked checks the pending limit after data was appended under mu.
-// It returns false when the client became a slow consumer.
+// queueLocked queues protocol output (PONG, +OK, -ERR, INFO, PING) under
+// mu. It counts against max_pending as messages do, so a client that sends
+// PINGs and never reads is closed as a slow consumer instead of growing the
+// server's memory. It returns false when the client is closing or became a
+// slow consumer.
+func (c *client) queueLocked(b []byte) bool {
+	if c.closing {
+		return false
+	}
+	c.out.write(b)
+	return c.checkPendingLocked()
+}
+
+// checkPendingLocked checks the pending limit after data was appended under
+// mu. It returns false when the client became a slow consumer.
 func (c *client) checkPendingLocked() bool {
 	if int64(c.out.pending) <= c.srv.maxPending.Load() || c.closing {
 		return true
@@ -164,7 +177,7 @@ func (c *client) processPingTimer() {
 	}
 	c.pingOut++
 	c.rttStart = time.Now()
-	c.out.writeString("PING\r\n")
+	c.queueLocked([]byte("PING\r\n"))
 	c.mu.Unlock()
 	c.out.signal()
 	c.setPingTimer()

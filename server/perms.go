@@ -11,7 +11,7 @@ import (
 // clientPerms is the compiled form of a user's Permissions.
 type clientPerms struct {
 	pubAllow, pubDeny []string
-	subAllow, subDeny []string
+	subAllow, subDeny []subPerm // subAllow nil: every subject
 	pubCache          map[string]bool
 	resp              *ResponsePermission
 	replies           map[string]replyGrant // reply subjects granted by allow_responses
@@ -33,7 +33,7 @@ func newClientPerms(p *Permissions) *clientPerms {
 		cp.pubAllow, cp.pubDeny = p.Publish.Allow, p.Publish.Deny
 	}
 	if p.Subscribe != nil {
-		cp.subAllow, cp.subDeny = p.Subscribe.Allow, p.Subscribe.Deny
+		cp.subAllow, cp.subDeny = subPerms(p.Subscribe.Allow), subPerms(p.Subscribe.Deny)
 	}
 	if p.Response != nil {
 		r := *p.Response
@@ -114,29 +114,6 @@ func (p *clientPerms) allowReplyLocked(reply string) {
 		g.expires = time.Now().Add(p.resp.Expires)
 	}
 	p.replies[strings.Clone(reply)] = g
-}
-
-// canSubscribe checks a subscription: a wildcard subscription is allowed
-// when it is a subset of an allowed pattern and no deny pattern overlaps it.
-func (p *clientPerms) canSubscribe(subject, queue string) bool {
-	if p.subAllow != nil {
-		ok := false
-		for _, a := range p.subAllow {
-			if sublist.SubjectIsSubsetMatch(subject, a) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false
-		}
-	}
-	for _, d := range p.subDeny {
-		if sublist.SubjectIsSubsetMatch(subject, d) {
-			return false
-		}
-	}
-	return true
 }
 
 func (c *client) pubPermissionViolation(subject string) {

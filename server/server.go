@@ -111,6 +111,12 @@ func validateOptions(o *Options) error {
 	if int64(o.MaxPayload) > o.MaxPending {
 		return fmt.Errorf("max_payload (%d) cannot be higher than max_pending (%d)", o.MaxPayload, o.MaxPending)
 	}
+	if err := checkUsersPermissions(o); err != nil {
+		return err
+	}
+	if err := checkDuplicateUsers(o); err != nil {
+		return err
+	}
 	if o.NoAuthUser != "" {
 		found := false
 		for _, u := range o.Users {

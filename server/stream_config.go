@@ -236,27 +236,6 @@ func (cfg *StreamConfig) check() *ApiError {
 	return checkSubjects(cfg.Subjects)
 }
 
-func checkSubjects(subjects []string) *ApiError {
-	seen := map[string]bool{}
-	for _, s := range subjects {
-		switch {
-		case !sublist.ValidSubject(s):
-			return errStreamInvalidConfig(fmt.Sprintf("invalid subject %q", s))
-		case seen[s]:
-			return errStreamInvalidConfig("duplicate subjects detected")
-		}
-		seen[s] = true
-	}
-	for i, a := range subjects {
-		for _, b := range subjects[i+1:] {
-			if sublist.SubjectIsSubsetMatch(a, b) || sublist.SubjectIsSubsetMatch(b, a) {
-				return errStreamInvalidConfig("subjects overlap")
-			}
-		}
-	}
-	return nil
-}
-
 // sameConfig compares configs the way idempotent create needs.
 func sameConfig(a, b *StreamConfig) bool {
 	ja, _ := json.Marshal(a)

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // fileStoreFactory opens the file store for a stream directory; it is set
@@ -36,10 +34,14 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 	if _, ok := jsa.streams[cfg.Name]; ok {
 		return nil, errStreamNameExist()
 	}
-	for _, other := range jsa.streams {
-		if subjectsCollide(other.cfg.Subjects, cfg.Subjects) {
-			return nil, errSubjectsOverlap()
+	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		for _, other := range jsa.streams {
+			if !yield(other.cfg.Subjects) {
+				return
+			}
 		}
+	}); e != nil {
+		return nil, e
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
 	store, err := jsa.openStore(dir, cfg)
@@ -87,17 +89,6 @@ func (jsa *jsAccount) openStore(dir string, cfg *StreamConfig) (StreamStore, err
 		return nil, err
 	}
 	return fileStoreFactory(dir, cfg, limits, jsa.js.srv.Errorf)
-}
-
-func subjectsCollide(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if sublist.SubjectsCollide(x, y) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // start subscribes the stream to its subjects and starts its timers.

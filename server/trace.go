@@ -32,17 +32,3 @@ func (c *client) tracePub(subject, reply []byte, hdr int, msg []byte) {
 	}
 	c.srv.Tracef("%s - <<- MSG_PAYLOAD: [%q]", c, msg)
 }
-
-// redactConnect hides passwords and tokens in traced CONNECT lines.
-func redactConnect(arg []byte) []byte {
-	s := string(arg)
-	for _, key := range []string{`"pass":"`, `"auth_token":"`} {
-		if i := strings.Index(s, key); i >= 0 {
-			start := i + len(key)
-			if end := strings.IndexByte(s[start:], '"'); end >= 0 {
-				s = s[:start] + "[REDACTED]" + s[start+end:]
-			}
-		}
-	}
-	return []byte(s)
-}
