@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"encoding/binary"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -37,4 +40,33 @@ func FuzzRaftCodec(f *testing.F) {
 			t.Fatalf("re-encode mismatch: %v", err)
 		}
 	})
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// An entry count is a claim: a message that says it has a million entries
+// and has none costs what it holds, not a million entries (48 MiB).
+func TestRaftCodecDoesNotAllocateByClaimedCount(t *testing.T) {
+	b := []byte{raftCodecVersion, byte(raft.MsgApp)}
+	for range 7 {
+		b = binary.AppendUvarint(b, 1)
+	}
+	b = append(b, 0) // flags
+	b = binary.AppendUvarint(b, 1<<20)
+	b = append(b, bytes.Repeat([]byte{0xff}, 1<<20)...) // no valid entry
+	n := allocated(func() {
+		if _, err := decodeRaftMsg(b); err == nil {
+			t.Fatal("decoded")
+		}
+	})
+	if n > 4<<20 {
+		t.Fatalf("decoding %d bytes allocated %d", len(b), n)
+	}
 }
