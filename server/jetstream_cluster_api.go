@@ -327,10 +327,13 @@ func (r *apiRequest) clusterStreamNames() any {
 			resp.Streams = append(resp.Streams, sa.Config.Name)
 		}
 	}
-	resp.apiPaged = apiPaged{Total: len(resp.Streams), Offset: req.Offset, Limit: jsNamesLimit}
-	if req.Offset < len(resp.Streams) {
-		resp.Streams = resp.Streams[req.Offset:]
-	} else {
+	// As nats-server: the offset is clamped to [0, total], and a page
+	// holds at most jsNamesLimit names.
+	offset := min(max(req.Offset, 0), len(resp.Streams))
+	resp.apiPaged = apiPaged{Total: len(resp.Streams), Offset: offset, Limit: jsNamesLimit}
+	resp.Streams = resp.Streams[offset:]
+	resp.Streams = resp.Streams[:min(len(resp.Streams), jsNamesLimit)]
+	if len(resp.Streams) == 0 {
 		resp.Streams = nil
 	}
 	return resp
