@@ -341,6 +341,9 @@ func (r *apiRequest) clusterStreamNames() any {
 
 func (r *apiRequest) clusterStreamPurge() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.PURGE."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &purgeResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	var req purgeRequest
 	if e := r.unmarshal(&req); e != nil {
 		return &purgeResponse{apiResponse: apiResponse{Error: e}}
@@ -354,6 +357,9 @@ func (r *apiRequest) clusterStreamPurge() any {
 
 func (r *apiRequest) clusterStreamMsgDelete() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.MSG.DELETE."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	var req msgDeleteRequest
 	if e := r.unmarshal(&req); e != nil {
 		return &successResponse{apiResponse: apiResponse{Error: e}}
@@ -365,6 +371,9 @@ func (r *apiRequest) clusterStreamMsgDelete() any {
 // streamStepdown hands the stream's leadership to another replica.
 func (r *apiRequest) streamStepdown() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.LEADER.STEPDOWN."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()

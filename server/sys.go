@@ -105,6 +105,13 @@ func (s *Server) sysRespond(acc *Account, subject string, h func([]byte) any, is
 		if reply == "" {
 			return
 		}
+		defer func() {
+			if v := recover(); v != nil {
+				s.recovered(subject, v)
+				b, _ := json.Marshal(&serverAPIResponse{Server: s.serverInfo(), Error: &sysAPIError{Code: 500, Description: internalErrorText}})
+				s.deliver(nil, acc, reply, "", nil, b)
+			}
+		}()
 		resp := serverAPIResponse{Server: s.serverInfo()}
 		if isStatsz {
 			resp.Statsz = h(msg)
