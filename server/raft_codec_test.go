@@ -30,7 +30,17 @@ func FuzzRaftCodec(f *testing.F) {
 	m := raft.Message{Type: raft.MsgApp, From: 3, To: 1, Entries: []raft.Entry{{Term: 1, Index: 1, Data: []byte("x")}},
 		Snapshot: &raft.Snapshot{Index: 1, Peers: []raft.ID{1}}}
 	f.Add(encodeRaftMsg(nil, &m))
+	f.Add(appendRaftPayload(nil, "G", &m))
+	f.Add(spooledSnap{Path: "/x", Off: 1, Size: 2, Index: 3}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The other decoders of what a peer sends: the head read before a
+		// message is, and the spooled reference a snapshot must not be.
+		if g, _, ok := raftHead(b); ok && len(g) > len(b) {
+			t.Fatalf("group of %d bytes in %d", len(g), len(b))
+		}
+		if sp, ok := decodeSpooled(b); ok && (sp.Off < 0 || sp.Size < 0) {
+			t.Fatalf("negative section %+v", sp)
+		}
 		m, err := decodeRaftMsg(b)
 		if err != nil {
 			return

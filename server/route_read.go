@@ -13,7 +13,9 @@ import (
 
 // Reading what a peer sends on a route: the bounds of each operation and
 // payloads read as they arrive, never allocated by the size a control line
-// claims (route_proto.go parses the lines, raft_frag.go reassembles).
+// claims. internal/routeproto parses the control lines (sizes are ASCII
+// digits within these bounds, or the route closes), route_proto.go acts
+// on them, raft_frag.go reassembles raft messages sent in pieces.
 
 const (
 	// routeMsgMargin is what an RMSG may carry beyond max_payload: besides
