@@ -210,7 +210,7 @@ func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account,
 // deliverTo hands the message to one subscription; wake as in deliverBatch.
 func (s *Server) deliverTo(c *client, wake map[*client]struct{}, acc *Account, sub *subscription, subject, reply string, hdr, msg []byte) bool {
 	if sub.icb != nil {
-		sub.icb(sub, c, acc, subject, reply, hdr, msg)
+		s.callInternal(sub, c, acc, subject, reply, hdr, msg)
 		return true
 	}
 	dst := sub.client

@@ -89,6 +89,7 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	defer r.recoverPanic()
 	if isSysOnlyAPI(r.subject) {
 		if jsa.acc != js.srv.SystemAccount() {
 			js.srv.Debugf("JetStream API request %q from non-system account %q ignored", subject, jsa.acc.Name)
@@ -114,6 +115,37 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		js.apiErrs.Add(1)
 	}
 	js.srv.deliver(c, jsa.acc, reply, "", nil, b)
+}
+
+// recoverPanic answers a request whose handler panicked with a 500 error
+// of the request's response type, and counts it as an API error.
+func (r *apiRequest) recoverPanic() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	js := r.jsa.js
+	typ := apiResponseType(r.subject)
+	js.srv.recovered("$JS.API "+typ, v)
+	js.apiErrs.Add(1)
+	b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + typ, Error: &ApiError{Code: 500, Description: internalErrorText}})
+	js.srv.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
+}
+
+// apiResponseType is the response type of the API call subject (without
+// the $JS.API. prefix) names.
+func apiResponseType(subject string) string {
+	for _, route := range clusterRoutes {
+		if matchesRoute(subject, route.prefix) {
+			return route.typ
+		}
+	}
+	for _, route := range apiRoutes {
+		if matchesRoute(subject, route.prefix) {
+			return route.typ
+		}
+	}
+	return "error_response"
 }
 
 func hasAPIError(resp any) bool {

@@ -45,12 +45,11 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 			names = append(names, s)
 		}
 		sort.Strings(names)
+		// As nats-server: a negative offset is 0, one past the end gives
+		// no subjects, and the offset is reported as asked (but not < 0).
+		offset = max(offset, 0)
 		paged = apiPaged{Total: len(names), Offset: offset, Limit: jsSubjectsLimit}
-		if offset < len(names) {
-			names = names[offset:]
-		} else {
-			names = nil
-		}
+		names = names[min(offset, len(names)):]
 		names = names[:min(len(names), jsSubjectsLimit)]
 		si.State.Subjects = make(map[string]uint64, len(names))
 		for _, n := range names {

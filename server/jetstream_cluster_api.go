@@ -330,10 +330,13 @@ func (r *apiRequest) clusterStreamNames() any {
 			resp.Streams = append(resp.Streams, sa.Config.Name)
 		}
 	}
-	resp.apiPaged = apiPaged{Total: len(resp.Streams), Offset: req.Offset, Limit: jsNamesLimit}
-	if req.Offset < len(resp.Streams) {
-		resp.Streams = resp.Streams[req.Offset:]
-	} else {
+	// As nats-server: the offset is clamped to [0, total], and a page
+	// holds at most jsNamesLimit names.
+	offset := min(max(req.Offset, 0), len(resp.Streams))
+	resp.apiPaged = apiPaged{Total: len(resp.Streams), Offset: offset, Limit: jsNamesLimit}
+	resp.Streams = resp.Streams[offset:]
+	resp.Streams = resp.Streams[:min(len(resp.Streams), jsNamesLimit)]
+	if len(resp.Streams) == 0 {
 		resp.Streams = nil
 	}
 	return resp
@@ -341,6 +344,9 @@ func (r *apiRequest) clusterStreamNames() any {
 
 func (r *apiRequest) clusterStreamPurge() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.PURGE."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &purgeResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	var req purgeRequest
 	if e := r.unmarshal(&req); e != nil {
 		return &purgeResponse{apiResponse: apiResponse{Error: e}}
@@ -354,6 +360,9 @@ func (r *apiRequest) clusterStreamPurge() any {
 
 func (r *apiRequest) clusterStreamMsgDelete() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.MSG.DELETE."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	var req msgDeleteRequest
 	if e := r.unmarshal(&req); e != nil {
 		return &successResponse{apiResponse: apiResponse{Error: e}}
@@ -365,6 +374,9 @@ func (r *apiRequest) clusterStreamMsgDelete() any {
 // streamStepdown hands the stream's leadership to another replica.
 func (r *apiRequest) streamStepdown() any {
 	mset := r.jsa.lookup(r.streamName("STREAM.LEADER.STEPDOWN."))
+	if mset == nil { // deleted since the dispatcher found it
+		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
+	}
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()

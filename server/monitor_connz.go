@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -152,13 +154,14 @@ func (s *Server) connz(o *ConnzOptions) *Connz {
 	}
 	list = filterConns(list, o)
 	sortConns(list, string(o.Sort))
-	cz := &Connz{ID: s.id, Now: now, Total: len(list), Offset: o.Offset, Limit: o.Limit}
+	// As nats-server: a negative offset is 0, a limit of 0 or less the
+	// default, and an offset past the end gives no connections.
+	cz := &Connz{ID: s.id, Now: now, Total: len(list), Offset: max(o.Offset, 0), Limit: o.Limit}
 	if cz.Limit <= 0 {
 		cz.Limit = defaultConnzLimit
 	}
-	if o.Offset < len(list) {
-		list = list[o.Offset:]
-	} else {
+	list = list[min(cz.Offset, len(list)):]
+	if len(list) == 0 {
 		list = nil
 	}
 	if len(list) > cz.Limit {
@@ -224,20 +227,50 @@ func sortConns(list []*ConnInfo, by string) {
 }
 
 func (s *Server) handleConnz(r *http.Request) (any, int) {
-	q := r.URL.Query()
+	o, err := connzOptionsFromQuery(r.URL.Query())
+	if err != nil {
+		return map[string]string{"error": err.Error()}, http.StatusBadRequest
+	}
+	return s.connz(o), http.StatusOK
+}
+
+// connzOptionsFromQuery reads /connz's query parameters; a number that
+// does not parse is an error, as with nats-server.
+func connzOptionsFromQuery(q url.Values) (*ConnzOptions, error) {
 	o := &ConnzOptions{Sort: SortOpt(q.Get("sort")), State: connStateOf(q.Get("state")), User: q.Get("user"), Account: q.Get("acc")}
 	o.Username = q.Get("auth") == "true" || q.Get("auth") == "1"
 	o.Subscriptions = q.Get("subs") == "true" || q.Get("subs") == "1" || q.Get("subs") == "detail"
-	o.Offset, _ = strconv.Atoi(q.Get("offset"))
-	o.Limit, _ = strconv.Atoi(q.Get("limit"))
-	cid, _ := strconv.ParseUint(q.Get("cid"), 10, 64)
-	o.CID = cid
-	if o.Sort != "" {
-		if _, ok := connSorts[string(o.Sort)]; !ok {
-			return map[string]string{"error": "invalid sorting option: " + string(o.Sort)}, http.StatusBadRequest
+	var err error
+	if o.Offset, err = queryInt(q, "offset"); err != nil {
+		return nil, err
+	}
+	if o.Limit, err = queryInt(q, "limit"); err != nil {
+		return nil, err
+	}
+	if v := q.Get("cid"); v != "" {
+		if o.CID, err = strconv.ParseUint(v, 10, 64); err != nil {
+			return nil, fmt.Errorf("Error decoding uint for 'cid': %v", err)
 		}
 	}
-	return s.connz(o), http.StatusOK
+	if o.Sort != "" {
+		if _, ok := connSorts[string(o.Sort)]; !ok {
+			return nil, fmt.Errorf("invalid sorting option: %s", o.Sort)
+		}
+	}
+	return o, nil
+}
+
+// queryInt reads an integer query parameter (0 when absent).
+func queryInt(q url.Values, name string) (int, error) {
+	v := q.Get(name)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("Error decoding int for '%s': %v", name, err)
+	}
+	return n, nil
 }
 
 // connStateOf reads /connz's state parameter ("open" when absent or unknown).

@@ -162,12 +162,15 @@ func decodeRaftMsgHead(b []byte) (m raft.Message, r *raftReader, err error) {
 	m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	flags := r.byte()
 	m.Reject, m.Transfer = flags&1 != 0, flags&2 != 0
+	// Counts are claims: the slices grow by the entries and peers decoded,
+	// not by what the count says (an entry is 48 bytes in memory and can
+	// be 4 on the wire).
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
 		return m, r, errBadRaftMsg
 	}
 	if n > 0 {
-		m.Entries = make([]raft.Entry, 0, n)
+		m.Entries = make([]raft.Entry, 0, min(n, 64))
 	}
 	for i := uint64(0); i < n && r.err == nil; i++ {
 		e := raft.Entry{Term: r.uvarint(), Index: r.uvarint()}

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"bytes"
+	"encoding/binary"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -27,7 +30,17 @@ func FuzzRaftCodec(f *testing.F) {
 	m := raft.Message{Type: raft.MsgApp, From: 3, To: 1, Entries: []raft.Entry{{Term: 1, Index: 1, Data: []byte("x")}},
 		Snapshot: &raft.Snapshot{Index: 1, Peers: []raft.ID{1}}}
 	f.Add(encodeRaftMsg(nil, &m))
+	f.Add(appendRaftPayload(nil, "G", &m))
+	f.Add(spooledSnap{Path: "/x", Off: 1, Size: 2, Index: 3}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// The other decoders of what a peer sends: the head read before a
+		// message is, and the spooled reference a snapshot must not be.
+		if g, _, ok := raftHead(b); ok && len(g) > len(b) {
+			t.Fatalf("group of %d bytes in %d", len(g), len(b))
+		}
+		if sp, ok := decodeSpooled(b); ok && (sp.Off < 0 || sp.Size < 0) {
+			t.Fatalf("negative section %+v", sp)
+		}
 		m, err := decodeRaftMsg(b)
 		if err != nil {
 			return
@@ -37,4 +50,33 @@ func FuzzRaftCodec(f *testing.F) {
 			t.Fatalf("re-encode mismatch: %v", err)
 		}
 	})
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// An entry count is a claim: a message that says it has a million entries
+// and has none costs what it holds, not a million entries (48 MiB).
+func TestRaftCodecDoesNotAllocateByClaimedCount(t *testing.T) {
+	b := []byte{raftCodecVersion, byte(raft.MsgApp)}
+	for range 7 {
+		b = binary.AppendUvarint(b, 1)
+	}
+	b = append(b, 0) // flags
+	b = binary.AppendUvarint(b, 1<<20)
+	b = append(b, bytes.Repeat([]byte{0xff}, 1<<20)...) // no valid entry
+	n := allocated(func() {
+		if _, err := decodeRaftMsg(b); err == nil {
+			t.Fatal("decoded")
+		}
+	})
+	if n > 4<<20 {
+		t.Fatalf("decoding %d bytes allocated %d", len(b), n)
+	}
 }

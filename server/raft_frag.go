@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strconv"
 	"sync/atomic"
+
+	"github.com/nats-io/nats-server/v2/internal/routeproto"
 )
 
 // Raft messages larger than raftFragSize (snapshots) cross a route in
@@ -166,30 +166,34 @@ func (s *Server) waitRouteDrained(c *client) bool {
 }
 
 // routeRaftFrag reads one piece and delivers the message it completes.
-func (s *Server) routeRaftFrag(r *route, args []byte) error {
-	f := bytes.Fields(args)
-	if len(f) != 4 {
-		return fmt.Errorf("bad RAFTF %q", args)
-	}
-	id, err1 := strconv.ParseUint(string(f[0]), 10, 64)
-	total, err2 := strconv.Atoi(string(f[1]))
-	off, err3 := strconv.Atoi(string(f[2]))
-	size, err4 := strconv.Atoi(string(f[3]))
-	if err1 != nil || err2 != nil || err3 != nil || err4 != nil || size < 0 || size > raftFragMaxPiece ||
-		total <= 0 || total > raftFragMaxTotal || off < 0 || off+size > total {
-		return fmt.Errorf("bad RAFTF %q", args)
+// The first piece decides, from the message's head, whether it is
+// reassembled at all (routeRaft's rules) and where: a snapshot of
+// spooledMin bytes or more in a spool file, anything else in memory,
+// growing as pieces arrive.
+func (s *Server) routeRaftFrag(r *route, op *routeproto.Op) error {
+	id, total, off, size := op.ID, int(op.Total), int(op.Offset), op.Size
+	if off == 0 && r.frags.open[id] == nil {
+		if skip, why := s.skipRaftMessage(r, size, total); skip {
+			if why != "" {
+				s.Debugf("Route %s: raft transfer of %d bytes dropped: %s", r.remote.Name, total, why)
+			}
+			return discardPayload(r.br, size)
+		}
 	}
 	fr := r.frags.get(id, total, off)
 	if fr == nil || fr.have() != off {
 		if fr != nil {
 			r.frags.abort(id) // a piece went missing: raft sends again
 		}
-		_, err := r.br.Discard(size + 2)
-		return err
+		return discardPayload(r.br, size)
 	}
 	if off == 0 && int64(total) >= spooledMin {
 		var err error
-		if fr.spool, err = s.createSpool(id); err != nil {
+		if fr.spool, err = s.createSpool(id); err != nil && total > raftMaxMsg {
+			r.frags.abort(id)
+			s.Warnf("Route %s: raft transfer of %d bytes dropped: %v", r.remote.Name, total, err)
+			return discardPayload(r.br, size)
+		} else if err != nil {
 			s.Debugf("Route %s: raft transfer of %d bytes reassembled in memory: %v", r.remote.Name, total, err)
 		}
 	}
@@ -233,9 +237,7 @@ func (fr *raftFrag) read(br io.Reader, size int) (werr, err error) {
 		fr.n += size
 		return w.err, err
 	}
-	off := len(fr.buf)
-	fr.buf = slices.Grow(fr.buf, size)[:off+size]
-	_, err = io.ReadFull(br, fr.buf[off:])
+	fr.buf, err = appendRead(br, fr.buf, size)
 	return nil, err
 }
 
@@ -272,10 +274,7 @@ func (fs *raftFrags) get(id uint64, total, off int) *raftFrag {
 	if len(fs.order) >= raftFragMaxOpen {
 		fs.abort(fs.order[0])
 	}
-	fr := &raftFrag{total: total}
-	if int64(total) < spooledMin {
-		fr.buf = make([]byte, 0, min(total, raftFragSize))
-	}
+	fr := &raftFrag{total: total} // its buffer grows as pieces arrive
 	fs.open[id] = fr
 	fs.order = append(fs.order, id)
 	return fr

@@ -166,7 +166,12 @@ func (s *Server) deliverSpooled(spool *os.File, total int) error {
 	size := int64(r.uvarint())
 	off := int64(len(head) - len(r.b))
 	if err != nil || r.err != nil || m.Snapshot == nil || off+size != int64(total) {
-		// Not a snapshot whose head fits in head: read it all in.
+		// Not a snapshot whose head fits in head: read it all in, if no
+		// larger than such a message can be (a snapshot's head is short).
+		if total > raftMaxMsg {
+			os.Remove(name)
+			return fmt.Errorf("%w: %d bytes, not a snapshot", errBadRaftMsg, total)
+		}
 		buf := make([]byte, total)
 		_, rerr := spool.ReadAt(buf, 0)
 		os.Remove(name)

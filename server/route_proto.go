@@ -1,20 +1,23 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/routeproto"
 )
 
-// routeReadLoop parses the peer's operations until the route closes.
+// routeReadLoop parses the peer's operations until the route closes. A
+// malformed operation (internal/routeproto) closes the route.
 func (s *Server) routeReadLoop(r *route) error {
 	var payload []byte
 	var armed time.Time
+	var op routeproto.Op
+	lim := s.routeLimits(r)
 	defer r.frags.abortAll() // spool files of transfers the route cut short
 	for {
 		// A peer that sends nothing (not even PONGs to our PINGs) for three
@@ -27,28 +30,35 @@ func (s *Server) routeReadLoop(r *route) error {
 		if err != nil {
 			return err
 		}
-		line = bytes.TrimRight(line, "\r\n")
-		op, args, _ := bytes.Cut(line, []byte(" "))
-		switch string(op) {
-		case "RMSG":
-			payload, err = s.routeMsg(r, args, payload)
-		case "RS+":
-			err = s.routeSub(r, args, true)
-		case "RS-":
-			err = s.routeSub(r, args, false)
-		case "PING":
+		if err := routeproto.Parse(line, &lim, &op); err != nil {
+			err = fmt.Errorf("protocol error: %w in %q", err, protoSnippet(line))
+			s.Errorf("Route %s: %v", r.remote.Name, err)
+			return err
+		}
+		switch op.Kind {
+		case routeproto.Msg:
+			payload, err = s.routeMsg(r, &op, payload)
+		case routeproto.Sub:
+			err = s.routeSub(r, &op, true)
+		case routeproto.Unsub:
+			err = s.routeSub(r, &op, false)
+		case routeproto.Ping:
 			r.c.queueProto([]byte("PONG\r\n"))
-		case "PONG", "CONNECT": // CONNECT: credentials this server does not ask for
-		case "-ERR":
-			err = fmt.Errorf("peer refused the route: %s", args)
-		case "INFO":
-			err = s.routeGossip(r, args)
-		case "RAFT":
-			payload, err = s.routeRaft(r, args, payload)
-		case "RAFTF":
-			err = s.routeRaftFrag(r, args)
+		case routeproto.Pong:
+		case routeproto.Info:
+			err = s.routeGossip(r, op.Arg)
+		case routeproto.Raft:
+			payload, err = s.routeRaft(r, &op, payload)
+		case routeproto.RaftFrag:
+			err = s.routeRaftFrag(r, &op)
 		default:
-			s.Debugf("Route %s: ignoring unknown operation %q", r.remote.Name, op)
+			switch string(op.Name) {
+			case "CONNECT": // credentials this server does not ask for
+			case "-ERR":
+				err = fmt.Errorf("peer refused the route")
+			default:
+				s.Debugf("Route %s: ignoring unknown operation %q", r.remote.Name, op.Name)
+			}
 		}
 		if err != nil {
 			return err
@@ -57,32 +67,17 @@ func (s *Server) routeReadLoop(r *route) error {
 }
 
 // routeMsg reads an RMSG payload and delivers it to local subscribers.
-// args points into the reader's buffer, which reading the payload may
+// op points into the reader's buffer, which reading the payload may
 // overwrite: every field is copied out first.
-func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
-	var fa [8][]byte
-	f := splitFields(args, fa[:0])
-	if len(f) != 7 {
-		return buf, fmt.Errorf("bad RMSG %q", args)
-	}
-	hdrLen, err1 := strconv.Atoi(string(f[5]))
-	size, err2 := strconv.Atoi(string(f[6]))
-	if err1 != nil || err2 != nil || hdrLen > size || size > 64*1024*1024 {
-		return buf, fmt.Errorf("bad RMSG sizes %q", args)
-	}
-	accName, subject, reply, mode := string(f[0]), string(f[1]), string(f[2]), string(f[3])
+func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
+	accName, subject, reply, mode := string(op.Account), string(op.Subject), string(op.Reply), op.Mode
 	var queues []string
-	if string(f[4]) != "-" {
-		queues = strings.Split(string(f[4]), ",")
+	for q, rest := routeproto.NextQueue(op.Queues); len(q) > 0; q, rest = routeproto.NextQueue(rest) {
+		queues = append(queues, string(q))
 	}
-	if reply == "-" {
-		reply = ""
-	}
-	if cap(buf) < size+2 {
-		buf = make([]byte, size+2)
-	}
-	buf = buf[:size+2]
-	if _, err := io.ReadFull(r.br, buf); err != nil {
+	hdrLen, size := op.Hdr, op.Size
+	buf, err := readPayload(r.br, buf, size)
+	if err != nil {
 		return buf, err
 	}
 	acc := s.accs.lookup(accName)
@@ -90,9 +85,9 @@ func (s *Server) routeMsg(r *route, args, buf []byte) ([]byte, error) {
 		return buf, nil
 	}
 	msg := buf[:size]
-	n := s.deliverLocal(acc, subject, reply, mode != "0", queues, msg[:hdrLen], msg[hdrLen:])
-	if n == 0 && mode != "0" && reply != "" {
-		s.rerouteStreamPublish(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == "1")
+	n := s.deliverLocal(acc, subject, reply, mode != '0', queues, msg[:hdrLen], msg[hdrLen:])
+	if n == 0 && mode != '0' && reply != "" {
+		s.rerouteStreamPublish(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == '1')
 	}
 	return buf, nil
 }
@@ -179,17 +174,19 @@ func pickLocalMember(members []*subscription) *subscription {
 	return nil
 }
 
-// routeRaft reads a RAFT payload and hands it to its group.
-func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
-	size, err := strconv.Atoi(string(args))
-	if err != nil || size < 0 || size > 1<<30 {
-		return buf, fmt.Errorf("bad RAFT size %q", args)
+// routeRaft reads a RAFT payload and hands it to its group. A message for
+// a group this server does not run is skipped unread (nothing allocated),
+// and the payload buffer grows only as bytes arrive.
+func (s *Server) routeRaft(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
+	size := op.Size
+	if skip, why := s.skipRaftMessage(r, size, size); skip {
+		if why != "" {
+			s.Debugf("Route %s: raft message of %d bytes dropped: %s", r.remote.Name, size, why)
+		}
+		return buf, discardPayload(r.br, size)
 	}
-	if cap(buf) < size+2 {
-		buf = make([]byte, size+2)
-	}
-	buf = buf[:size+2]
-	if _, err := io.ReadFull(r.br, buf); err != nil {
+	buf, err := readPayload(r.br, buf, size)
+	if err != nil {
 		return buf, err
 	}
 	if err := s.deliverRaft(buf[:size], false); err != nil {
@@ -202,26 +199,19 @@ func (s *Server) routeRaft(r *route, args, buf []byte) ([]byte, error) {
 }
 
 // routeSub records or drops the peer's interest.
-func (s *Server) routeSub(r *route, args []byte, add bool) error {
-	f := strings.Fields(string(args))
-	if len(f) < 2 || len(f) > 3 {
-		return fmt.Errorf("bad interest %q", args)
-	}
-	acc := s.accs.lookup(f[0])
+func (s *Server) routeSub(r *route, op *routeproto.Op, add bool) error {
+	acc := s.accs.lookup(string(op.Account))
 	if acc == nil {
 		return nil
 	}
-	queue := ""
-	if len(f) == 3 {
-		queue = f[2]
-	}
+	subject, queue := string(op.Subject), string(op.Queue)
 	if add {
-		sub := &subscription{route: r.c, subject: f[1], queue: queue, sid: "route"}
+		sub := &subscription{route: r.c, subject: subject, queue: queue, sid: "route"}
 		_ = acc.insertSub(sub)
 		return nil
 	}
 	for _, e := range acc.sl.All() {
-		if e.Value.route == r.c && e.Subject == f[1] && e.Queue == queue {
+		if e.Value.route == r.c && e.Subject == subject && e.Queue == queue {
 			_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
 		}
 	}
@@ -386,26 +376,4 @@ func (s *Server) pingRoute(r *route) {
 			return
 		}
 	}
-}
-
-// splitFields appends the space- or tab-separated fields of b to f; it
-// allocates only when f has no room left.
-func splitFields(b []byte, f [][]byte) [][]byte {
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
-			i++
-		}
-		b = b[i:]
-		if len(b) == 0 {
-			break
-		}
-		j := 0
-		for j < len(b) && b[j] != ' ' && b[j] != '\t' {
-			j++
-		}
-		f = append(f, b[:j])
-		b = b[j:]
-	}
-	return f
 }

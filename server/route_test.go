@@ -302,25 +302,6 @@ func TestRouteNoLossUnderLoad(t *testing.T) {
 	}
 }
 
-func TestSplitFields(t *testing.T) {
-	var fa [8][]byte
-	for in, want := range map[string]string{
-		"$G cas.1 _INBOX.x 1 - 0 128": "[$G cas.1 _INBOX.x 1 - 0 128]",
-		"  a\tb  c ":                  "[a b c]",
-		"":                            "[]",
-		"\t ":                         "[]",
-		"1 2 3 4 5 6 7 8 9":           "[1 2 3 4 5 6 7 8 9]",
-	} {
-		if got := fmt.Sprintf("%s", splitFields([]byte(in), fa[:0])); got != want {
-			t.Errorf("splitFields(%q) = %s, want %s", in, got, want)
-		}
-	}
-	line := []byte("$G a b 0 - 0 1")
-	if n := testing.AllocsPerRun(100, func() { splitFields(line, fa[:0]) }); n != 0 {
-		t.Errorf("%v allocations", n)
-	}
-}
-
 // An unsubscribe racing a subscribe on one server must leave the peer
 // routing to the subscriber: the RS- of the last subscriber going and the
 // RS+ of the next one arriving reach the peer in the order the interest

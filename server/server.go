@@ -48,6 +48,7 @@ type Server struct {
 	js         atomic.Pointer[jetStream]
 	jsToggling atomic.Bool // EnableJetStream or DisableJetStream running
 
+	panics        panicLog                        // request handlers that panicked (recover.go)
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
 	routes        routeTable
 	raft          raftGroups

@@ -70,20 +70,7 @@ func (s *Server) startSystemAccount() error {
 		acc.srv = s
 	}
 	s.sysAcc.Store(acc)
-	handlers := map[string]func(req []byte) any{
-		"VARZ": func([]byte) any { return s.varz() },
-		"CONNZ": func(req []byte) any {
-			var co ConnzOptions
-			_ = json.Unmarshal(req, &co)
-			return s.connz(&co)
-		},
-		"SUBSZ":    func([]byte) any { return s.subsz(false, "") },
-		"HEALTHZ":  func([]byte) any { return s.healthz() },
-		"ACCOUNTZ": func([]byte) any { return s.accountz() },
-		"ROUTEZ":   func([]byte) any { return s.routez() },
-		"JSZ":      func([]byte) any { return s.jsz() },
-	}
-	for kind, h := range handlers {
+	for kind, h := range s.sysHandlers() {
 		for _, subj := range []string{"$SYS.REQ.SERVER.PING." + kind, "$SYS.REQ.SERVER." + s.id + "." + kind} {
 			if err := s.sysRespond(acc, subj, h, false); err != nil {
 				return err
@@ -99,12 +86,37 @@ func (s *Server) startSystemAccount() error {
 	return nil
 }
 
+// sysHandlers answer $SYS.REQ.SERVER.PING.<kind> and
+// $SYS.REQ.SERVER.<id>.<kind>, given the request's body.
+func (s *Server) sysHandlers() map[string]func(req []byte) any {
+	return map[string]func(req []byte) any{
+		"VARZ": func([]byte) any { return s.varz() },
+		"CONNZ": func(req []byte) any {
+			var co ConnzOptions
+			_ = json.Unmarshal(req, &co)
+			return s.connz(&co)
+		},
+		"SUBSZ":    func([]byte) any { return s.subsz(false, "") },
+		"HEALTHZ":  func([]byte) any { return s.healthz() },
+		"ACCOUNTZ": func([]byte) any { return s.accountz() },
+		"ROUTEZ":   func([]byte) any { return s.routez() },
+		"JSZ":      func([]byte) any { return s.jsz() },
+	}
+}
+
 // sysRespond answers requests on subject in the system account.
 func (s *Server) sysRespond(acc *Account, subject string, h func([]byte) any, isStatsz bool) error {
 	sub, err := acc.subscribeInternal(subject, "", func(_ *subscription, c *client, _ *Account, _, reply string, _, msg []byte) {
 		if reply == "" {
 			return
 		}
+		defer func() {
+			if v := recover(); v != nil {
+				s.recovered(subject, v)
+				b, _ := json.Marshal(&serverAPIResponse{Server: s.serverInfo(), Error: &sysAPIError{Code: 500, Description: internalErrorText}})
+				s.deliver(nil, acc, reply, "", nil, b)
+			}
+		}()
 		resp := serverAPIResponse{Server: s.serverInfo()}
 		if isStatsz {
 			resp.Statsz = h(msg)

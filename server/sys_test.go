@@ -39,7 +39,7 @@ system_account: SYS
 
 // sysRunConfigServer writes body to a config file, loads it with
 // ProcessConfigFile and starts a server from it.
-func sysRunConfigServer(t *testing.T, body string) (*Server, string) {
+func sysRunConfigServer(t testing.TB, body string) (*Server, string) {
 	t.Helper()
 	f := optsWriteConf(t, t.TempDir(), "server.conf", body)
 	o, err := ProcessConfigFile(f)
