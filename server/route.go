@@ -74,13 +74,20 @@ type routeTable struct {
 	rid      uint64
 }
 
-// startCluster listens on the cluster port and dials the configured routes.
-func (s *Server) startCluster() error {
-	o := s.getOpts()
+// initRouteTable readies the route table. Start calls it before any
+// subscription exists (the system account's request handlers come first),
+// so that interest counts include every subscription and a peer that
+// connects later learns all of it.
+func (s *Server) initRouteTable() {
 	s.routes.byID = map[string]*route{}
 	s.routes.interest = map[string]int{}
 	s.routes.dialing = map[string]bool{}
 	s.routes.removed = make(chan struct{})
+}
+
+// startCluster listens on the cluster port and dials the configured routes.
+func (s *Server) startCluster() error {
+	o := s.getOpts()
 	host := o.Cluster.Host
 	if host == "" {
 		host = o.Host

@@ -170,6 +170,9 @@ func (s *Server) Start() {
 	if o.ConfigFile != "" {
 		s.Noticef("Using configuration file: %s", o.ConfigFile)
 	}
+	if o.Cluster.Port != 0 {
+		s.initRouteTable()
+	}
 	if err := s.startSystemAccount(); err != nil {
 		s.Fatalf("Error starting system account: %v", err)
 		return

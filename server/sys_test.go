@@ -560,3 +560,56 @@ accounts {
 		t.Fatalf("user of an account added by reload bound to %q", acc)
 	}
 }
+
+// $SYS.REQ.SERVER.PING reaches every server of a cluster (what `nats server
+// list` relies on). The system account's handlers are subscribed before the
+// cluster starts; their interest must still reach the peers.
+func TestSysPingAnsweredByEveryClusterServer(t *testing.T) {
+	servers := runCluster(t, 3, func(_ int, o *Options) {
+		sys := NewAccount("SYS")
+		o.Accounts = []*Account{sys}
+		o.SystemAccount = "SYS"
+		o.Users = []*User{{Username: "sys", Password: "sys", Account: sys}}
+	})
+	nc := connectNATS(t, servers[0].ClientURL(), nats.UserInfo("sys", "sys"))
+	inbox := nats.NewInbox()
+	answers, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	waitForInterestIn(t, servers, "SYS", inbox)
+	if err := nc.PublishRequest("$SYS.REQ.SERVER.PING", inbox, nil); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for len(names) < len(servers) {
+		m, err := answers.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatalf("answers from %v only: %v", names, err)
+		}
+		var resp struct {
+			Server struct {
+				Name string `json:"name"`
+			} `json:"server"`
+		}
+		if err := json.Unmarshal(m.Data, &resp); err != nil {
+			t.Fatal(err)
+		}
+		names[resp.Server.Name] = true
+	}
+}
+
+// waitForInterestIn waits until every server routes subject of account acc.
+func waitForInterestIn(t *testing.T, servers []*Server, acc, subject string) {
+	t.Helper()
+	waitFor(t, 5*time.Second, "interest on "+subject, func() bool {
+		for _, s := range servers {
+			a := s.accs.lookup(acc)
+			if a == nil || len(a.sl.Match(subject).Plain) == 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
