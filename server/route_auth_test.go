@@ -15,8 +15,11 @@ import (
 func withRouteAuth(user, pass string) func(int, *Options) {
 	return func(_ int, o *Options) {
 		o.Cluster.Username, o.Cluster.Password = user, pass
-		for _, u := range o.Routes {
-			u.User = url.UserPassword(user, pass)
+		// Copies: runCluster shares the seed URL between servers.
+		for i, u := range o.Routes {
+			cp := *u
+			cp.User = url.UserPassword(user, pass)
+			o.Routes[i] = &cp
 		}
 	}
 }
