@@ -52,10 +52,15 @@ func TestRouteAuthWrongCredentialsRefused(t *testing.T) {
 		o.Cluster.Host, o.Cluster.Port = "127.0.0.1", RANDOM_PORT
 		o.Routes = []*url.URL{{Scheme: "nats-route", Host: seed.ClusterAddr().String(), User: userinfo}}
 		joiner := runServer(t, o)
-		// Wait until the seed has seen (and refused) at least two attempts.
+		// Wait until the seed has seen (and refused) at least two attempts;
+		// it never registered a route (the joiner briefly counts one, until
+		// it reads the seed's -ERR).
 		before := seed.routes.attempts.Load()
 		waitFor(t, 10*time.Second, "route attempts", func() bool { return seed.routes.attempts.Load() >= before+2 })
-		if seed.NumRoutes() != 0 || joiner.NumRoutes() != 0 {
+		seed.routes.mu.Lock()
+		registered := seed.routes.rid
+		seed.routes.mu.Unlock()
+		if registered != 0 || seed.NumRoutes() != 0 {
 			t.Fatalf("route with credentials %v formed", userinfo)
 		}
 		joiner.Shutdown()
