@@ -57,6 +57,9 @@ func TestReloadNarrowsPermissions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := admin.Flush(); err != nil { // counted in "before" below
+		t.Fatal(err)
+	}
 	errs := make(chan error, 8)
 	u, err := nats.Connect(s.ClientURL(), nats.UserInfo("u", "u"),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { errs <- err }))
