@@ -1,0 +1,108 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// BenchmarkJSClusterPublishR3 publishes to an R3 stream of a 3-server
+// in-process cluster with 256 publishes in flight (as the bench tools do):
+// the raft send and receive paths carry every message twice per publish.
+func BenchmarkJSClusterPublishR3(b *testing.B) {
+	for _, st := range []jetstream.StorageType{jetstream.FileStorage, jetstream.MemoryStorage} {
+		b.Run(st.String(), func(b *testing.B) { benchClusterPublish(b, st) })
+	}
+}
+
+func benchClusterPublish(b *testing.B, st jetstream.StorageType) {
+	c := runJSCluster(b, 3)
+	nc := connectNATS(b, c.servers[0].ClientURL())
+	js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(512))
+	createStream(b, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Replicas: 3, Storage: st})
+	payload := make([]byte, 128)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; {
+		n := min(256, b.N-i)
+		futures := make([]jetstream.PubAckFuture, 0, n)
+		for j := 0; j < n; j++ {
+			f, err := js.PublishAsync("b.k"+strconv.Itoa((i+j)%64), payload)
+			if err != nil {
+				b.Fatal(err)
+			}
+			futures = append(futures, f)
+		}
+		for _, f := range futures {
+			select {
+			case <-f.Ok():
+			case err := <-f.Err():
+				b.Fatal(err)
+			}
+		}
+		i += n
+	}
+}
+
+// TestIdleStreamMemory prints the heap an idle R3 file stream holds on
+// each server of a 3-server in-process cluster (all three run in this
+// process, so the figure is the growth divided by streams × 3). It runs
+// only with TERN_IDLE_STREAMS=<n> (the closing note used 200), e.g.
+//
+//	TERN_IDLE_STREAMS=200 go test -run TestIdleStreamMemory -v ./server
+func TestIdleStreamMemory(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("TERN_IDLE_STREAMS"))
+	if n <= 0 {
+		t.Skip("set TERN_IDLE_STREAMS=<streams> to measure")
+	}
+	perStream := idleStreamHeap(t, n)
+	t.Logf("%d idle R3 file streams: %.1f KiB heap in use per stream per server", n, perStream/1024)
+}
+
+// idleStreamHeap creates n R3 file streams with one message each and
+// returns the heap in use they added, per stream and server.
+func idleStreamHeap(t *testing.T, n int) float64 {
+	c := runJSCluster(t, 3)
+	nc := connectNATS(t, c.servers[0].ClientURL(), nats.Timeout(10*time.Second))
+	js, _ := jetstream.New(nc)
+	before := heapInUse()
+	for i := range n {
+		name := fmt.Sprintf("IDLE%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"idle." + strconv.Itoa(i)},
+			Replicas: 3, Storage: jetstream.FileStorage})
+		if _, err := js.Publish(ctx(t), "idle."+strconv.Itoa(i), []byte("x")); err != nil {
+			t.Fatalf("publish to %s: %v", name, err)
+		}
+	}
+	waitFor(t, 30*time.Second, "every replica holds its message", func() bool {
+		for i := range n {
+			reps := c.replicas(fmt.Sprintf("IDLE%d", i))
+			if len(reps) != 3 {
+				return false
+			}
+			for _, mset := range reps {
+				var ss StreamState
+				mset.st().FastState(&ss)
+				if ss.Msgs != 1 {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return float64(heapInUse()-before) / float64(n*3)
+}
+
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
