@@ -65,6 +65,19 @@ func TestIdleStreamMemory(t *testing.T) {
 	t.Logf("%d idle R3 file streams: %.1f KiB heap in use per stream per server", n, perStream/1024)
 }
 
+// An idle replicated stream holds little memory: a raft group's queues
+// grow with its load instead of preallocating 8,192 slots each (about
+// 1.2 MiB per group, 1,450 KiB per idle R3 file stream and server in all;
+// about 225 KiB with queues that grow).
+func TestJetStreamClusterIdleStreamsHoldLittleMemory(t *testing.T) {
+	const streams = 20
+	perStream := idleStreamHeap(t, streams)
+	t.Logf("%.1f KiB heap in use per idle R3 file stream and server", perStream/1024)
+	if limit := 700.0 * 1024; perStream > limit {
+		t.Fatalf("%.1f KiB per idle R3 stream and server, want at most %.0f", perStream/1024, limit/1024)
+	}
+}
+
 // idleStreamHeap creates n R3 file streams with one message each and
 // returns the heap in use they added, per stream and server.
 func idleStreamHeap(t *testing.T, n int) float64 {

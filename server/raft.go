@@ -69,8 +69,8 @@ type raftGroup struct {
 	drv   *raft.Driver
 	log   raft.LogStore
 	sm    groupSM
-	inbox chan raft.Message
-	props chan proposal
+	inbox *raftQueue[raft.Message]
+	props *raftQueue[proposal]
 	ctrl  chan func(*raft.Node)
 	quit  chan struct{}
 	done  chan struct{}
@@ -85,9 +85,13 @@ type raftGroup struct {
 	// raft ignored them) and the files go (group goroutine only).
 	spooled []raft.Snapshot
 
+	// seen is the soft state of the last Ready (group goroutine only);
+	// leaderChanged hears of it once that Ready is processed.
+	seen raft.SoftState
+
 	mu      sync.Mutex
 	soft    raft.SoftState
-	status  raft.Status
+	status  raft.Status // the last one asked for (statusSnapshot)
 	failure error
 }
 
@@ -112,13 +116,15 @@ var errGroupStopped = errors.New("raft group stopped")
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
-	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: make(chan raft.Message, 8192),
-		props: make(chan proposal, 8192), ctrl: make(chan func(*raft.Node), 16),
+	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
+		props: newRaftQueue[proposal](raftProposalMax), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	drv, err := raft.NewDriver(cfg, log, &raftTransport{s: s, group: name}, sm)
 	if err != nil {
 		return nil, err
 	}
+	drv.Observe = func(rd *raft.Ready) { g.seen = rd.SoftState }
+	g.seen = drv.Node.SoftState()
 	g.drv = drv
 	// Registration and the WaitGroup count happen under the registry lock,
 	// so a group is either stopped by stopRaftGroups or never runs.
@@ -164,19 +170,21 @@ func (g *raftGroup) run() {
 				return
 			}
 			g.campaignAgain(node)
+			g.inbox.trim()
+			g.props.trim()
 			if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
 				if err := ps.periodicSync(now); err != nil {
 					g.fail(err)
 					return
 				}
 			}
-		case m := <-g.inbox:
-			if err := g.step(m); err != nil {
+		case <-g.inbox.ready:
+			if err := g.step(); err != nil {
 				g.fail(err)
 				return
 			}
-		case p := <-g.props:
-			g.propose(p)
+		case <-g.props.ready:
+			g.propose()
 		case f := <-g.ctrl:
 			f(node)
 		case <-g.quit:
@@ -192,11 +200,17 @@ func (g *raftGroup) run() {
 	}
 }
 
-// step feeds a message and whatever else is already queued. Ordinary
-// rejections (stale terms, unknown peers) are dropped; a broken invariant
-// in the core halts the group.
-func (g *raftGroup) step(m raft.Message) error {
-	for i := 0; ; i++ {
+// step feeds up to 257 queued messages (the rest wait for the next pass,
+// after the Readys these made are processed). Ordinary rejections (stale
+// terms, unknown peers) are dropped; a broken invariant in the core halts
+// the group.
+func (g *raftGroup) step() error {
+	defer g.inbox.more()
+	for range 257 {
+		m, ok := g.inbox.pop()
+		if !ok {
+			return nil
+		}
 		if m.Snapshot != nil {
 			if _, ok := decodeSpooled(m.Snapshot.Data); ok {
 				g.spooled = append(g.spooled, *m.Snapshot)
@@ -205,15 +219,8 @@ func (g *raftGroup) step(m raft.Message) error {
 		if err := g.drv.Step(m); err != nil && isRaftHalt(err) {
 			return err
 		}
-		if i == 256 {
-			return nil
-		}
-		select {
-		case m = <-g.inbox:
-		default:
-			return nil
-		}
 	}
+	return nil
 }
 
 // removeSpooled deletes the spool files of the snapshots stepped so far.
@@ -225,21 +232,18 @@ func (g *raftGroup) removeSpooled() {
 	g.spooled = g.spooled[:0]
 }
 
-// propose proposes p and every other queued proposal, so one append (and
-// one fsync) carries a batch.
-func (g *raftGroup) propose(p proposal) {
-	for i := 0; ; i++ {
+// propose proposes up to 1,025 queued proposals, so one append (and one
+// fsync) carries a batch.
+func (g *raftGroup) propose() {
+	defer g.props.more()
+	for range 1025 {
+		p, ok := g.props.pop()
+		if !ok {
+			return
+		}
 		err := g.drv.Node.Propose(p.data)
 		if p.done != nil {
 			p.done.proposed(p.data, err)
-		}
-		if i == 1024 {
-			return
-		}
-		select {
-		case p = <-g.props:
-		default:
-			return
 		}
 	}
 }
@@ -293,14 +297,15 @@ func (g *raftGroup) compact(index uint64, data []byte, err error, took time.Dura
 	}
 }
 
+// observe tells the state machine of a new soft state once the Ready that
+// carried it is processed (so a leader is ready only once it applied).
 func (g *raftGroup) observe() {
-	st := g.drv.Node.Status()
 	g.mu.Lock()
-	changed := st.SoftState != g.soft
-	g.soft, g.status = st.SoftState, st
+	changed := g.seen != g.soft && g.failure == nil
+	g.soft = g.seen
 	g.mu.Unlock()
 	if changed {
-		g.sm.leaderChanged(st.SoftState)
+		g.sm.leaderChanged(g.seen)
 	}
 }
 
@@ -319,16 +324,18 @@ func (g *raftGroup) fail(err error) {
 
 // Propose queues data for the group; it fails at once when the queue is full.
 func (g *raftGroup) Propose(data []byte, done proposalDone) {
+	var err error
 	select {
-	case g.props <- proposal{data: data, done: done}:
 	case <-g.done:
-		if done != nil {
-			done.proposed(data, errGroupStopped)
-		}
+		err = errGroupStopped
 	default:
-		if done != nil {
-			done.proposed(data, raft.ErrProposalDropped)
+		if g.props.push(proposal{data: data, done: done}) {
+			return
 		}
+		err = raft.ErrProposalDropped
+	}
+	if done != nil {
+		done.proposed(data, err)
 	}
 }
 
@@ -381,11 +388,37 @@ func (g *raftGroup) softState() raft.SoftState {
 	return g.soft
 }
 
+// statusSnapshot returns the node's status (with the leader's view of
+// every peer), made on the group goroutine when asked: monitoring and
+// membership decisions ask for it, the group loop does not poll it. A
+// stopped or unresponsive group answers with the last status made.
 func (g *raftGroup) statusSnapshot() raft.Status {
+	ch := make(chan raft.Status, 1)
+	asked := func(n *raft.Node) { ch <- n.Status() }
+	wait := time.NewTimer(statusWait)
+	defer wait.Stop()
+	select {
+	case g.ctrl <- asked:
+		select {
+		case st := <-ch:
+			g.mu.Lock()
+			g.status = st
+			g.mu.Unlock()
+			return st
+		case <-g.done:
+		case <-wait.C:
+		}
+	case <-g.done:
+	case <-wait.C:
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.status
 }
+
+// statusWait bounds how long statusSnapshot waits for a busy group (an
+// API request answered on a route's read loop waits with it).
+const statusWait = 500 * time.Millisecond
 
 func (g *raftGroup) healthy() error {
 	g.mu.Lock()
@@ -474,15 +507,6 @@ func appendUint(b []byte, v uint64) []byte {
 	return append(b, tmp[i:]...)
 }
 
-func (s *Server) routeForPeer(id raft.ID) *route {
-	for _, r := range s.routeList() {
-		if raftID(r.remote.Name) == id {
-			return r
-		}
-	}
-	return nil
-}
-
 // deliverRaft hands a RAFT payload from a route to its group; owned says
 // the message may keep payload's memory (else it is copied).
 func (s *Server) deliverRaft(payload []byte, owned bool) error {
@@ -510,10 +534,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if g == nil {
 		return nil // not (yet) a member here
 	}
-	select {
-	case g.inbox <- m:
-	default: // full: drop, raft retries
-	}
+	g.inbox.push(m) // full: dropped, raft retries
 	return nil
 }
 

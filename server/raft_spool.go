@@ -186,10 +186,9 @@ func (s *Server) deliverSpooled(spool *os.File, total int) error {
 		os.Remove(name)
 		return nil // not (yet) a member here
 	}
-	select {
-	case g.inbox <- m:
+	if g.inbox.push(m) {
 		s.raft.spooledIn.Add(1)
-	default: // full: drop, raft retries
+	} else { // full: drop, raft retries
 		os.Remove(name)
 	}
 	return nil

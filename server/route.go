@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // Tern's route protocol (server to server, cluster port). It is Tern's
@@ -61,6 +63,7 @@ type route struct {
 	url       *url.URL // set when we dial it
 	br        *bufio.Reader
 	frags     raftFrags // raft messages being reassembled (read loop only)
+	rid       uint64    // registration order (routes.rid when registered)
 }
 
 type routeTable struct {
@@ -72,6 +75,9 @@ type routeTable struct {
 	attempts atomic.Int64  // route handshakes begun, both directions
 	listener net.Listener
 	rid      uint64
+	// byPeer maps raft peer ids to routes, for raft's sends: an immutable
+	// map replaced (under mu) whenever byID changes, read without a lock.
+	byPeer atomic.Pointer[map[raft.ID]*route]
 }
 
 // initRouteTable readies the route table. Start calls it before any
@@ -356,7 +362,9 @@ func (s *Server) registerRoute(r *route) error {
 		}
 	}
 	s.routes.rid++
+	r.rid = s.routes.rid
 	s.routes.byID[r.remote.ID] = r
+	s.publishPeers()
 	return nil
 }
 
@@ -373,6 +381,7 @@ func (s *Server) removeRoute(r *route) {
 	registered := s.routes.byID[r.remote.ID] == r
 	if registered {
 		delete(s.routes.byID, r.remote.ID)
+		s.publishPeers()
 		close(s.routes.removed)
 		s.routes.removed = make(chan struct{})
 	}
@@ -399,6 +408,29 @@ func (s *Server) gossip() {
 	for _, r := range s.routeList() {
 		r.c.queueProto(line)
 	}
+}
+
+// publishPeers rebuilds the raft peer → route map (routes.mu held). Of
+// two routes to servers of the same name (one from before the peer
+// restarted), the one registered last wins.
+func (s *Server) publishPeers() {
+	m := make(map[raft.ID]*route, len(s.routes.byID))
+	for _, r := range s.routes.byID {
+		id := raftID(r.remote.Name)
+		if cur := m[id]; cur == nil || cur.rid < r.rid {
+			m[id] = r
+		}
+	}
+	s.routes.byPeer.Store(&m)
+}
+
+// routeForPeer returns the route to the server that is raft peer id,
+// without a lock or an allocation (raft calls it for every message).
+func (s *Server) routeForPeer(id raft.ID) *route {
+	if m := s.routes.byPeer.Load(); m != nil {
+		return (*m)[id]
+	}
+	return nil
 }
 
 func (s *Server) routeList() []*route {
