@@ -55,7 +55,8 @@ func FuzzRouteReadLoop(f *testing.F) {
 	if s.raft.groups == nil {
 		s.raft.groups = map[string]*raftGroup{}
 	}
-	s.raft.groups["G"] = &raftGroup{} // no inbox: what it would receive is dropped
+	// An inbox bounded at nothing: what the group would receive is dropped.
+	s.raft.groups["G"] = &raftGroup{inbox: newRaftQueue[raft.Message](0)}
 	s.raft.mu.Unlock()
 	f.Cleanup(func() {
 		s.raft.mu.Lock()

@@ -152,6 +152,13 @@ func (s *Server) raftGroup(name string) *raftGroup {
 	return s.raft.groups[name]
 }
 
+// raftGroupNamed is raftGroup for a name in a message (no copy is made).
+func (s *Server) raftGroupNamed(name []byte) *raftGroup {
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	return s.raft.groups[string(name)]
+}
+
 func (g *raftGroup) run() {
 	defer g.srv.wg.Done()
 	defer close(g.done)
@@ -514,7 +521,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if k <= 0 || uint64(len(payload)-k) < n {
 		return errBadRaftMsg
 	}
-	name := string(payload[k : k+int(n)])
+	name := payload[k : k+int(n)]
 	decode := decodeRaftMsg
 	if owned {
 		decode = decodeOwnedRaftMsg
@@ -530,7 +537,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 			return errBadRaftMsg
 		}
 	}
-	g := s.raftGroup(name)
+	g := s.raftGroupNamed(name)
 	if g == nil {
 		return nil // not (yet) a member here
 	}

@@ -131,15 +131,35 @@ func (r *raftReader) bytes() []byte {
 }
 
 // decodeRaftMsg parses a message encoded by encodeRaftMsg. The message
-// does not keep b: entry and snapshot data share one copy of it.
+// does not keep b: entry and snapshot data share one copy of it, made
+// only when there is such data (votes, heartbeats and responses carry
+// none and are decoded without an allocation).
 func decodeRaftMsg(b []byte) (raft.Message, error) {
-	return decodeOwnedRaftMsg(append([]byte(nil), b...))
+	if raftMsgCarriesData(b) {
+		b = append([]byte(nil), b...)
+	}
+	return decodeOwnedRaftMsg(b)
+}
+
+// raftMsgCarriesData tells from the fixed fields whether a message has
+// entries or a snapshot (a malformed one says yes: decoding reports it).
+func raftMsgCarriesData(b []byte) bool {
+	r := raftReader{b: b}
+	r.byte()
+	r.byte()
+	for range 7 {
+		r.uvarint()
+	}
+	flags := r.byte()
+	n := r.uvarint()
+	return r.err != nil || flags&4 != 0 || n > 0
 }
 
 // decodeOwnedRaftMsg is decodeRaftMsg for a b the message may keep (a
 // reassembled snapshot is not copied a second time).
 func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
-	m, r, err := decodeRaftMsgHead(b)
+	r := raftReader{b: b}
+	m, err := decodeRaftMsgFields(&r)
 	if err != nil || m.Snapshot == nil {
 		return m, err
 	}
@@ -154,8 +174,14 @@ func decodeOwnedRaftMsg(b []byte) (raft.Message, error) {
 // (the last field, which r holds next when m has a snapshot).
 func decodeRaftMsgHead(b []byte) (m raft.Message, r *raftReader, err error) {
 	r = &raftReader{b: b}
+	m, err = decodeRaftMsgFields(r)
+	return m, r, err
+}
+
+// decodeRaftMsgFields reads all of a message but its snapshot's data.
+func decodeRaftMsgFields(r *raftReader) (m raft.Message, err error) {
 	if r.byte() != raftCodecVersion {
-		return m, r, errBadRaftMsg
+		return m, errBadRaftMsg
 	}
 	m.Type = raft.MessageType(r.byte())
 	m.From, m.To = raft.ID(r.uvarint()), raft.ID(r.uvarint())
@@ -167,7 +193,7 @@ func decodeRaftMsgHead(b []byte) (m raft.Message, r *raftReader, err error) {
 	// be 4 on the wire).
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
-		return m, r, errBadRaftMsg
+		return m, errBadRaftMsg
 	}
 	if n > 0 {
 		m.Entries = make([]raft.Entry, 0, min(n, 64))
@@ -182,12 +208,12 @@ func decodeRaftMsgHead(b []byte) (m raft.Message, r *raftReader, err error) {
 		snap := &raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
 		np := r.uvarint()
 		if np > uint64(len(r.b)) {
-			return m, r, errBadRaftMsg
+			return m, errBadRaftMsg
 		}
 		for i := uint64(0); i < np && r.err == nil; i++ {
 			snap.Peers = append(snap.Peers, raft.ID(r.uvarint()))
 		}
 		m.Snapshot = snap
 	}
-	return m, r, r.err
+	return m, r.err
 }

@@ -80,3 +80,27 @@ func TestRaftCodecDoesNotAllocateByClaimedCount(t *testing.T) {
 		t.Fatalf("decoding %d bytes allocated %d", len(b), n)
 	}
 }
+
+// A received message without entries or a snapshot (votes, heartbeats,
+// append responses: half of raft's traffic) is decoded without copying
+// the route's buffer; one with entries keeps a copy of its own.
+func TestRaftCodecCopiesOnlyData(t *testing.T) {
+	resp := encodeRaftMsg(nil, &raft.Message{Type: raft.MsgAppResp, From: 2, To: 1, Term: 4, Index: 99, Commit: 98})
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := decodeRaftMsg(resp); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Fatalf("decoding an append response allocates %v times", n)
+	}
+	app := encodeRaftMsg(nil, &raft.Message{Type: raft.MsgApp, From: 1, To: 2, Term: 4,
+		Entries: []raft.Entry{{Term: 4, Index: 100, Data: []byte("payload")}}})
+	m, err := decodeRaftMsg(app)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clear(app) // the route reuses its buffer
+	if len(m.Entries) != 1 || string(m.Entries[0].Data) != "payload" {
+		t.Fatalf("entries %+v after the buffer was reused", m.Entries)
+	}
+}

@@ -131,7 +131,7 @@ func (s *Server) skipRaftMessage(r *route, size, total int) (skip bool, why stri
 	switch {
 	case !ok:
 		return true, "malformed head"
-	case s.raftGroup(string(group)) == nil:
+	case s.raftGroupNamed(group) == nil:
 		return true, "" // not (yet) a member here
 	case typ != raft.MsgSnap && total > raftMaxMsg:
 		return true, "too large for its type"
