@@ -103,6 +103,7 @@ func (js *jetStream) startJetStreamCluster() {
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
+		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
 	}
 	jc.startUsageReports()
 	s.wg.Add(1)

@@ -320,9 +320,16 @@ func (mset *stream) subscribeDirect() {
 // A replica serves only once it leads and has applied its whole log.
 func (mset *stream) leaderChanged(st raft.SoftState) {
 	lead := st.Role == raft.Leader && st.LeaderReady
+	var peers []string
+	if !lead {
+		peers = mset.jsa.js.srv.routePeers()
+	}
 	mset.mu.Lock()
 	was := mset.leader
 	mset.leader = lead
+	if was && !lead {
+		mset.resignedLocked(st.Term, peers)
+	}
 	closed := mset.closed
 	name := mset.cfg.Name
 	mset.mu.Unlock()
