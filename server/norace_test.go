@@ -21,27 +21,31 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// casInput/casOutput are one compare-and-set write in the history.
+// casInput/casOutput are one compare-and-set write, or one read of the
+// key's last message, in the history.
 type casInput struct {
 	Key      string
 	Expected uint64
 	Value    string
+	Read     bool
 }
 
 type casOutput struct {
-	Kind int    // casOK, casWrongSeq, casNotStored
-	Rev  uint64 // new sequence (casOK) or the reported current one (casWrongSeq)
+	Kind int    // casOK, casWrongSeq, casNotStored, casRead
+	Rev  uint64 // new sequence (casOK), the reported current one (casWrongSeq), the one read (casRead; 0: none)
 }
 
 const (
 	casOK = iota
 	casWrongSeq
 	casNotStored
+	casRead
 )
 
 // casModel is a per-key register whose revision is the stream sequence of
 // the key's last message. A rejection must be explained by the state: the
-// reported sequence is the register's current revision.
+// reported sequence is the register's current revision. A read returns
+// the current revision (0 before the first write).
 var casModel = porcupine.Model{
 	Partition: func(history []porcupine.Operation) [][]porcupine.Operation {
 		byKey := map[string][]porcupine.Operation{}
@@ -67,6 +71,8 @@ var casModel = porcupine.Model{
 			return rev == in.Expected && out.Rev > rev, out.Rev
 		case casWrongSeq:
 			return rev != in.Expected && rev == out.Rev, rev
+		case casRead:
+			return rev == out.Rev, rev
 		}
 		return true, rev // not stored: no effect
 	},
@@ -209,6 +215,39 @@ func runCASChaos(t *testing.T, upgradeFrom string) {
 			}
 		}()
 	}
+	// Readers: one per server, connected to that server only, so reads go
+	// through every server, also the moment one is back from a kill.
+	reads := make([]int, 3)
+	for i := range c.ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", c.ports[i]), nats.MaxReconnects(-1),
+				nats.ReconnectWait(20*time.Millisecond), nats.IgnoreDiscoveredServers())
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("kv.k%d", rand.IntN(chaosKeys))
+				call := time.Since(start).Nanoseconds()
+				rev, ok := chaosRead(rc, key)
+				ret := time.Since(start).Nanoseconds()
+				if !ok { // no answer, or 10008: a read without an outcome
+					if !rc.IsConnected() {
+						time.Sleep(10 * time.Millisecond) // back off while reconnecting
+					}
+					continue
+				}
+				hmu.Lock()
+				history = append(history, porcupine.Operation{ClientId: 100 + i, Input: casInput{Key: key, Read: true},
+					Output: casOutput{Kind: casRead, Rev: rev}, Call: call, Return: ret})
+				reads[i]++
+				hmu.Unlock()
+			}
+		}()
+	}
 	// Kill -9 a random server every couple of seconds, then bring it back;
 	// every third bounce is a graceful restart instead (rolling upgrade).
 	deadline := time.Now().Add(duration)
@@ -228,6 +267,12 @@ func runCASChaos(t *testing.T, upgradeFrom string) {
 	wg.Wait()
 	stored := readWholeStream(t, js, "KV")
 	end := time.Since(start).Nanoseconds()
+	t.Logf("reads answered through each server: %v", reads)
+	for i, n := range reads {
+		if n == 0 {
+			t.Fatalf("no read through server %d was answered", i+1)
+		}
+	}
 	checkChaosHistory(t, history, stored, end)
 	for i, conf := range c.confs { // what the kills exercised: restores from linked snapshots
 		snaps, _ := filepath.Glob(filepath.Join(filepath.Dir(conf), "jetstream", "_raft_", "*", snapsDir, "*"))
@@ -257,6 +302,32 @@ func chaosWrite(nc *nats.Conn, in casInput) casOutput {
 		return casOutput{Kind: casWrongSeq, Rev: rev}
 	}
 	return casOutput{Kind: casNotStored, Rev: 1<<64 - 1}
+}
+
+// chaosRead reads the stream sequence of key's last message with
+// STREAM.MSG.GET (answered by the stream's leader; 0: the key has no
+// message). ok is false when the read has no outcome (no answer, 10008).
+func chaosRead(nc *nats.Conn, key string) (rev uint64, ok bool) {
+	resp, err := nc.Request("$JS.API.STREAM.MSG.GET.KV", []byte(`{"last_by_subj":"`+key+`"}`), 2*time.Second)
+	if err != nil {
+		return 0, false
+	}
+	var r struct {
+		Error   *ApiError `json:"error"`
+		Message *struct {
+			Seq uint64 `json:"seq"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(resp.Data, &r) != nil {
+		return 0, false
+	}
+	switch {
+	case r.Error != nil && r.Error.ErrCode == 10037: // no message found
+		return 0, true
+	case r.Error == nil && r.Message != nil:
+		return r.Message.Seq, true
+	}
+	return 0, false
 }
 
 type storedMsg struct {
@@ -290,12 +361,14 @@ func readWholeStream(t *testing.T, js jetstream.JetStream, name string) map[stri
 // every acknowledged write is stored as acknowledged, and that the history
 // is linearizable.
 func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[string]storedMsg, end int64) {
-	acked, wrong, unknown := 0, 0, 0
+	acked, wrong, unknown, reads := 0, 0, 0, 0
 	for i := range history {
 		op := &history[i]
 		in, out := op.Input.(casInput), op.Output.(casOutput)
 		sm, ok := stored[in.Value]
 		switch out.Kind {
+		case casRead:
+			reads++
 		case casOK:
 			acked++
 			if !ok || sm.seq != out.Rev || sm.subj != in.Key {
@@ -316,7 +389,7 @@ func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[s
 			}
 		}
 	}
-	t.Logf("history: %d ops, %d acknowledged, %d rejected (10071), %d ambiguous", len(history), acked, wrong, unknown)
+	t.Logf("history: %d ops, %d acknowledged, %d rejected (10071), %d ambiguous, %d reads", len(history), acked, wrong, unknown, reads)
 	if acked == 0 {
 		t.Fatal("no write succeeded")
 	}
@@ -367,6 +440,24 @@ func TestNoRaceCASCheck(t *testing.T) {
 	lost := append(slices.Clone(good), op(4, 0, casOK, 9, 60, 70))
 	if res := checkCAS(lost, time.Minute); res != porcupine.Illegal {
 		t.Fatalf("a lost update checked %v", res)
+	}
+	read := func(client int, rev uint64, call, ret int64) porcupine.Operation {
+		return porcupine.Operation{ClientId: client, Input: casInput{Key: "k", Read: true},
+			Output: casOutput{Kind: casRead, Rev: rev}, Call: call, Return: ret}
+	}
+	// Reads of the current revision, one of them concurrent with the
+	// write that changes it, are fine.
+	reads := append(slices.Clone(good), read(5, 5, 35, 38), read(6, 7, 45, 60), read(5, 7, 60, 61))
+	if res := checkCAS(reads, time.Minute); res != porcupine.Ok {
+		t.Fatalf("linearizable reads checked %v", res)
+	}
+	// After the write of 7 returned, nobody may read 5, or nothing (a
+	// replica answering from an empty store).
+	for _, rev := range []uint64{5, 0} {
+		stale := append(slices.Clone(good), read(5, rev, 55, 56))
+		if res := checkCAS(stale, time.Minute); res != porcupine.Illegal {
+			t.Fatalf("a stale read of %d checked %v", rev, res)
+		}
 	}
 }
 
