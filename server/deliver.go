@@ -89,7 +89,10 @@ func (s *Server) deliverWaking(c *client, wake map[*client]struct{}, acc *Accoun
 	r := matchSubject(acc, subject)
 	n := 0
 	var fwd routeForwards
-	var late [2]*subscription // afterRoutes subscribers, run once the routes have the message
+	// afterRoutes subscribers run once the routes have the message (a
+	// subject matches one of an account's API subscriptions at most; a
+	// third would run in place).
+	var late [2]*subscription
 	nlate := 0
 	for _, sub := range r.Plain {
 		if sub.route != nil {
