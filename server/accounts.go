@@ -22,6 +22,9 @@ type subscription struct {
 	max     atomic.Int64 // auto-unsubscribe after max deliveries; 0 = none
 	nm      atomic.Int64 // messages delivered
 	closed  atomic.Bool
+	// afterRoutes: an internal subscriber called only once the message
+	// is queued to the routes (see subscribeInternalAfterRoutes).
+	afterRoutes bool
 }
 
 // Account is an isolated subject space with its own users.
@@ -54,6 +57,20 @@ func (a *Account) NumConnections() int { return int(a.nclients.Load()) }
 // subscribeInternal registers an internal subscription on subject.
 func (a *Account) subscribeInternal(subject, queue string, cb msgHandler) (*subscription, error) {
 	sub := &subscription{icb: cb, subject: subject, queue: queue, sid: "internal"}
+	if err := a.insertSub(sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// subscribeInternalAfterRoutes is subscribeInternal for a callback that
+// must run after the message it gets has been queued to every route that
+// wants it. The clustered JetStream API needs that order: a server that
+// leaves a request to a stream's leader on another server must have sent
+// it there before it acts on anything it hears next from that server
+// (jetstream_resign.go).
+func (a *Account) subscribeInternalAfterRoutes(subject string, cb msgHandler) (*subscription, error) {
+	sub := &subscription{icb: cb, subject: subject, sid: "internal", afterRoutes: true}
 	if err := a.insertSub(sub); err != nil {
 		return nil, err
 	}

@@ -89,9 +89,19 @@ func (s *Server) deliverWaking(c *client, wake map[*client]struct{}, acc *Accoun
 	r := matchSubject(acc, subject)
 	n := 0
 	var fwd routeForwards
+	// afterRoutes subscribers run once the routes have the message (a
+	// subject matches one of an account's API subscriptions at most; a
+	// third would run in place).
+	var late [2]*subscription
+	nlate := 0
 	for _, sub := range r.Plain {
 		if sub.route != nil {
 			fwd.plain(sub.route)
+			continue
+		}
+		if sub.afterRoutes && nlate < len(late) {
+			late[nlate] = sub
+			nlate++
 			continue
 		}
 		if c != nil && sub.client == c && !c.opts.Echo {
@@ -111,7 +121,13 @@ func (s *Server) deliverWaking(c *client, wake map[*client]struct{}, acc *Accoun
 			n++
 		}
 	}
-	return n + fwd.send(c, wake, acc, subject, reply, hdr, msg)
+	n += fwd.send(c, wake, acc, subject, reply, hdr, msg)
+	for _, sub := range late[:nlate] {
+		if s.deliverTo(c, wake, acc, sub, subject, reply, hdr, msg) {
+			n++
+		}
+	}
+	return n
 }
 
 // matchSubject looks subject up without letting the routing table keep

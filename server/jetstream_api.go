@@ -69,7 +69,7 @@ func (jsa *jsAccount) subscribeAPI() error {
 		subjects = append(subjects, "$JS."+d+".API.>")
 	}
 	for _, subj := range subjects {
-		sub, err := jsa.acc.subscribeInternal(subj, "", jsa.apiRequest)
+		sub, err := jsa.acc.subscribeInternalAfterRoutes(subj, jsa.apiRequest)
 		if err != nil {
 			return err
 		}

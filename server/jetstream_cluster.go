@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"net"
@@ -103,6 +104,7 @@ func (js *jetStream) startJetStreamCluster() {
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
+		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
 	}
 	_ = js.subscribeSysAPI()
 	jc.startUsageReports()
@@ -238,17 +240,28 @@ type metaSM struct {
 
 func (m *metaSM) leaderChanged(raft.SoftState) {}
 
+// Apply applies committed meta entries in order. An entry it cannot
+// decode halts the group (the error stops it and marks it unhealthy, as a
+// stream's group halts): skipping it would let this server's assignments
+// differ from the others' from then on.
 func (m *metaSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
-		m.applied = ents[i].Index
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
+			m.applied = ents[i].Index
 			continue
 		}
 		var me metaEntry
-		if err := json.Unmarshal(ents[i].Data, &me); err != nil || me.SA == nil {
-			m.jc.js.srv.Errorf("JetStream cluster: bad meta entry at %d: %v", ents[i].Index, err)
-			continue
+		err := json.Unmarshal(ents[i].Data, &me)
+		if err == nil && me.SA == nil {
+			err = errors.New("no stream assignment")
 		}
+		if err != nil {
+			err = fmt.Errorf("meta entry %d cannot be decoded (%v); this server applies no more meta entries "+
+				"until it runs a version that can", ents[i].Index, err)
+			m.jc.js.srv.Errorf("JetStream cluster: %v", err)
+			return err
+		}
+		m.applied = ents[i].Index
 		m.jc.apply(&me)
 	}
 	return nil

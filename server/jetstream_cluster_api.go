@@ -33,8 +33,12 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			return "", nil, false
 		}
 		name := r.streamName(route.prefix)
-		if mset := r.jsa.lookup(name); mset != nil && mset.isLeader() {
+		mset := r.jsa.lookup(name)
+		if mset != nil && mset.isLeader() {
 			return route.typ, route.handler(r), true
+		}
+		if mset != nil && !local && mset.answersUnavailable() {
+			return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
 		}
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
 			// Unknown stream: the meta leader says so.

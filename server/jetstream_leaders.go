@@ -186,6 +186,7 @@ func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, sub
 	key := leaderKey(rest[:i], rest[i+1:])
 	if resigned {
 		jc.leaders.resign(key, name, term)
+		jc.ackResignation(rest[:i], rest[i+1:], name, term)
 	} else {
 		jc.leaders.set(key, name, term, time.Now())
 	}

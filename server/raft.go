@@ -314,6 +314,15 @@ func (g *raftGroup) observe() {
 	if changed {
 		g.sm.leaderChanged(g.seen)
 	}
+	if o, ok := g.sm.(statusObserver); ok {
+		o.observed(&st)
+	}
+}
+
+// statusObserver is implemented by state machines that follow their
+// group's progress (on the group goroutine, after every pass).
+type statusObserver interface {
+	observed(st *raft.Status)
 }
 
 // fail stops the group and marks it unhealthy; the process keeps running.

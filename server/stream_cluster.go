@@ -26,6 +26,26 @@ type streamSM struct {
 	// wake gathers the clients an Apply call answered (deliverBatch); each
 	// is woken once, at the end of the call or every applyWakeEvery entries.
 	wake map[*client]struct{}
+	// current: the replica has applied everything committed that a leader
+	// told it of since it started (group goroutine only).
+	current bool
+}
+
+// observed serves direct gets once the replica is current: a leader is
+// known and everything committed that the replica knows of is applied. A
+// replica that is starting would answer from an empty or old store, so it
+// waits, as nats-server's followers wait until they are current.
+func (sm *streamSM) observed(st *raft.Status) {
+	if sm.current || st.Lead == raft.None || st.Applied < st.Commit {
+		return
+	}
+	sm.current = true
+	sm.mset.mu.Lock()
+	direct := sm.mset.cfg.AllowDirect && !sm.mset.closed
+	sm.mset.mu.Unlock()
+	if direct {
+		sm.mset.subscribeDirect()
+	}
 }
 
 // applyWakeEvery bounds how many entries' answers wait for a wake-up, so
@@ -180,10 +200,8 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		mset.syncer = newGroupCommit(mset, false, o.SyncInterval)
 	}
 	mset.mu.Unlock()
-	// Every replica serves direct gets (queue group _sys_), as nats-server.
-	if cfg.AllowDirect {
-		mset.subscribeDirect()
-	}
+	// Every replica serves direct gets (queue group _sys_), as nats-server,
+	// once it is current (streamSM.observed).
 	return mset, nil
 }
 
@@ -286,8 +304,14 @@ func (mset *stream) subscribeDirect() {
 	for _, subj := range []string{"$JS.API.DIRECT.GET." + name, "$JS.API.DIRECT.GET." + name + ".>"} {
 		if sub, err := mset.jsa.acc.subscribeInternal(subj, "_sys_", mset.directGet); err == nil {
 			mset.mu.Lock()
-			mset.subs = append(mset.subs, sub)
+			closed := mset.closed
+			if !closed {
+				mset.subs = append(mset.subs, sub)
+			}
 			mset.mu.Unlock()
+			if closed { // stopped meanwhile: its subscriptions are gone
+				mset.jsa.acc.unsubscribe(sub)
+			}
 		}
 	}
 }
@@ -296,9 +320,16 @@ func (mset *stream) subscribeDirect() {
 // A replica serves only once it leads and has applied its whole log.
 func (mset *stream) leaderChanged(st raft.SoftState) {
 	lead := st.Role == raft.Leader && st.LeaderReady
+	var peers []string
+	if !lead {
+		peers = mset.jsa.js.srv.routePeers()
+	}
 	mset.mu.Lock()
 	was := mset.leader
 	mset.leader = lead
+	if was && !lead {
+		mset.resignedLocked(st.Term, peers)
+	}
 	closed := mset.closed
 	name := mset.cfg.Name
 	mset.mu.Unlock()
@@ -483,11 +514,17 @@ func (mset *stream) applyDeleteEntry(seq uint64, erase bool) []byte {
 // isClustered reports whether the stream is replicated through raft.
 func (mset *stream) isClustered() bool { return mset.replicated }
 
-// isLeader reports whether this replica serves the stream.
+// isLeader reports whether this replica serves the stream: a stream on
+// one server always; a replicated one only while it leads its group and
+// has applied its whole log (leaderChanged), never while its group is
+// still starting (its store is then empty or behind).
 func (mset *stream) isLeader() bool {
+	if !mset.replicated {
+		return true
+	}
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
-	return mset.group == nil || mset.leader
+	return mset.leader
 }
 
 // clusterInfo is StreamInfo's cluster section: the leader and, as the
