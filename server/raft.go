@@ -314,15 +314,17 @@ func (g *raftGroup) observe() {
 	if changed {
 		g.sm.leaderChanged(g.seen)
 	}
-	if o, ok := g.sm.(statusObserver); ok {
-		o.observed(&st)
+	if o, ok := g.sm.(progressObserver); ok {
+		commit, applied := g.drv.Node.Indexes()
+		o.observed(g.seen.Lead, commit, applied)
 	}
 }
 
-// statusObserver is implemented by state machines that follow their
-// group's progress (on the group goroutine, after every pass).
-type statusObserver interface {
-	observed(st *raft.Status)
+// progressObserver is implemented by state machines that follow their
+// group's progress (on the group goroutine, after every pass): the leader
+// known and the commit and applied indexes, read without building a Status.
+type progressObserver interface {
+	observed(lead raft.ID, commit, applied uint64)
 }
 
 // fail stops the group and marks it unhealthy; the process keeps running.

@@ -35,8 +35,8 @@ type streamSM struct {
 // known and everything committed that the replica knows of is applied. A
 // replica that is starting would answer from an empty or old store, so it
 // waits, as nats-server's followers wait until they are current.
-func (sm *streamSM) observed(st *raft.Status) {
-	if sm.current || st.Lead == raft.None || st.Applied < st.Commit {
+func (sm *streamSM) observed(lead raft.ID, commit, applied uint64) {
+	if sm.current || lead == raft.None || applied < commit {
 		return
 	}
 	sm.current = true

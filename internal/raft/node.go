@@ -180,6 +180,9 @@ type Status struct {
 	PendingConf bool              // a membership change is not committed yet
 }
 
+// Indexes returns the commit and applied indexes, without building a Status.
+func (n *Node) Indexes() (commit, applied uint64) { return n.r.log.committed, n.r.log.applied }
+
 // Status returns a snapshot of the node's state.
 func (n *Node) Status() Status {
 	r := n.r
