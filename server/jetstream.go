@@ -24,6 +24,9 @@ type jetStream struct {
 	apiTotal atomic.Int64
 	apiErrs  atomic.Int64
 	cluster  *jsCluster // nil on a single server
+	// fs is the file system under every store, raft log and snapshot
+	// (Options.fsys; the OS by default).
+	fs vfs.FS
 }
 
 // jsAccount is JetStream for one account.
@@ -45,8 +48,11 @@ var testHookEnableAccounts func()
 // enableJetStream starts JetStream for every account that has it.
 func (s *Server) enableJetStream() error {
 	o := s.getOpts()
-	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}}
-	if err := os.MkdirAll(js.storeDir, 0o750); err != nil {
+	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys}
+	if js.fs == nil {
+		js.fs = vfs.Default
+	}
+	if err := js.fs.MkdirAll(js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
 	s.js.Store(js)

@@ -61,7 +61,7 @@ func linkedSnapshotDirs(c *jsTestCluster, name string) map[string][]string {
 // and then applies the erase from the log again.
 func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	setForTest(t, &snapshotEvery, 100)
-	setForTest(t, &defaultFileStoreBlockSize, 2048) // sealed blocks to share
+	setForTest(t, &fileStoreBlockSize, 2048) // sealed blocks to share
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	st := createStream(t, js, jetstream.StreamConfig{Name: "LS", Subjects: []string{"ls.>"}, Replicas: 3,
@@ -208,7 +208,7 @@ func TestJetStreamClusterCatchupFromLogAfterSnapshots(t *testing.T) {
 // single server's, so the files of blocks its limits dropped go away while
 // the server runs (they used to stay until it stopped).
 func TestJetStreamClusterStoreDropsOldBlockFiles(t *testing.T) {
-	setForTest(t, &defaultFileStoreBlockSize, 1024)
+	setForTest(t, &fileStoreBlockSize, 1024)
 	c := runJSClusterWith(t, 3, func(_ int, o *Options) { o.SyncInterval = 50 * time.Millisecond })
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "OB", Subjects: []string{"ob"}, Replicas: 3, MaxMsgs: 20})

@@ -76,8 +76,8 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	var st StreamState
 	sm.mset.st().FastState(&st)
 	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapEvery = snap.Index, snap.Index, 2*st.Msgs
-	if fs, ok := sm.mset.st().(*fileStore); ok && linkedSnapshots {
-		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.numBlocks())
+	if fs, ok := sm.mset.st().(linkableStore); ok && linkedSnapshots {
+		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.NumBlocks())
 	}
 	sm.mset.installs++
 	if sm.mset.group != nil { // not the local snapshot restored at start

@@ -12,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-
-	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:
@@ -122,11 +120,11 @@ func snapRange(st StreamState) (first, last uint64) {
 // linkedSnapshot fixes fs's state in snaps/<index>; false when that
 // fails (and a full snapshot is taken instead). Called on the group
 // goroutine, without mu: no entry is applied meanwhile.
-func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs *fileStore) (func() ([]byte, error), uint64, bool) {
+func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkableStore) (func() ([]byte, error), uint64, bool) {
 	mset.pruneSnapshotDirs(index)
 	name := strconv.FormatUint(index, 10)
 	dir := filepath.Join(mset.groupDir, snapsDir, name)
-	snap, err := fs.snapshotTo(dir)
+	snap, err := fs.SnapshotTo(dir)
 	if err != nil {
 		os.RemoveAll(dir)
 		mset.jsa.js.srv.Warnf("JetStream stream '%s > %s': linked snapshot at %d failed, taking a full one: %v",
@@ -135,9 +133,9 @@ func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs *fileS
 	}
 	meta.Linked = name
 	mj, _ := json.Marshal(meta)
-	every := linkedSnapshotEvery(len(snap.linked))
+	every := linkedSnapshotEvery(snap.Files())
 	return func() ([]byte, error) {
-		if err := snap.write(); err != nil {
+		if err := snap.Write(); err != nil {
 			os.RemoveAll(dir)
 			return nil, err
 		}
@@ -340,7 +338,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 		return fmt.Errorf("linked snapshot %s outside a raft group", meta.Linked)
 	}
 	snapDir := filepath.Join(mset.groupDir, snapsDir, meta.Linked)
-	if err := restoreFileSnapshot(vfs.Default, snapDir, filepath.Join(dir, "msgs")); err != nil {
+	if err := restoreFileSnapshot(mset.jsa.js.fs, snapDir, filepath.Join(dir, "msgs")); err != nil {
 		return fmt.Errorf("%w %s: %w", errLinkedRestore, meta.Linked, err)
 	}
 	store, err := mset.jsa.openStore(dir, &meta.Config)
@@ -348,11 +346,11 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 		return err
 	}
 	mset.setStore(store)
-	fs, ok := store.(*fileStore)
+	fs, ok := store.(linkableStore)
 	if !ok {
 		return fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
 	}
-	fs.markShared()
+	fs.MarkShared()
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
@@ -390,7 +388,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
 	meta, st := mset.snapMetaLocked()
 	store := mset.st()
-	fs, linkable := store.(*fileStore)
+	fs, linkable := store.(linkableStore)
 	linkable = linkable && linkedSnapshots && mset.groupDir != "" && mset.wal != nil
 	// The log keeps twice the stream's messages in entries below the
 	// snapshot: a follower back from a restart catches up from the log,

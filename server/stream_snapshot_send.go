@@ -12,7 +12,7 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
-	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/store"
 )
 
 // A linked snapshot (stream_snapshot.go) names a directory only its own
@@ -160,17 +160,12 @@ func (mset *stream) writeExpandedSnapshot(data []byte, groupDir string, w io.Wri
 	// Pinned while its files are linked: pruning must not remove them
 	// half-way (the scratch directory's links then keep them).
 	mset.pins.add(name, 1)
-	err = restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, name), dir)
+	fs, closeCopy, err := store.OpenLinkedCopy(mset.jsa.js.fs, filepath.Join(groupDir, snapsDir, name), dir)
 	mset.pins.add(name, -1)
 	if err != nil {
 		return err
 	}
-	fs, err := newFileStore(vfs.Default, dir, FileStoreConfig{Logf: func(string, ...any) {}}, StoreLimits{})
-	if err != nil {
-		return err
-	}
-	defer fs.closeUnsynced() // a scratch copy: no checkpoint or compaction
-	fs.markShared()
+	defer closeCopy() // a scratch copy: no checkpoint or compaction
 	var st StreamState
 	fs.FastState(&st)
 	lost := lostCount(fs)
