@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -98,7 +97,7 @@ func (s *Server) jsAccounts(o *Options) []*Account {
 
 func (js *jetStream) enableAccount(acc *Account) error {
 	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
-	if err := os.MkdirAll(jsa.dir, 0o750); err != nil {
+	if err := js.fs.MkdirAll(jsa.dir, 0o750); err != nil {
 		return err
 	}
 	js.mu.Lock()
@@ -170,7 +169,7 @@ const streamMetaFile = "meta.json"
 
 // recoverStreams reopens the streams found in the account's directory.
 func (jsa *jsAccount) recoverStreams() error {
-	entries, err := os.ReadDir(jsa.dir)
+	entries, err := jsa.js.fs.ReadDir(jsa.dir)
 	if err != nil {
 		return err
 	}
@@ -178,7 +177,7 @@ func (jsa *jsAccount) recoverStreams() error {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(jsa.dir, e.Name(), streamMetaFile))
+		b, err := vfs.ReadFile(jsa.js.fs, filepath.Join(jsa.dir, e.Name(), streamMetaFile))
 		if err != nil {
 			jsa.js.srv.Warnf("JetStream: skipping stream directory %q: %v", e.Name(), err)
 			continue
@@ -197,6 +196,6 @@ func (jsa *jsAccount) recoverStreams() error {
 	return nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	return vfs.WriteFileAtomic(vfs.Default, path, data)
+func (js *jetStream) writeFileSync(path string, data []byte) error {
+	return vfs.WriteFileAtomic(js.fs, path, data)
 }

@@ -44,7 +44,7 @@ func linkedSnapshotDirs(c *jsTestCluster, name string) map[string][]string {
 		m.mu.Lock()
 		dir := m.groupDir
 		m.mu.Unlock()
-		ents, _ := os.ReadDir(filepath.Join(dir, snapsDir))
+		ents, _ := m.jsa.js.fs.ReadDir(filepath.Join(dir, snapsDir))
 		for _, e := range ents {
 			out[m.jsa.js.srv.Name()] = append(out[m.jsa.js.srv.Name()], e.Name())
 		}

@@ -54,7 +54,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
-	data, err := snapshotBytes(snap.Data) // a large one stays on disk
+	data, err := snapshotBytes(m.jc.js.fs, snap.Data) // a large one stays on disk
 	if err != nil {
 		return err
 	}

@@ -275,7 +275,7 @@ func (l *walLog) writeSnapshotFile(head, data []byte) error {
 	if !ok {
 		return vfs.WriteFileAtomic(l.fs, name, head, data)
 	}
-	f, sr, err := sp.open()
+	f, sr, err := sp.open(l.fs)
 	if err != nil {
 		return err
 	}
@@ -332,7 +332,7 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	if st.Size() >= spooledMin && l.fs == vfs.Default {
+	if st.Size() >= spooledMin {
 		headLen := min(snapshotHeadMax, st.Size())
 		s, data, err := readSnapshotHead(f, headLen)
 		switch {

@@ -186,7 +186,7 @@ func TestWALLogReadsLargeSnapshotAsReference(t *testing.T) {
 		if _, ok := decodeSpooled(snap.Data); !ok {
 			t.Fatalf("size %d: read in, not referenced", size)
 		}
-		got, err := snapshotBytes(snap.Data)
+		got, err := snapshotBytes(vfs.Default, snap.Data)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("size %d: reference yields %d bytes, %v", size, len(got), err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // Raft snapshots larger than memory. A stream's full snapshot holds every
@@ -72,8 +73,8 @@ func decodeSpooled(data []byte) (spooledSnap, bool) {
 var errSpoolReplaced = errors.New("the snapshot file was replaced by a later snapshot")
 
 // open returns the file (for the caller to close) and a reader of the data.
-func (s spooledSnap) open() (*os.File, *io.SectionReader, error) {
-	f, err := os.Open(s.Path)
+func (s spooledSnap) open(fsys vfs.FS) (vfs.File, *io.SectionReader, error) {
+	f, err := fsys.OpenFile(s.Path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,12 +98,12 @@ func (s spooledSnap) open() (*os.File, *io.SectionReader, error) {
 }
 
 // snapshotBytes returns snapshot data in memory, reading a spooled one.
-func snapshotBytes(data []byte) ([]byte, error) {
+func snapshotBytes(fsys vfs.FS, data []byte) ([]byte, error) {
 	s, ok := decodeSpooled(data)
 	if !ok {
 		return data, nil
 	}
-	f, sr, err := s.open()
+	f, sr, err := s.open(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +119,7 @@ func snapshotBytes(data []byte) ([]byte, error) {
 // for data in memory or in a raft log's snapshot file).
 func (s *Server) removeSpooled(snap raft.Snapshot) {
 	if sp, ok := decodeSpooled(snap.Data); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
-		os.Remove(sp.Path)
+		s.jsFS().Remove(sp.Path)
 	}
 }
 
@@ -132,33 +133,58 @@ func (s *Server) spoolDir() string {
 	return filepath.Join(js.storeDir, "_raft_", spoolDirName)
 }
 
+// spoolFile is a transfer's spool file and the file system it is on.
+type spoolFile struct {
+	vfs.File
+	fs vfs.FS
+}
+
+// discard closes and deletes the spool file.
+func (f *spoolFile) discard() {
+	f.Close()
+	f.fs.Remove(f.Name())
+}
+
+// jsFS is the file system under JetStream (the OS without JetStream).
+func (s *Server) jsFS() vfs.FS {
+	if js := s.js.Load(); js != nil && js.fs != nil {
+		return js.fs
+	}
+	return vfs.Default
+}
+
 // createSpool creates the spool file of transfer id.
-func (s *Server) createSpool(id uint64) (*os.File, error) {
+func (s *Server) createSpool(id uint64) (*spoolFile, error) {
 	dir := s.spoolDir()
 	if dir == "" {
 		return nil, errors.New("no spool directory")
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	fsys := s.jsFS()
+	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, "recv-"+strconv.FormatUint(id, 10)+"-"+strconv.FormatUint(raftFragIDs.Add(1), 10)),
+	f, err := fsys.OpenFile(filepath.Join(dir, "recv-"+strconv.FormatUint(id, 10)+"-"+strconv.FormatUint(raftFragIDs.Add(1), 10)),
 		os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	return &spoolFile{File: f, fs: fsys}, nil
 }
 
 // deliverSpooled hands the raft message received into spool (total bytes:
 // the group's name, then the message) to its group. A snapshot keeps its
 // data in the file; anything else is read into memory.
-func (s *Server) deliverSpooled(spool *os.File, total int) error {
+func (s *Server) deliverSpooled(spool *spoolFile, total int) error {
 	name := spool.Name()
 	defer spool.Close()
 	head := make([]byte, min(total, 64<<10))
 	if _, err := spool.ReadAt(head, 0); err != nil {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return err
 	}
 	n, k := binary.Uvarint(head)
 	if k <= 0 || uint64(len(head)-k) < n {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return errBadRaftMsg
 	}
 	group := string(head[k : k+int(n)])
@@ -169,12 +195,12 @@ func (s *Server) deliverSpooled(spool *os.File, total int) error {
 		// Not a snapshot whose head fits in head: read it all in, if no
 		// larger than such a message can be (a snapshot's head is short).
 		if total > raftMaxMsg {
-			os.Remove(name)
+			spool.fs.Remove(name)
 			return fmt.Errorf("%w: %d bytes, not a snapshot", errBadRaftMsg, total)
 		}
 		buf := make([]byte, total)
 		_, rerr := spool.ReadAt(buf, 0)
-		os.Remove(name)
+		spool.fs.Remove(name)
 		if rerr != nil {
 			return rerr
 		}
@@ -183,14 +209,14 @@ func (s *Server) deliverSpooled(spool *os.File, total int) error {
 	m.Snapshot.Data = spooledSnap{Path: name, Off: off, Size: size}.encode()
 	g := s.raftGroup(group)
 	if g == nil {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return nil // not (yet) a member here
 	}
 	select {
 	case g.inbox <- m:
 		s.raft.spooledIn.Add(1)
 	default: // full: drop, raft retries
-		os.Remove(name)
+		spool.fs.Remove(name)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -87,7 +86,7 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) expandSnapshot(data []byte) (*os.File, int64, error) {
+func (sm *streamSM) expandSnapshot(data []byte) (vfs.File, int64, error) {
 	return sm.mset.expandSnapshot(data)
 }
 
@@ -109,7 +108,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return old, nil
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
-	os.RemoveAll(dir)
+	jsa.js.fs.RemoveAll(dir)
 	store, err := jsa.openStore(dir, &cfg)
 	if err != nil {
 		jsa.mu.Unlock()
@@ -132,7 +131,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if o.SyncAlways {
 		syncEvery = 0
 	}
-	log, err := openWALLog(vfs.Default, jsa.js.groupDir(sa), syncEvery, s.Errorf)
+	log, err := openWALLog(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -143,7 +142,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	mset.mu.Unlock()
 	if old, _ := filepath.Glob(filepath.Join(mset.groupDir, "sending-*")); len(old) > 0 {
 		for _, dir := range old { // scratch of snapshots being sent when the server stopped
-			os.RemoveAll(dir)
+			jsa.js.fs.RemoveAll(dir)
 		}
 	}
 	var peers []raft.ID
@@ -195,18 +194,18 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
 	dir := js.groupDir(sa)
 	file := filepath.Join(dir, "incarnation")
 	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
-	if got, err := os.ReadFile(file); err == nil && !bytes.Equal(got, want) {
+	if got, err := vfs.ReadFile(js.fs, file); err == nil && !bytes.Equal(got, want) {
 		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := js.fs.RemoveAll(dir); err != nil {
 			return err
 		}
 	} else if err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := js.fs.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return writeFileSync(file, want)
+	return js.writeFileSync(file, want)
 }
 
 func (jsa *jsAccount) dropReplica(mset *stream) {
@@ -277,7 +276,7 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {
-		os.RemoveAll(jsa.js.groupDir(sa))
+		jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
 	}
 }
 

@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"github.com/nats-io/nats-server/v2/internal/store"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -52,13 +51,13 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
 		}
 		meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: created})
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
 			store.Delete()
 			return nil, errStreamCreate(err)
 		}
-		if err := writeFileSync(filepath.Join(dir, streamMetaFile), meta); err != nil {
+		if err := jsa.js.writeFileSync(filepath.Join(dir, streamMetaFile), meta); err != nil {
 			store.Delete()
-			os.RemoveAll(dir)
+			jsa.js.fs.RemoveAll(dir)
 			return nil, errStreamCreate(err)
 		}
 	} else {
@@ -205,7 +204,7 @@ func (mset *stream) stop(deleteData bool) error {
 	}
 	if deleteData {
 		err := mset.st().Delete()
-		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
+		mset.jsa.js.fs.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
 	err := mset.st().Stop()

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -126,7 +125,7 @@ func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkab
 	dir := filepath.Join(mset.groupDir, snapsDir, name)
 	snap, err := fs.SnapshotTo(dir)
 	if err != nil {
-		os.RemoveAll(dir)
+		mset.jsa.js.fs.RemoveAll(dir)
 		mset.jsa.js.srv.Warnf("JetStream stream '%s > %s': linked snapshot at %d failed, taking a full one: %v",
 			mset.jsa.acc.Name, mset.name, index, err)
 		return nil, 0, false
@@ -136,7 +135,7 @@ func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkab
 	every := linkedSnapshotEvery(snap.Files())
 	return func() ([]byte, error) {
 		if err := snap.Write(); err != nil {
-			os.RemoveAll(dir)
+			mset.jsa.js.fs.RemoveAll(dir)
 			return nil, err
 		}
 		return appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), nil
@@ -180,13 +179,13 @@ const snapsDir = "snaps"
 func (mset *stream) pruneSnapshotDirs(keep uint64) {
 	durable, pending := mset.wal.snapshotIndexes()
 	dir := filepath.Join(mset.groupDir, snapsDir)
-	ents, _ := os.ReadDir(dir)
+	ents, _ := mset.jsa.js.fs.ReadDir(dir)
 	for _, e := range ents {
 		idx, err := strconv.ParseUint(e.Name(), 10, 64)
 		if err == nil && (idx == durable || idx == pending || idx == keep) {
 			continue
 		}
-		mset.pins.ifUnpinned(e.Name(), func() { os.RemoveAll(filepath.Join(dir, e.Name())) })
+		mset.pins.ifUnpinned(e.Name(), func() { mset.jsa.js.fs.RemoveAll(filepath.Join(dir, e.Name())) })
 	}
 }
 
@@ -248,7 +247,7 @@ func (mset *stream) restoreSnapshot(data []byte) error {
 // restoreSpooled restores a full snapshot whose data is in a file, reading
 // its messages as a stream.
 func (mset *stream) restoreSpooled(sp spooledSnap) error {
-	f, sr, err := sp.open()
+	f, sr, err := sp.open(mset.jsa.js.fs)
 	if err != nil {
 		return err
 	}
@@ -279,7 +278,7 @@ func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool,
 	jsa := mset.jsa
 	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
-	os.RemoveAll(dir)
+	jsa.js.fs.RemoveAll(dir)
 	if meta.Linked != "" {
 		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
 			return err

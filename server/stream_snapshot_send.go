@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/store"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A linked snapshot (stream_snapshot.go) names a directory only its own
@@ -29,7 +30,7 @@ import (
 type snapshotExpander interface {
 	// expandSnapshot writes data as a self-contained snapshot to a file
 	// that has no name (it goes when closed); the caller closes it.
-	expandSnapshot(data []byte) (*os.File, int64, error)
+	expandSnapshot(data []byte) (vfs.File, int64, error)
 }
 
 // expandSnapshot takes over sending m when group's snapshot needs
@@ -55,12 +56,12 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	go func() {
 		defer s.wg.Done()
 		defer s.raft.sending.Delete(key)
-		var f *os.File
+		var f vfs.File
 		var data io.ReaderAt
 		var size int64
 		var err error
 		if spooled {
-			f, data, err = sp.open()
+			f, data, err = sp.open(s.jsFS())
 			size = sp.Size
 		} else {
 			f, size, err = ex.expandSnapshot(snap.Data)
@@ -122,25 +123,27 @@ func isLinkedSnapshot(data []byte) bool {
 // expandSnapshot reads a linked snapshot's directory through a store
 // restored from it in a scratch directory, and writes every message to
 // an unnamed file in the group's directory.
-func (mset *stream) expandSnapshot(data []byte) (*os.File, int64, error) {
+func (mset *stream) expandSnapshot(data []byte) (vfs.File, int64, error) {
 	mset.mu.Lock()
 	groupDir := mset.groupDir
 	mset.mu.Unlock()
-	f, err := os.CreateTemp(groupDir, "sending-*.snap")
+	fsys := mset.jsa.js.fs
+	name := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10)+".snap")
+	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
 		return nil, 0, err
 	}
-	os.Remove(f.Name()) // open until sent; nothing is left after a crash
+	fsys.Remove(name) // open until sent; nothing is left after a crash
 	if err := mset.writeExpandedSnapshot(data, groupDir, f); err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	size, err := f.Seek(0, io.SeekCurrent)
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	return f, size, nil
+	return f, fi.Size(), nil
 }
 
 // writeExpandedSnapshot writes data's full form to w.
@@ -155,7 +158,7 @@ func (mset *stream) writeExpandedSnapshot(data []byte, groupDir string, w io.Wri
 	}
 	name := meta.Linked
 	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
-	defer os.RemoveAll(scratch)
+	defer mset.jsa.js.fs.RemoveAll(scratch)
 	dir := filepath.Join(scratch, "msgs")
 	// Pinned while its files are linked: pruning must not remove them
 	// half-way (the scratch directory's links then keep them).
