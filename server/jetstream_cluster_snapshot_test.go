@@ -131,20 +131,21 @@ func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	// at once: the replicas restore the same snapshots (unless the erase
 	// was the entry that made one due) and apply the erase after them.
 	first := info.State.FirstSeq
-	snaps := map[*stream][]byte{}
+	snaps := map[*stream]linkedSnap{}
 	for _, m := range c.replicas("LS") {
 		snap, err := m.wal.Snapshot()
-		if err != nil || snap.IsEmpty() {
-			t.Fatalf("%s: no snapshot after the restart: %v", m.jsa.js.srv.Name(), err)
+		linked, ok := snap.Local.(linkedSnap)
+		if err != nil || snap.IsEmpty() || !ok {
+			t.Fatalf("%s: no linked snapshot after the restart: %T %v", m.jsa.js.srv.Name(), snap.Local, err)
 		}
-		snaps[m] = snap.Data
+		snaps[m] = linked
 	}
 	if err := st.SecureDeleteMsg(ctx(t), first); err != nil {
 		t.Fatal(err)
 	}
 	checkReplicasAgree(t, c, "LS", info.State.Msgs-1)
-	for m, data := range snaps { // as a lagging follower would get them
-		full, err := expandForTest(m, data)
+	for m, linked := range snaps { // as a lagging follower would get them
+		full, err := expandForTest(m, linked)
 		if err != nil {
 			t.Logf("%s: snapshot replaced meanwhile: %v", m.jsa.js.srv.Name(), err)
 			continue

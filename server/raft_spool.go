@@ -17,18 +17,13 @@ import (
 // message, so one sent to a replica that fell behind is as large as the
 // stream. The route that receives such a transfer writes it to a spool
 // file instead of memory (raft_frag.go), and the snapshot goes through raft
-// with its data left there: Data is then a spooled reference, a few bytes
-// naming a section of a file. The raft log copies the section into its own
+// with its data left there: its Local is then a spooled reference naming a
+// section of a file (stream_snapshot_kind.go). The raft log copies the section into its own
 // snapshot file, the stream restores from it and a leader sends from it,
 // each reading it as a stream (spooledSnap.open); code that needs the
 // bytes (the meta group's snapshots, which are small) reads them in
 // (snapshotBytes). A raft log's snapshot file of spooledMin bytes or more
 // is read back as a reference too, at start and when it is to be sent.
-
-// spooledSnapTag starts a spooled reference; no snapshot data starts so
-// (a stream snapshot starts with its metadata's JSON or linkedSnapTag, a
-// meta snapshot is JSON).
-const spooledSnapTag = "tern-spooled-snapshot-1"
 
 // spooledMin is the size from which a raft transfer is spooled and a raft
 // log's snapshot file is read as a reference; a variable for tests.
@@ -46,28 +41,6 @@ type spooledSnap struct {
 	Path      string
 	Off, Size int64
 	Index     uint64 // 0: a spool file, which nothing replaces
-}
-
-func (s spooledSnap) encode() []byte {
-	b := appendBytes(nil, []byte(spooledSnapTag))
-	b = appendBytes(b, []byte(s.Path))
-	b = binary.AppendUvarint(b, uint64(s.Off))
-	b = binary.AppendUvarint(b, uint64(s.Size))
-	return binary.AppendUvarint(b, s.Index)
-}
-
-// decodeSpooled reports whether data is a spooled reference, and which.
-func decodeSpooled(data []byte) (spooledSnap, bool) {
-	if len(data) > 4096 { // references are short; snapshots are not read through
-		return spooledSnap{}, false
-	}
-	r := &raftReader{b: data}
-	if string(r.view()) != spooledSnapTag || r.err != nil {
-		return spooledSnap{}, false
-	}
-	s := spooledSnap{Path: string(r.view())}
-	s.Off, s.Size, s.Index = int64(r.uvarint()), int64(r.uvarint()), r.uvarint()
-	return s, r.err == nil && len(r.b) == 0 && s.Off >= 0 && s.Size >= 0
 }
 
 var errSpoolReplaced = errors.New("the snapshot file was replaced by a later snapshot")
@@ -98,10 +71,17 @@ func (s spooledSnap) open(fsys vfs.FS) (vfs.File, *io.SectionReader, error) {
 }
 
 // snapshotBytes returns snapshot data in memory, reading a spooled one.
-func snapshotBytes(fsys vfs.FS, data []byte) ([]byte, error) {
-	s, ok := decodeSpooled(data)
-	if !ok {
-		return data, nil
+func snapshotBytes(fsys vfs.FS, snap raft.Snapshot) ([]byte, error) {
+	var s spooledSnap
+	switch local := snap.Local.(type) {
+	case nil:
+		return snap.Data, nil
+	case linkedSnap:
+		return local.raw, nil
+	case spooledSnap:
+		s = local
+	default:
+		return nil, fmt.Errorf("snapshot of unknown kind %T", snap.Local)
 	}
 	f, sr, err := s.open(fsys)
 	if err != nil {
@@ -118,7 +98,7 @@ func snapshotBytes(fsys vfs.FS, data []byte) ([]byte, error) {
 // removeSpooled deletes the spool file a snapshot's data is in (nothing
 // for data in memory or in a raft log's snapshot file).
 func (s *Server) removeSpooled(snap raft.Snapshot) {
-	if sp, ok := decodeSpooled(snap.Data); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
+	if sp, ok := snap.Local.(spooledSnap); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
 		s.jsFS().Remove(sp.Path)
 	}
 }
@@ -206,7 +186,7 @@ func (s *Server) deliverSpooled(spool *spoolFile, total int) error {
 		}
 		return s.deliverRaft(buf, true)
 	}
-	m.Snapshot.Data = spooledSnap{Path: name, Off: off, Size: size}.encode()
+	m.Snapshot.Data, m.Snapshot.Local = nil, spooledSnap{Path: name, Off: off, Size: size}
 	g := s.raftGroup(group)
 	if g == nil {
 		spool.fs.Remove(name)

@@ -68,7 +68,7 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
-	if err := sm.mset.restoreSnapshot(snap.Data); err != nil {
+	if err := sm.mset.restoreSnapshot(snap); err != nil {
 		return err
 	}
 	sm.mset.mu.Lock()
@@ -86,11 +86,11 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) expandSnapshot(data []byte) (vfs.File, int64, error) {
-	return sm.mset.expandSnapshot(data)
+func (sm *streamSM) expandSnapshot(l linkedSnap) (vfs.File, int64, error) {
+	return sm.mset.expandSnapshot(l)
 }
 
-func (sm *streamSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	return sm.mset.wantSnapshot()
 }
 

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:
@@ -90,13 +92,14 @@ func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 
 // fullSnapshot captures store's messages and returns the function that
 // encodes them after meta.
-func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() ([]byte, error) {
+func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() (snapPayload, error) {
 	mj, _ := json.Marshal(meta)
 	size := len(mj) + binary.MaxVarintLen64 + int(st.Bytes) + int(st.Msgs)*16
 	first, last := snapRange(st)
 	c := captureMessages(store, first, last)
-	return func() ([]byte, error) {
-		return c.encode(store, appendBytes(make([]byte, 0, size), mj))
+	return func() (snapPayload, error) {
+		b, err := c.encode(store, appendBytes(make([]byte, 0, size), mj))
+		return snapPayload{data: b}, err
 	}
 }
 
@@ -119,7 +122,7 @@ func snapRange(st StreamState) (first, last uint64) {
 // linkedSnapshot fixes fs's state in snaps/<index>; false when that
 // fails (and a full snapshot is taken instead). Called on the group
 // goroutine, without mu: no entry is applied meanwhile.
-func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkableStore) (func() ([]byte, error), uint64, bool) {
+func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkableStore) (func() (snapPayload, error), uint64, bool) {
 	mset.pruneSnapshotDirs(index)
 	name := strconv.FormatUint(index, 10)
 	dir := filepath.Join(mset.groupDir, snapsDir, name)
@@ -131,14 +134,14 @@ func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkab
 		return nil, 0, false
 	}
 	meta.Linked = name
-	mj, _ := json.Marshal(meta)
+	linked := newLinkedSnap(*meta)
 	every := linkedSnapshotEvery(snap.Files())
-	return func() ([]byte, error) {
+	return func() (snapPayload, error) {
 		if err := snap.Write(); err != nil {
 			mset.jsa.js.fs.RemoveAll(dir)
-			return nil, err
+			return snapPayload{}, err
 		}
-		return appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), nil
+		return snapPayload{local: linked}, nil
 	}, every, true
 }
 
@@ -153,23 +156,6 @@ var errLinkedRestore = errors.New("cannot restore linked snapshot")
 // server older than linked snapshots fails to read one instead of taking
 // it for a full snapshot without messages.
 const linkedSnapTag = "tern-linked-snapshot-1"
-
-// decodeSnapMeta reads a snapshot's metadata; the returned reader holds
-// the messages of a full snapshot.
-func decodeSnapMeta(data []byte) (streamSnapMeta, *raftReader, error) {
-	var meta streamSnapMeta
-	r := &raftReader{b: data}
-	mj := r.bytes()
-	linked := string(mj) == linkedSnapTag
-	if linked {
-		mj = r.bytes()
-	}
-	if err := json.Unmarshal(mj, &meta); err != nil || r.err != nil || linked != (meta.Linked != "") ||
-		linked && len(r.b) > 0 {
-		return meta, nil, errBadRaftMsg
-	}
-	return meta, r, nil
-}
 
 // snapsDir is the directory of a group's linked snapshots.
 const snapsDir = "snaps"
@@ -233,15 +219,21 @@ func (mset *stream) snapshotRank(name string) (rank, n uint64) {
 }
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
-func (mset *stream) restoreSnapshot(data []byte) error {
-	if sp, ok := decodeSpooled(data); ok {
-		return mset.restoreSpooled(sp)
+func (mset *stream) restoreSnapshot(snap raft.Snapshot) error {
+	switch local := snap.Local.(type) {
+	case spooledSnap:
+		return mset.restoreSpooled(local)
+	case linkedSnap:
+		return mset.restoreFrom(local.meta, nil)
+	case nil:
+		meta, r, err := decodeFullSnap(snap.Data)
+		if err != nil {
+			return err
+		}
+		return mset.restoreFrom(meta, bytesSnapMsgs(r))
+	default:
+		return fmt.Errorf("stream snapshot of unknown kind %T", snap.Local)
 	}
-	meta, r, err := decodeSnapMeta(data)
-	if err != nil {
-		return err
-	}
-	return mset.restoreFrom(meta, bytesSnapMsgs(r))
 }
 
 // restoreSpooled restores a full snapshot whose data is in a file, reading
@@ -271,7 +263,7 @@ func (mset *stream) restoreSpooled(sp spooledSnap) error {
 }
 
 // restoreFrom replaces the replica's state with the snapshot of meta and,
-// for a full one, the messages next yields.
+// for a full one, the messages next yields (nil: a linked one).
 func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool, error)) error {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
@@ -279,7 +271,7 @@ func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool,
 	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
 	jsa.js.fs.RemoveAll(dir)
-	if meta.Linked != "" {
+	if next == nil {
 		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
 			return err
 		}
@@ -367,7 +359,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 // points: the one of rank r among n peers when its applied index passes
 // k*interval - r*interval/n, at least half an interval after its last
 // snapshot. The phase holds whatever snapshot a replica installed.
-func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+func (mset *stream) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	mset.mu.Lock()
 	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery/2
 	name := mset.cfg.Name
@@ -400,7 +392,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	// Applies run on this goroutine only, so the store stays at index
 	// while the slower part (pruning, linking) runs without mu, which
 	// publishes take.
-	var encode func() ([]byte, error)
+	var encode func() (snapPayload, error)
 	var every uint64
 	ok := false
 	if linkable {
@@ -414,7 +406,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 		mset.snapEvery = every
 	}
 	mset.mu.Unlock()
-	return index, func() ([]byte, error) {
+	return index, func() (snapPayload, error) {
 		b, err := encode()
 		if err != nil { // not taken: the next batch of applies tries again
 			mset.mu.Lock()

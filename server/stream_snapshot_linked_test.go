@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -33,13 +32,12 @@ func TestExpandLinkedSnapshot(t *testing.T) {
 	var st StreamState
 	fs.FastState(&st)
 	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs, Linked: "100"}
-	mj, _ := json.Marshal(&meta)
 	mset := &stream{groupDir: groupDir, jsa: &jsAccount{js: &jetStream{fs: vfs.Default}}}
-	full, err := expandForTest(mset, appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj))
+	full, err := expandForTest(mset, newLinkedSnap(meta))
 	if err != nil {
 		t.Fatalf("expanding: %v", err)
 	}
-	got, rest, err := decodeSnapMeta(full)
+	got, rest, err := decodeFullSnap(full)
 	if err != nil || got.Linked != "" || got.Messages != st.Msgs {
 		t.Fatalf("expanded metadata %+v %v", got, err)
 	}
@@ -49,8 +47,8 @@ func TestExpandLinkedSnapshot(t *testing.T) {
 }
 
 // expandForTest expands a linked snapshot and reads the file it went to.
-func expandForTest(mset *stream, data []byte) ([]byte, error) {
-	f, size, err := mset.expandSnapshot(data)
+func expandForTest(mset *stream, l linkedSnap) ([]byte, error) {
+	f, size, err := mset.expandSnapshot(l)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +84,7 @@ func TestWriteFullSnapshotMatchesInMemory(t *testing.T) {
 	if err := writeFullSnapshot(fs, &meta, st, &streamed); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(mem, streamed.Bytes()) {
-		t.Fatalf("streamed snapshot (%d bytes) differs from the in-memory one (%d bytes)", streamed.Len(), len(mem))
+	if !bytes.Equal(mem.data, streamed.Bytes()) {
+		t.Fatalf("streamed snapshot (%d bytes) differs from the in-memory one (%d bytes)", streamed.Len(), len(mem.data))
 	}
 }

@@ -30,7 +30,7 @@ import (
 type snapshotExpander interface {
 	// expandSnapshot writes data as a self-contained snapshot to a file
 	// that has no name (it goes when closed); the caller closes it.
-	expandSnapshot(data []byte) (vfs.File, int64, error)
+	expandSnapshot(l linkedSnap) (vfs.File, int64, error)
 }
 
 // expandSnapshot takes over sending m when group's snapshot needs
@@ -40,10 +40,11 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	if g == nil || m.Snapshot == nil {
 		return false
 	}
-	sp, spooled := decodeSpooled(m.Snapshot.Data)
+	sp, spooled := m.Snapshot.Local.(spooledSnap)
+	linked, isLinked := m.Snapshot.Local.(linkedSnap)
 	ex, ok := g.sm.(snapshotExpander)
-	if !spooled && (!ok || !isLinkedSnapshot(m.Snapshot.Data)) {
-		return false
+	if !spooled && (!ok || !isLinked) {
+		return false // full data: sent as it is
 	}
 	key := r.remote.ID + " " + group
 	if _, busy := s.raft.sending.LoadOrStore(key, true); busy {
@@ -64,7 +65,7 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 			f, data, err = sp.open(s.jsFS())
 			size = sp.Size
 		} else {
-			f, size, err = ex.expandSnapshot(snap.Data)
+			f, size, err = ex.expandSnapshot(linked)
 			data = f
 		}
 		if err != nil {
@@ -113,17 +114,10 @@ func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f io.
 	return s.queueRaftPiecesFrom(r, io.MultiReader(bytes.NewReader(prefix), io.NewSectionReader(f, 0, size)), int(total))
 }
 
-// isLinkedSnapshot reports whether data is a stream snapshot whose
-// messages are in a snapshot directory.
-func isLinkedSnapshot(data []byte) bool {
-	r := &raftReader{b: data}
-	return string(r.bytes()) == linkedSnapTag && r.err == nil
-}
-
 // expandSnapshot reads a linked snapshot's directory through a store
 // restored from it in a scratch directory, and writes every message to
 // an unnamed file in the group's directory.
-func (mset *stream) expandSnapshot(data []byte) (vfs.File, int64, error) {
+func (mset *stream) expandSnapshot(l linkedSnap) (vfs.File, int64, error) {
 	mset.mu.Lock()
 	groupDir := mset.groupDir
 	mset.mu.Unlock()
@@ -134,7 +128,7 @@ func (mset *stream) expandSnapshot(data []byte) (vfs.File, int64, error) {
 		return nil, 0, err
 	}
 	fsys.Remove(name) // open until sent; nothing is left after a crash
-	if err := mset.writeExpandedSnapshot(data, groupDir, f); err != nil {
+	if err := mset.writeExpandedSnapshot(l, groupDir, f); err != nil {
 		f.Close()
 		return nil, 0, err
 	}
@@ -146,16 +140,9 @@ func (mset *stream) expandSnapshot(data []byte) (vfs.File, int64, error) {
 	return f, fi.Size(), nil
 }
 
-// writeExpandedSnapshot writes data's full form to w.
-func (mset *stream) writeExpandedSnapshot(data []byte, groupDir string, w io.Writer) error {
-	meta, _, err := decodeSnapMeta(data)
-	if err != nil {
-		return err
-	}
-	if meta.Linked == "" {
-		_, err := w.Write(data)
-		return err
-	}
+// writeExpandedSnapshot writes l's full form to w.
+func (mset *stream) writeExpandedSnapshot(l linkedSnap, groupDir string, w io.Writer) error {
+	meta := l.meta
 	name := meta.Linked
 	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
 	defer mset.jsa.js.fs.RemoveAll(scratch)
