@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go"
@@ -29,9 +30,10 @@ func TestJetStreamClusterOnMemFS(t *testing.T) {
 			t.Fatalf("publish %d: %+v %v", i, ack, err)
 		}
 	}
-	if dirs := linkedSnapshotDirs(c, "MF"); len(dirs) != 3 {
-		t.Fatalf("not every replica took a linked snapshot on its FS: %v", dirs)
-	}
+	checkReplicasAgree(t, c, "MF", 600)
+	waitFor(t, 10*time.Second, "a linked snapshot on every replica's FS", func() bool {
+		return len(linkedSnapshotDirs(c, "MF")) == 3
+	})
 	for _, o := range c.opts {
 		if ents, err := os.ReadDir(o.StoreDir); err != nil || len(ents) != 0 {
 			t.Fatalf("%s: the OS store directory holds %v (%v)", o.ServerName, ents, err)
@@ -39,6 +41,18 @@ func TestJetStreamClusterOnMemFS(t *testing.T) {
 		if _, err := o.fsys.Stat(filepath.Join(o.StoreDir, "jetstream", "_raft_")); err != nil {
 			t.Fatalf("%s: no raft directory on the injected FS: %v", o.ServerName, err)
 		}
+	}
+	// The scratch of a snapshot being sent when a server stopped is
+	// removed when its replica starts again.
+	scratch := map[string]vfs.FS{}
+	for _, m := range c.replicas("MF") {
+		m.mu.Lock()
+		dir := filepath.Join(m.groupDir, "sending-77", "msgs")
+		m.mu.Unlock()
+		if err := m.jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		scratch[dir] = m.jsa.js.fs
 	}
 	for _, s := range c.servers {
 		s.Shutdown()
@@ -59,4 +73,12 @@ func TestJetStreamClusterOnMemFS(t *testing.T) {
 	}
 	checkReplicasAgree(t, c, "MF", 600)
 	checkReplicaContents(t, c, "MF")
+	if len(scratch) != 3 {
+		t.Fatalf("%d scratch directories made", len(scratch))
+	}
+	for dir, fsys := range scratch {
+		if _, err := fsys.Stat(dir); !os.IsNotExist(err) {
+			t.Fatalf("scratch %s left after a restart: %v", dir, err)
+		}
+	}
 }

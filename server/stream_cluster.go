@@ -6,6 +6,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -140,9 +141,10 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	mset.mu.Lock()
 	mset.groupDir, mset.wal = jsa.js.groupDir(sa), log
 	mset.mu.Unlock()
-	if old, _ := filepath.Glob(filepath.Join(mset.groupDir, "sending-*")); len(old) > 0 {
-		for _, dir := range old { // scratch of snapshots being sent when the server stopped
-			jsa.js.fs.RemoveAll(dir)
+	ents, _ := jsa.js.fs.ReadDir(mset.groupDir)
+	for _, e := range ents { // scratch of snapshots being sent when the server stopped
+		if strings.HasPrefix(e.Name(), "sending-") {
+			jsa.js.fs.RemoveAll(filepath.Join(mset.groupDir, e.Name()))
 		}
 	}
 	var peers []raft.ID
