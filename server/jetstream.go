@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -24,6 +23,9 @@ type jetStream struct {
 	apiTotal atomic.Int64
 	apiErrs  atomic.Int64
 	cluster  *jsCluster // nil on a single server
+	// fs is the file system under every store, raft log and snapshot
+	// (Options.fsys; the OS by default).
+	fs vfs.FS
 }
 
 // jsAccount is JetStream for one account.
@@ -45,8 +47,11 @@ var testHookEnableAccounts func()
 // enableJetStream starts JetStream for every account that has it.
 func (s *Server) enableJetStream() error {
 	o := s.getOpts()
-	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}}
-	if err := os.MkdirAll(js.storeDir, 0o750); err != nil {
+	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys}
+	if js.fs == nil {
+		js.fs = vfs.Default
+	}
+	if err := js.fs.MkdirAll(js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
 	s.js.Store(js)
@@ -92,7 +97,7 @@ func (s *Server) jsAccounts(o *Options) []*Account {
 
 func (js *jetStream) enableAccount(acc *Account) error {
 	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
-	if err := os.MkdirAll(jsa.dir, 0o750); err != nil {
+	if err := js.fs.MkdirAll(jsa.dir, 0o750); err != nil {
 		return err
 	}
 	js.mu.Lock()
@@ -164,7 +169,7 @@ const streamMetaFile = "meta.json"
 
 // recoverStreams reopens the streams found in the account's directory.
 func (jsa *jsAccount) recoverStreams() error {
-	entries, err := os.ReadDir(jsa.dir)
+	entries, err := jsa.js.fs.ReadDir(jsa.dir)
 	if err != nil {
 		return err
 	}
@@ -172,7 +177,7 @@ func (jsa *jsAccount) recoverStreams() error {
 		if !e.IsDir() {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join(jsa.dir, e.Name(), streamMetaFile))
+		b, err := vfs.ReadFile(jsa.js.fs, filepath.Join(jsa.dir, e.Name(), streamMetaFile))
 		if err != nil {
 			jsa.js.srv.Warnf("JetStream: skipping stream directory %q: %v", e.Name(), err)
 			continue
@@ -191,6 +196,6 @@ func (jsa *jsAccount) recoverStreams() error {
 	return nil
 }
 
-func writeFileSync(path string, data []byte) error {
-	return vfs.WriteFileAtomic(vfs.Default, path, data)
+func (js *jetStream) writeFileSync(path string, data []byte) error {
+	return vfs.WriteFileAtomic(js.fs, path, data)
 }

@@ -150,7 +150,7 @@ func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
 		return e
 	}
 	meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: mset.created})
-	if err := writeFileSync(filepath.Join(jsa.dir, cfg.Name, streamMetaFile), meta); err != nil {
+	if err := jsa.js.writeFileSync(filepath.Join(jsa.dir, cfg.Name, streamMetaFile), meta); err != nil {
 		mset.mu.Unlock()
 		return errStreamGeneral(err)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -97,7 +96,7 @@ func (s *Server) clusteredJetStream() bool {
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
 	// Transfers a previous run was receiving are of no use now.
-	os.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
+	js.fs.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
 	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
 		leaders: newLeaderMap()}
 	js.cluster = jc
@@ -140,7 +139,7 @@ func (jc *jsCluster) metaDir() string { return filepath.Join(jc.js.storeDir, "_r
 func (jc *jsCluster) waitForPeers() []string {
 	s := jc.js.srv
 	file := filepath.Join(jc.metaDir(), "peers.json")
-	if b, err := os.ReadFile(file); err == nil {
+	if b, err := vfs.ReadFile(jc.js.fs, file); err == nil {
 		var peers []string
 		if json.Unmarshal(b, &peers) == nil && len(peers) > 0 {
 			return peers
@@ -154,9 +153,9 @@ func (jc *jsCluster) waitForPeers() []string {
 		}
 		if len(names) >= want {
 			sort.Strings(names)
-			_ = os.MkdirAll(jc.metaDir(), 0o750)
+			_ = jc.js.fs.MkdirAll(jc.metaDir(), 0o750)
 			b, _ := json.Marshal(names)
-			if err := writeFileSync(file, b); err != nil {
+			if err := jc.js.writeFileSync(file, b); err != nil {
 				s.Errorf("JetStream cluster: %v", err)
 			}
 			return names
@@ -188,7 +187,7 @@ func (s *Server) expectedClusterSize() int {
 
 func (jc *jsCluster) startMeta(peers []string) error {
 	s := jc.js.srv
-	log, err := openWALLog(vfs.Default, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
+	log, err := openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
 	if err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func linkedSnapshotDirs(c *jsTestCluster, name string) map[string][]string {
 		m.mu.Lock()
 		dir := m.groupDir
 		m.mu.Unlock()
-		ents, _ := os.ReadDir(filepath.Join(dir, snapsDir))
+		ents, _ := m.jsa.js.fs.ReadDir(filepath.Join(dir, snapsDir))
 		for _, e := range ents {
 			out[m.jsa.js.srv.Name()] = append(out[m.jsa.js.srv.Name()], e.Name())
 		}
@@ -61,7 +61,7 @@ func linkedSnapshotDirs(c *jsTestCluster, name string) map[string][]string {
 // and then applies the erase from the log again.
 func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	setForTest(t, &snapshotEvery, 100)
-	setForTest(t, &defaultFileStoreBlockSize, 2048) // sealed blocks to share
+	setForTest(t, &fileStoreBlockSize, 2048) // sealed blocks to share
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	st := createStream(t, js, jetstream.StreamConfig{Name: "LS", Subjects: []string{"ls.>"}, Replicas: 3,
@@ -131,20 +131,21 @@ func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	// at once: the replicas restore the same snapshots (unless the erase
 	// was the entry that made one due) and apply the erase after them.
 	first := info.State.FirstSeq
-	snaps := map[*stream][]byte{}
+	snaps := map[*stream]linkedSnap{}
 	for _, m := range c.replicas("LS") {
 		snap, err := m.wal.Snapshot()
-		if err != nil || snap.IsEmpty() {
-			t.Fatalf("%s: no snapshot after the restart: %v", m.jsa.js.srv.Name(), err)
+		linked, ok := snap.Local.(linkedSnap)
+		if err != nil || snap.IsEmpty() || !ok {
+			t.Fatalf("%s: no linked snapshot after the restart: %T %v", m.jsa.js.srv.Name(), snap.Local, err)
 		}
-		snaps[m] = snap.Data
+		snaps[m] = linked
 	}
 	if err := st.SecureDeleteMsg(ctx(t), first); err != nil {
 		t.Fatal(err)
 	}
 	checkReplicasAgree(t, c, "LS", info.State.Msgs-1)
-	for m, data := range snaps { // as a lagging follower would get them
-		full, err := expandForTest(m, data)
+	for m, linked := range snaps { // as a lagging follower would get them
+		full, err := expandForTest(m, linked)
 		if err != nil {
 			t.Logf("%s: snapshot replaced meanwhile: %v", m.jsa.js.srv.Name(), err)
 			continue
@@ -208,7 +209,7 @@ func TestJetStreamClusterCatchupFromLogAfterSnapshots(t *testing.T) {
 // single server's, so the files of blocks its limits dropped go away while
 // the server runs (they used to stay until it stopped).
 func TestJetStreamClusterStoreDropsOldBlockFiles(t *testing.T) {
-	setForTest(t, &defaultFileStoreBlockSize, 1024)
+	setForTest(t, &fileStoreBlockSize, 1024)
 	c := runJSClusterWith(t, 3, func(_ int, o *Options) { o.SyncInterval = 50 * time.Millisecond })
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "OB", Subjects: []string{"ob"}, Replicas: 3, MaxMsgs: 20})

@@ -19,13 +19,13 @@ type metaSnapshot struct {
 	Streams []*streamAssignment `json:"streams"`
 }
 
-func (m *metaSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+func (m *metaSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	if m.applied-m.snapshot < metaSnapshotEvery {
 		return 0, nil, false
 	}
 	m.snapshot = m.applied
 	data := m.jc.encodeMetaSnapshot()
-	return m.applied, func() ([]byte, error) { return data, nil }, true
+	return m.applied, func() (snapPayload, error) { return snapPayload{data: data}, nil }, true
 }
 
 func (jc *jsCluster) encodeMetaSnapshot() []byte {
@@ -54,7 +54,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
-	data, err := snapshotBytes(snap.Data) // a large one stays on disk
+	data, err := snapshotBytes(m.jc.js.fs, snap) // a large one stays on disk
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -153,6 +154,9 @@ type Options struct {
 	// routeProto, when set, is the route protocol announced instead of
 	// routeProto: tests make a server look like an older one to its peers.
 	routeProto int
+	// fsys, when set, is the file system under JetStream's stores, raft
+	// logs and snapshots (tests stand a crash FS under them); nil is the OS.
+	fsys vfs.FS
 }
 
 // ClusterOpts configure the cluster (route) listener.

@@ -219,7 +219,7 @@ func (g *raftGroup) step() error {
 			return nil
 		}
 		if m.Snapshot != nil {
-			if _, ok := decodeSpooled(m.Snapshot.Data); ok {
+			if _, ok := m.Snapshot.Local.(spooledSnap); ok {
 				g.spooled = append(g.spooled, *m.Snapshot)
 			}
 		}
@@ -259,7 +259,7 @@ func (g *raftGroup) propose() {
 // wantSnapshot fixes the state at index on the group goroutine; encode
 // then serialises it on another goroutine while the group goes on.
 type snapshotter interface {
-	wantSnapshot() (index uint64, encode func() ([]byte, error), ok bool)
+	wantSnapshot() (index uint64, encode func() (snapPayload, error), ok bool)
 }
 
 // maybeSnapshot starts a snapshot once the state machine asks for one: the
@@ -279,23 +279,23 @@ func (g *raftGroup) maybeSnapshot() {
 	go func() {
 		defer g.srv.wg.Done()
 		t0 := time.Now()
-		data, err := encode()
+		p, err := encode()
 		took := time.Since(t0)
 		g.control(func(*raft.Node) {
 			g.snapshotting = false
-			g.compact(index, data, err, took)
+			g.compact(index, p, err, took)
 		})
 	}()
 }
 
 // compact truncates the log to a snapshot encoded at index.
-func (g *raftGroup) compact(index uint64, data []byte, err error, took time.Duration) {
+func (g *raftGroup) compact(index uint64, p snapPayload, err error, took time.Duration) {
 	if err == nil {
-		err = g.drv.Compact(index, data)
+		err = g.drv.CompactLocal(index, p.data, p.local)
 	}
 	switch {
 	case err == nil:
-		g.srv.Debugf("RAFT group %q: snapshot at %d, %d bytes, encoded in %v", g.name, index, len(data), took)
+		g.srv.Debugf("RAFT group %q: snapshot at %d, %d bytes, encoded in %v", g.name, index, len(p.data), took)
 	case err == errSnapshotAbandoned, err == ErrStoreClosed, err == raft.ErrSnapshotTemporarilyUnavailable,
 		err == raft.ErrSnapOutOfDate:
 		g.srv.Debugf("RAFT group %q: snapshot at %d not taken: %v", g.name, index, err)
@@ -540,13 +540,6 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	m, err := decode(payload[k+int(n):])
 	if err != nil {
 		return err
-	}
-	if m.Snapshot != nil {
-		// Only this server makes spooled references (deliverSpooled):
-		// one from a peer would name a file here.
-		if _, ok := decodeSpooled(m.Snapshot.Data); ok {
-			return errBadRaftMsg
-		}
 	}
 	g := s.raftGroupNamed(name)
 	if g == nil {

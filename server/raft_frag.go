@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/internal/routeproto"
@@ -45,7 +44,7 @@ type raftFrag struct {
 	total int
 	// spool, for a transfer of spooledMin bytes or more, holds the n bytes
 	// received so far instead of buf (raft_spool.go).
-	spool *os.File
+	spool *spoolFile
 	n     int
 }
 
@@ -244,7 +243,7 @@ func (fr *raftFrag) read(br io.Reader, size int) (werr, err error) {
 // spoolWriter writes to a spool file until a write fails, and from then on
 // only counts what it is given.
 type spoolWriter struct {
-	f   *os.File
+	f   *spoolFile
 	err error
 }
 
@@ -283,8 +282,7 @@ func (fs *raftFrags) get(id uint64, total, off int) *raftFrag {
 // abort forgets the reassembly of id and deletes its spool file.
 func (fs *raftFrags) abort(id uint64) {
 	if fr := fs.open[id]; fr != nil && fr.spool != nil {
-		fr.spool.Close()
-		os.Remove(fr.spool.Name())
+		fr.spool.discard()
 	}
 	fs.remove(id)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/routeproto"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // feedFrags runs the route read loop's RAFTF handling over a byte stream.
@@ -123,7 +124,7 @@ func TestRaftFragSpoolWriteFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close() // writes now fail
-	fr := &raftFrag{total: 10, spool: f}
+	fr := &raftFrag{total: 10, spool: &spoolFile{File: f, fs: vfs.Default}}
 	src := bytes.NewReader([]byte("0123456789rest"))
 	werr, rerr := fr.read(src, 10)
 	if werr == nil || rerr != nil || fr.have() != 10 || src.Len() != 4 {

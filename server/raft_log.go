@@ -258,7 +258,7 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	for _, p := range s.Peers {
 		b = binary.AppendUvarint(b, uint64(p))
 	}
-	if err := l.writeSnapshotFile(b, s.Data); err != nil {
+	if err := l.writeSnapshotFile(b, s); err != nil {
 		return err
 	}
 	l.mu.Lock()
@@ -267,15 +267,28 @@ func (l *walLog) storeSnapshot(s raft.Snapshot) error {
 	return nil
 }
 
-// writeSnapshotFile replaces the snapshot file with head and data, copied
-// from its file when data is a spooled reference (raft_spool.go).
-func (l *walLog) writeSnapshotFile(head, data []byte) error {
+// writeSnapshotFile replaces the snapshot file with head and the data of
+// s by its kind (stream_snapshot_kind.go): a linked snapshot's metadata,
+// a spooled one's section copied from its file, or the full data.
+func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 	name := filepath.Join(l.dir, snapshotFile)
-	sp, ok := decodeSpooled(data)
-	if !ok {
-		return vfs.WriteFileAtomic(l.fs, name, head, data)
+	var sp spooledSnap
+	switch local := s.Local.(type) {
+	case nil:
+		// Full data, perhaps from a peer: it must not read back as the
+		// only kind the file holds besides full data.
+		if hasLinkedTag(s.Data) {
+			return fmt.Errorf("%w: full snapshot data in the linked form", errBadRaftMsg)
+		}
+		return vfs.WriteFileAtomic(l.fs, name, head, s.Data)
+	case linkedSnap:
+		return vfs.WriteFileAtomic(l.fs, name, head, local.raw)
+	case spooledSnap:
+		sp = local
+	default:
+		return fmt.Errorf("raft snapshot of unknown kind %T", s.Local)
 	}
-	f, sr, err := sp.open()
+	f, sr, err := sp.open(l.fs)
 	if err != nil {
 		return err
 	}
@@ -332,15 +345,15 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	if st.Size() >= spooledMin && l.fs == vfs.Default {
+	if st.Size() >= spooledMin {
 		headLen := min(snapshotHeadMax, st.Size())
 		s, data, err := readSnapshotHead(f, headLen)
 		switch {
 		case err != nil:
 			return s, err
-		case !isLinkedSnapshot(data):
+		case !hasLinkedTag(data):
 			off := headLen - int64(len(data))
-			s.Data = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}.encode()
+			s.Local = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}
 			return s, nil
 		}
 		// A stream's linked snapshot is its metadata only (large with a
@@ -348,8 +361,16 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 		// it is, so it is read in.
 	}
 	s, data, err := readSnapshotHead(f, st.Size())
-	s.Data = data
-	return s, err
+	if err != nil || !hasLinkedTag(data) {
+		s.Data = data
+		return s, err
+	}
+	linked, err := decodeLinkedSnap(data)
+	if err != nil {
+		return raft.Snapshot{}, fmt.Errorf("raft snapshot %s: %w", name, err)
+	}
+	s.Local = linked
+	return s, nil
 }
 
 // snapshotHeadMax is what readSnapshot reads of a file it leaves on disk:

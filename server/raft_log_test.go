@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,19 +184,26 @@ func TestWALLogReadsLargeSnapshotAsReference(t *testing.T) {
 		if err != nil || snap.Index != 9 || len(snap.Peers) != 3 {
 			t.Fatalf("size %d: %+v %v", size, snap, err)
 		}
-		if _, ok := decodeSpooled(snap.Data); !ok {
+		if _, ok := snap.Local.(spooledSnap); !ok || snap.Data != nil {
 			t.Fatalf("size %d: read in, not referenced", size)
 		}
-		got, err := snapshotBytes(snap.Data)
+		got, err := snapshotBytes(vfs.Default, snap)
 		if err != nil || !bytes.Equal(got, data) {
 			t.Fatalf("size %d: reference yields %d bytes, %v", size, len(got), err)
 		}
-		linked := append(appendBytes(nil, []byte(linkedSnapTag)), appendBytes(nil, data)...)
-		if err := l.storeSnapshot(raft.Snapshot{Index: 10, Term: 2, Data: linked}); err != nil {
+		linked := newLinkedSnap(streamSnapMeta{LastID: strings.Repeat("x", size), Linked: "10"})
+		if err := l.storeSnapshot(raft.Snapshot{Index: 10, Term: 2, Local: linked}); err != nil {
 			t.Fatal(err)
 		}
-		if snap, err = l.Snapshot(); err != nil || !bytes.Equal(snap.Data, linked) {
+		snap, err = l.Snapshot()
+		got2, ok := snap.Local.(linkedSnap)
+		if err != nil || !ok || !bytes.Equal(got2.raw, linked.raw) || got2.meta.LastID != linked.meta.LastID {
 			t.Fatalf("size %d: linked snapshot not read in: %v", size, err)
+		}
+		// Full data in the linked form (from a peer) is never stored: it
+		// would read back as linked.
+		if err := l.storeSnapshot(raft.Snapshot{Index: 11, Term: 2, Data: linked.raw}); !errors.Is(err, errBadRaftMsg) {
+			t.Fatalf("size %d: full data in the linked form stored: %v", size, err)
 		}
 		l.Close()
 	}

@@ -10,24 +10,20 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // Raft snapshots larger than memory. A stream's full snapshot holds every
 // message, so one sent to a replica that fell behind is as large as the
 // stream. The route that receives such a transfer writes it to a spool
 // file instead of memory (raft_frag.go), and the snapshot goes through raft
-// with its data left there: Data is then a spooled reference, a few bytes
-// naming a section of a file. The raft log copies the section into its own
+// with its data left there: its Local is then a spooled reference naming a
+// section of a file (stream_snapshot_kind.go). The raft log copies the section into its own
 // snapshot file, the stream restores from it and a leader sends from it,
 // each reading it as a stream (spooledSnap.open); code that needs the
 // bytes (the meta group's snapshots, which are small) reads them in
 // (snapshotBytes). A raft log's snapshot file of spooledMin bytes or more
 // is read back as a reference too, at start and when it is to be sent.
-
-// spooledSnapTag starts a spooled reference; no snapshot data starts so
-// (a stream snapshot starts with its metadata's JSON or linkedSnapTag, a
-// meta snapshot is JSON).
-const spooledSnapTag = "tern-spooled-snapshot-1"
 
 // spooledMin is the size from which a raft transfer is spooled and a raft
 // log's snapshot file is read as a reference; a variable for tests.
@@ -47,33 +43,11 @@ type spooledSnap struct {
 	Index     uint64 // 0: a spool file, which nothing replaces
 }
 
-func (s spooledSnap) encode() []byte {
-	b := appendBytes(nil, []byte(spooledSnapTag))
-	b = appendBytes(b, []byte(s.Path))
-	b = binary.AppendUvarint(b, uint64(s.Off))
-	b = binary.AppendUvarint(b, uint64(s.Size))
-	return binary.AppendUvarint(b, s.Index)
-}
-
-// decodeSpooled reports whether data is a spooled reference, and which.
-func decodeSpooled(data []byte) (spooledSnap, bool) {
-	if len(data) > 4096 { // references are short; snapshots are not read through
-		return spooledSnap{}, false
-	}
-	r := &raftReader{b: data}
-	if string(r.view()) != spooledSnapTag || r.err != nil {
-		return spooledSnap{}, false
-	}
-	s := spooledSnap{Path: string(r.view())}
-	s.Off, s.Size, s.Index = int64(r.uvarint()), int64(r.uvarint()), r.uvarint()
-	return s, r.err == nil && len(r.b) == 0 && s.Off >= 0 && s.Size >= 0
-}
-
 var errSpoolReplaced = errors.New("the snapshot file was replaced by a later snapshot")
 
 // open returns the file (for the caller to close) and a reader of the data.
-func (s spooledSnap) open() (*os.File, *io.SectionReader, error) {
-	f, err := os.Open(s.Path)
+func (s spooledSnap) open(fsys vfs.FS) (vfs.File, *io.SectionReader, error) {
+	f, err := fsys.OpenFile(s.Path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -97,12 +71,19 @@ func (s spooledSnap) open() (*os.File, *io.SectionReader, error) {
 }
 
 // snapshotBytes returns snapshot data in memory, reading a spooled one.
-func snapshotBytes(data []byte) ([]byte, error) {
-	s, ok := decodeSpooled(data)
-	if !ok {
-		return data, nil
+func snapshotBytes(fsys vfs.FS, snap raft.Snapshot) ([]byte, error) {
+	var s spooledSnap
+	switch local := snap.Local.(type) {
+	case nil:
+		return snap.Data, nil
+	case linkedSnap:
+		return local.raw, nil
+	case spooledSnap:
+		s = local
+	default:
+		return nil, fmt.Errorf("snapshot of unknown kind %T", snap.Local)
 	}
-	f, sr, err := s.open()
+	f, sr, err := s.open(fsys)
 	if err != nil {
 		return nil, err
 	}
@@ -117,8 +98,8 @@ func snapshotBytes(data []byte) ([]byte, error) {
 // removeSpooled deletes the spool file a snapshot's data is in (nothing
 // for data in memory or in a raft log's snapshot file).
 func (s *Server) removeSpooled(snap raft.Snapshot) {
-	if sp, ok := decodeSpooled(snap.Data); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
-		os.Remove(sp.Path)
+	if sp, ok := snap.Local.(spooledSnap); ok && sp.Index == 0 && filepath.Dir(sp.Path) == s.spoolDir() {
+		s.jsFS().Remove(sp.Path)
 	}
 }
 
@@ -132,33 +113,58 @@ func (s *Server) spoolDir() string {
 	return filepath.Join(js.storeDir, "_raft_", spoolDirName)
 }
 
+// spoolFile is a transfer's spool file and the file system it is on.
+type spoolFile struct {
+	vfs.File
+	fs vfs.FS
+}
+
+// discard closes and deletes the spool file.
+func (f *spoolFile) discard() {
+	f.Close()
+	f.fs.Remove(f.Name())
+}
+
+// jsFS is the file system under JetStream (the OS without JetStream).
+func (s *Server) jsFS() vfs.FS {
+	if js := s.js.Load(); js != nil && js.fs != nil {
+		return js.fs
+	}
+	return vfs.Default
+}
+
 // createSpool creates the spool file of transfer id.
-func (s *Server) createSpool(id uint64) (*os.File, error) {
+func (s *Server) createSpool(id uint64) (*spoolFile, error) {
 	dir := s.spoolDir()
 	if dir == "" {
 		return nil, errors.New("no spool directory")
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	fsys := s.jsFS()
+	if err := fsys.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	return os.OpenFile(filepath.Join(dir, "recv-"+strconv.FormatUint(id, 10)+"-"+strconv.FormatUint(raftFragIDs.Add(1), 10)),
+	f, err := fsys.OpenFile(filepath.Join(dir, "recv-"+strconv.FormatUint(id, 10)+"-"+strconv.FormatUint(raftFragIDs.Add(1), 10)),
 		os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	if err != nil {
+		return nil, err
+	}
+	return &spoolFile{File: f, fs: fsys}, nil
 }
 
 // deliverSpooled hands the raft message received into spool (total bytes:
 // the group's name, then the message) to its group. A snapshot keeps its
 // data in the file; anything else is read into memory.
-func (s *Server) deliverSpooled(spool *os.File, total int) error {
+func (s *Server) deliverSpooled(spool *spoolFile, total int) error {
 	name := spool.Name()
 	defer spool.Close()
 	head := make([]byte, min(total, 64<<10))
 	if _, err := spool.ReadAt(head, 0); err != nil {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return err
 	}
 	n, k := binary.Uvarint(head)
 	if k <= 0 || uint64(len(head)-k) < n {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return errBadRaftMsg
 	}
 	group := string(head[k : k+int(n)])
@@ -169,27 +175,27 @@ func (s *Server) deliverSpooled(spool *os.File, total int) error {
 		// Not a snapshot whose head fits in head: read it all in, if no
 		// larger than such a message can be (a snapshot's head is short).
 		if total > raftMaxMsg {
-			os.Remove(name)
+			spool.fs.Remove(name)
 			return fmt.Errorf("%w: %d bytes, not a snapshot", errBadRaftMsg, total)
 		}
 		buf := make([]byte, total)
 		_, rerr := spool.ReadAt(buf, 0)
-		os.Remove(name)
+		spool.fs.Remove(name)
 		if rerr != nil {
 			return rerr
 		}
 		return s.deliverRaft(buf, true)
 	}
-	m.Snapshot.Data = spooledSnap{Path: name, Off: off, Size: size}.encode()
+	m.Snapshot.Data, m.Snapshot.Local = nil, spooledSnap{Path: name, Off: off, Size: size}
 	g := s.raftGroup(group)
 	if g == nil {
-		os.Remove(name)
+		spool.fs.Remove(name)
 		return nil // not (yet) a member here
 	}
 	if g.inbox.push(m) {
 		s.raft.spooledIn.Add(1)
 	} else { // full: drop, raft retries
-		os.Remove(name)
+		spool.fs.Remove(name)
 	}
 	return nil
 }

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -89,15 +89,15 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	if snap.IsEmpty() {
 		return nil
 	}
-	if err := sm.mset.restoreSnapshot(snap.Data); err != nil {
+	if err := sm.mset.restoreSnapshot(snap); err != nil {
 		return err
 	}
 	sm.mset.mu.Lock()
 	var st StreamState
 	sm.mset.st().FastState(&st)
 	sm.mset.lastIndex, sm.mset.snapIndex, sm.mset.snapEvery = snap.Index, snap.Index, 2*st.Msgs
-	if fs, ok := sm.mset.st().(*fileStore); ok && linkedSnapshots {
-		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.numBlocks())
+	if fs, ok := sm.mset.st().(linkableStore); ok && linkedSnapshots {
+		sm.mset.snapEvery = linkedSnapshotEvery(2 * fs.NumBlocks())
 	}
 	sm.mset.installs++
 	if sm.mset.group != nil { // not the local snapshot restored at start
@@ -107,11 +107,11 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) expandSnapshot(data []byte) (*os.File, int64, error) {
-	return sm.mset.expandSnapshot(data)
+func (sm *streamSM) expandSnapshot(l linkedSnap) (vfs.File, int64, error) {
+	return sm.mset.expandSnapshot(l)
 }
 
-func (sm *streamSM) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	return sm.mset.wantSnapshot()
 }
 
@@ -129,7 +129,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return old, nil
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
-	os.RemoveAll(dir)
+	jsa.js.fs.RemoveAll(dir)
 	store, err := jsa.openStore(dir, &cfg)
 	if err != nil {
 		jsa.mu.Unlock()
@@ -152,7 +152,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if o.SyncAlways {
 		syncEvery = 0
 	}
-	log, err := openWALLog(vfs.Default, jsa.js.groupDir(sa), syncEvery, s.Errorf)
+	log, err := openWALLog(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -161,9 +161,10 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	mset.mu.Lock()
 	mset.groupDir, mset.wal = jsa.js.groupDir(sa), log
 	mset.mu.Unlock()
-	if old, _ := filepath.Glob(filepath.Join(mset.groupDir, "sending-*")); len(old) > 0 {
-		for _, dir := range old { // scratch of snapshots being sent when the server stopped
-			os.RemoveAll(dir)
+	ents, _ := jsa.js.fs.ReadDir(mset.groupDir)
+	for _, e := range ents { // scratch of snapshots being sent when the server stopped
+		if strings.HasPrefix(e.Name(), "sending-") {
+			jsa.js.fs.RemoveAll(filepath.Join(mset.groupDir, e.Name()))
 		}
 	}
 	var peers []raft.ID
@@ -213,18 +214,18 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
 	dir := js.groupDir(sa)
 	file := filepath.Join(dir, "incarnation")
 	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
-	if got, err := os.ReadFile(file); err == nil && !bytes.Equal(got, want) {
+	if got, err := vfs.ReadFile(js.fs, file); err == nil && !bytes.Equal(got, want) {
 		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
-		if err := os.RemoveAll(dir); err != nil {
+		if err := js.fs.RemoveAll(dir); err != nil {
 			return err
 		}
 	} else if err == nil {
 		return nil
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := js.fs.MkdirAll(dir, 0o750); err != nil {
 		return err
 	}
-	return writeFileSync(file, want)
+	return js.writeFileSync(file, want)
 }
 
 func (jsa *jsAccount) dropReplica(mset *stream) {
@@ -295,7 +296,7 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {
-		os.RemoveAll(jsa.js.groupDir(sa))
+		jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
 	}
 }
 

@@ -37,7 +37,6 @@ const (
 var (
 	retentionNames   = []string{"limits", "interest", "workqueue"}
 	discardNames     = []string{"old", "new"}
-	storageNames     = []string{"file", "memory"}
 	compressionNames = []string{"none", "s2"}
 )
 
@@ -74,12 +73,6 @@ func (d DiscardPolicy) MarshalJSON() ([]byte, error) { return marshalEnum(discar
 func (d *DiscardPolicy) UnmarshalJSON(b []byte) error {
 	v, err := unmarshalEnum(discardNames, b, "discard")
 	*d = DiscardPolicy(v)
-	return err
-}
-func (st StorageType) MarshalJSON() ([]byte, error) { return marshalEnum(storageNames, int(st)) }
-func (st *StorageType) UnmarshalJSON(b []byte) error {
-	v, err := unmarshalEnum(storageNames, b, "storage")
-	*st = StorageType(v)
 	return err
 }
 func (c StoreCompression) MarshalJSON() ([]byte, error) { return marshalEnum(compressionNames, int(c)) }

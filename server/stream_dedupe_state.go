@@ -2,7 +2,7 @@ package server
 
 import (
 	"encoding/json"
-	"os"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"path/filepath"
 )
 
@@ -36,7 +36,7 @@ func (mset *stream) saveDedupeState() {
 	}
 	mset.mu.Unlock()
 	b, _ := json.Marshal(&ds)
-	if err := writeFileSync(mset.dedupeStatePath(), b); err != nil {
+	if err := mset.jsa.js.writeFileSync(mset.dedupeStatePath(), b); err != nil {
 		mset.jsa.js.srv.Warnf("JetStream: stream %q: saving the duplicate window: %v", mset.name, err)
 	}
 }
@@ -45,11 +45,11 @@ func (mset *stream) saveDedupeState() {
 // reports false when the state must be rebuilt from the messages.
 func (mset *stream) loadDedupeState() bool {
 	path := mset.dedupeStatePath()
-	b, err := os.ReadFile(path)
+	b, err := vfs.ReadFile(mset.jsa.js.fs, path)
 	if err != nil {
 		return false
 	}
-	os.Remove(path)
+	mset.jsa.js.fs.Remove(path)
 	var ds dedupeState
 	var st StreamState
 	mset.st().FastState(&st)

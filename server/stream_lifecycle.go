@@ -2,16 +2,12 @@ package server
 
 import (
 	"encoding/json"
-	"os"
+	"github.com/nats-io/nats-server/v2/internal/store"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 )
-
-// fileStoreFactory opens the file store for a stream directory; it is set
-// by the file store implementation.
-var fileStoreFactory func(dir string, cfg *StreamConfig, limits StoreLimits, logf func(string, ...any)) (StreamStore, error)
 
 func limitsOf(cfg *StreamConfig) StoreLimits {
 	l := StoreLimits{}
@@ -55,13 +51,13 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
 		}
 		meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: created})
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
 			store.Delete()
 			return nil, errStreamCreate(err)
 		}
-		if err := writeFileSync(filepath.Join(dir, streamMetaFile), meta); err != nil {
+		if err := jsa.js.writeFileSync(filepath.Join(dir, streamMetaFile), meta); err != nil {
 			store.Delete()
-			os.RemoveAll(dir)
+			jsa.js.fs.RemoveAll(dir)
 			return nil, errStreamCreate(err)
 		}
 	} else {
@@ -79,16 +75,26 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 
 func (jsa *jsAccount) openStore(dir string, cfg *StreamConfig) (StreamStore, error) {
 	limits := limitsOf(cfg)
-	if cfg.Storage == MemoryStorage || fileStoreFactory == nil {
-		if cfg.Storage == FileStorage {
-			jsa.js.srv.Warnf("JetStream: file store not available in this build, stream %q kept in memory", cfg.Name)
-		}
-		return newMemStore(limits), nil
+	if cfg.Storage == MemoryStorage {
+		return store.NewMemStore(limits), nil
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	return fileStoreFactory(dir, cfg, limits, jsa.js.srv.Errorf)
+	return store.OpenFileStore(jsa.js.fs, filepath.Join(dir, "msgs"), fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)
+}
+
+// fileStoreBlockSize is the block size of streams' file stores (0: the
+// store's default); a variable for tests.
+var fileStoreBlockSize uint64
+
+// fileStoreConfig is what the file store needs of a stream's configuration.
+func fileStoreConfig(cfg *StreamConfig, logf func(string, ...any)) FileStoreConfig {
+	fc := FileStoreConfig{BlockSize: fileStoreBlockSize, Logf: logf}
+	if cfg.Compression == S2Compression {
+		fc.Compression = "s2"
+	}
+	return fc
 }
 
 // start subscribes the stream to its subjects and starts its timers.
@@ -198,7 +204,7 @@ func (mset *stream) stop(deleteData bool) error {
 	}
 	if deleteData {
 		err := mset.st().Delete()
-		os.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
+		mset.jsa.js.fs.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
 	err := mset.st().Stop()

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
 
-	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // A replicated stream's raft snapshot is the exact state at an index:
@@ -93,13 +92,14 @@ func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 
 // fullSnapshot captures store's messages and returns the function that
 // encodes them after meta.
-func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() ([]byte, error) {
+func fullSnapshot(store StreamStore, meta *streamSnapMeta, st StreamState) func() (snapPayload, error) {
 	mj, _ := json.Marshal(meta)
 	size := len(mj) + binary.MaxVarintLen64 + int(st.Bytes) + int(st.Msgs)*16
 	first, last := snapRange(st)
 	c := captureMessages(store, first, last)
-	return func() ([]byte, error) {
-		return c.encode(store, appendBytes(make([]byte, 0, size), mj))
+	return func() (snapPayload, error) {
+		b, err := c.encode(store, appendBytes(make([]byte, 0, size), mj))
+		return snapPayload{data: b}, err
 	}
 }
 
@@ -122,26 +122,26 @@ func snapRange(st StreamState) (first, last uint64) {
 // linkedSnapshot fixes fs's state in snaps/<index>; false when that
 // fails (and a full snapshot is taken instead). Called on the group
 // goroutine, without mu: no entry is applied meanwhile.
-func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs *fileStore) (func() ([]byte, error), uint64, bool) {
+func (mset *stream) linkedSnapshot(index uint64, meta *streamSnapMeta, fs linkableStore) (func() (snapPayload, error), uint64, bool) {
 	mset.pruneSnapshotDirs(index)
 	name := strconv.FormatUint(index, 10)
 	dir := filepath.Join(mset.groupDir, snapsDir, name)
-	snap, err := fs.snapshotTo(dir)
+	snap, err := fs.SnapshotTo(dir)
 	if err != nil {
-		os.RemoveAll(dir)
+		mset.jsa.js.fs.RemoveAll(dir)
 		mset.jsa.js.srv.Warnf("JetStream stream '%s > %s': linked snapshot at %d failed, taking a full one: %v",
 			mset.jsa.acc.Name, mset.name, index, err)
 		return nil, 0, false
 	}
 	meta.Linked = name
-	mj, _ := json.Marshal(meta)
-	every := linkedSnapshotEvery(len(snap.linked))
-	return func() ([]byte, error) {
-		if err := snap.write(); err != nil {
-			os.RemoveAll(dir)
-			return nil, err
+	linked := newLinkedSnap(*meta)
+	every := linkedSnapshotEvery(snap.Files())
+	return func() (snapPayload, error) {
+		if err := snap.Write(); err != nil {
+			mset.jsa.js.fs.RemoveAll(dir)
+			return snapPayload{}, err
 		}
-		return appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), nil
+		return snapPayload{local: linked}, nil
 	}, every, true
 }
 
@@ -157,23 +157,6 @@ var errLinkedRestore = errors.New("cannot restore linked snapshot")
 // it for a full snapshot without messages.
 const linkedSnapTag = "tern-linked-snapshot-1"
 
-// decodeSnapMeta reads a snapshot's metadata; the returned reader holds
-// the messages of a full snapshot.
-func decodeSnapMeta(data []byte) (streamSnapMeta, *raftReader, error) {
-	var meta streamSnapMeta
-	r := &raftReader{b: data}
-	mj := r.bytes()
-	linked := string(mj) == linkedSnapTag
-	if linked {
-		mj = r.bytes()
-	}
-	if err := json.Unmarshal(mj, &meta); err != nil || r.err != nil || linked != (meta.Linked != "") ||
-		linked && len(r.b) > 0 {
-		return meta, nil, errBadRaftMsg
-	}
-	return meta, r, nil
-}
-
 // snapsDir is the directory of a group's linked snapshots.
 const snapsDir = "snaps"
 
@@ -182,13 +165,13 @@ const snapsDir = "snaps"
 func (mset *stream) pruneSnapshotDirs(keep uint64) {
 	durable, pending := mset.wal.snapshotIndexes()
 	dir := filepath.Join(mset.groupDir, snapsDir)
-	ents, _ := os.ReadDir(dir)
+	ents, _ := mset.jsa.js.fs.ReadDir(dir)
 	for _, e := range ents {
 		idx, err := strconv.ParseUint(e.Name(), 10, 64)
 		if err == nil && (idx == durable || idx == pending || idx == keep) {
 			continue
 		}
-		mset.pins.ifUnpinned(e.Name(), func() { os.RemoveAll(filepath.Join(dir, e.Name())) })
+		mset.pins.ifUnpinned(e.Name(), func() { mset.jsa.js.fs.RemoveAll(filepath.Join(dir, e.Name())) })
 	}
 }
 
@@ -236,21 +219,27 @@ func (mset *stream) snapshotRank(name string) (rank, n uint64) {
 }
 
 // restoreSnapshot replaces the replica's state with a snapshot's.
-func (mset *stream) restoreSnapshot(data []byte) error {
-	if sp, ok := decodeSpooled(data); ok {
-		return mset.restoreSpooled(sp)
+func (mset *stream) restoreSnapshot(snap raft.Snapshot) error {
+	switch local := snap.Local.(type) {
+	case spooledSnap:
+		return mset.restoreSpooled(local)
+	case linkedSnap:
+		return mset.restoreFrom(local.meta, nil)
+	case nil:
+		meta, r, err := decodeFullSnap(snap.Data)
+		if err != nil {
+			return err
+		}
+		return mset.restoreFrom(meta, bytesSnapMsgs(r))
+	default:
+		return fmt.Errorf("stream snapshot of unknown kind %T", snap.Local)
 	}
-	meta, r, err := decodeSnapMeta(data)
-	if err != nil {
-		return err
-	}
-	return mset.restoreFrom(meta, bytesSnapMsgs(r))
 }
 
 // restoreSpooled restores a full snapshot whose data is in a file, reading
 // its messages as a stream.
 func (mset *stream) restoreSpooled(sp spooledSnap) error {
-	f, sr, err := sp.open()
+	f, sr, err := sp.open(mset.jsa.js.fs)
 	if err != nil {
 		return err
 	}
@@ -274,15 +263,15 @@ func (mset *stream) restoreSpooled(sp spooledSnap) error {
 }
 
 // restoreFrom replaces the replica's state with the snapshot of meta and,
-// for a full one, the messages next yields.
+// for a full one, the messages next yields (nil: a linked one).
 func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool, error)) error {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	jsa := mset.jsa
 	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
-	os.RemoveAll(dir)
-	if meta.Linked != "" {
+	jsa.js.fs.RemoveAll(dir)
+	if next == nil {
 		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
 			return err
 		}
@@ -340,7 +329,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 		return fmt.Errorf("linked snapshot %s outside a raft group", meta.Linked)
 	}
 	snapDir := filepath.Join(mset.groupDir, snapsDir, meta.Linked)
-	if err := restoreFileSnapshot(vfs.Default, snapDir, filepath.Join(dir, "msgs")); err != nil {
+	if err := restoreFileSnapshot(mset.jsa.js.fs, snapDir, filepath.Join(dir, "msgs")); err != nil {
 		return fmt.Errorf("%w %s: %w", errLinkedRestore, meta.Linked, err)
 	}
 	store, err := mset.jsa.openStore(dir, &meta.Config)
@@ -348,11 +337,11 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 		return err
 	}
 	mset.setStore(store)
-	fs, ok := store.(*fileStore)
+	fs, ok := store.(linkableStore)
 	if !ok {
 		return fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
 	}
-	fs.markShared()
+	fs.MarkShared()
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
@@ -370,7 +359,7 @@ func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error 
 // points: the one of rank r among n peers when its applied index passes
 // k*interval - r*interval/n, at least half an interval after its last
 // snapshot. The phase holds whatever snapshot a replica installed.
-func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
+func (mset *stream) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	mset.mu.Lock()
 	due := !mset.closed && mset.lastIndex-mset.snapIndex >= snapshotEvery/2
 	name := mset.cfg.Name
@@ -390,7 +379,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	index, prevIndex, prevEvery := mset.lastIndex, mset.snapIndex, mset.snapEvery
 	meta, st := mset.snapMetaLocked()
 	store := mset.st()
-	fs, linkable := store.(*fileStore)
+	fs, linkable := store.(linkableStore)
 	linkable = linkable && linkedSnapshots && mset.groupDir != "" && mset.wal != nil
 	// The log keeps twice the stream's messages in entries below the
 	// snapshot: a follower back from a restart catches up from the log,
@@ -403,7 +392,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 	// Applies run on this goroutine only, so the store stays at index
 	// while the slower part (pruning, linking) runs without mu, which
 	// publishes take.
-	var encode func() ([]byte, error)
+	var encode func() (snapPayload, error)
 	var every uint64
 	ok := false
 	if linkable {
@@ -417,7 +406,7 @@ func (mset *stream) wantSnapshot() (uint64, func() ([]byte, error), bool) {
 		mset.snapEvery = every
 	}
 	mset.mu.Unlock()
-	return index, func() ([]byte, error) {
+	return index, func() (snapPayload, error) {
 		b, err := encode()
 		if err != nil { // not taken: the next batch of applies tries again
 			mset.mu.Lock()

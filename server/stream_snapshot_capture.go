@@ -16,29 +16,10 @@ import (
 // messages from the store while later entries keep being applied. Entries
 // after the point only add messages above its last sequence, which the
 // encoder never reads, or remove messages, which the store first shows
-// to the snapshot's removalWatcher: a message the encoder still needs is
+// to the snapshot's RemovalWatcher: a message the encoder still needs is
 // copied before it goes. A purge gives up the snapshot (the next one is
 // taken at a later point); so does anything that closes or replaces the
 // store.
-
-// removalWatcher is told by a store, under the store's lock, about every
-// message it is about to remove.
-type removalWatcher interface {
-	// wants reports whether the message seq is still needed.
-	wants(seq uint64) bool
-	// save keeps sm, which the caller gives away.
-	save(sm *StoreMsg)
-	// abandon is called when the store removes everything at once.
-	abandon()
-}
-
-// watchedStore is implemented by every StreamStore: snapshots need it.
-type watchedStore interface {
-	setRemovalWatcher(w removalWatcher)
-	// readLive calls fn with each live message of [from, to] in order and
-	// then calls after, all under the store's lock; sm is reused.
-	readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error
-}
 
 // snapBatch is the number of messages an encoder reads per hold of the
 // store's lock.
@@ -52,11 +33,6 @@ const snapFlushBytes = 1 << 20
 // reading every removed message under the store's lock. A variable for
 // tests.
 var snapSavedMax = 64 << 20
-
-var (
-	_ watchedStore = (*fileStore)(nil)
-	_ watchedStore = (*memStore)(nil)
-)
 
 var errSnapshotAbandoned = errors.New("snapshot abandoned")
 
@@ -72,29 +48,29 @@ type snapCapture struct {
 	encoded     uint64 // the last sequence encoded (encoder only)
 }
 
-func (c *snapCapture) wants(seq uint64) bool {
+func (c *snapCapture) Wants(seq uint64) bool {
 	return seq >= c.next.Load() && seq <= c.last && !c.abandoned.Load()
 }
 
-func (c *snapCapture) save(sm *StoreMsg) {
+func (c *snapCapture) Save(sm *StoreMsg) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.savedBytes += len(sm.Subj) + len(sm.Buf) + 64; c.savedBytes > snapSavedMax {
-		c.abandon()
+		c.Abandon()
 		c.saved = nil
 		return
 	}
 	heap.Push(&c.saved, sm)
 }
 
-func (c *snapCapture) abandon() { c.abandoned.Store(true) }
+func (c *snapCapture) Abandon() { c.abandoned.Store(true) }
 
 // captureMessages attaches a capture of [first, last] to store; the caller
 // makes sure no entry is applied meanwhile.
 func captureMessages(store StreamStore, first, last uint64) *snapCapture {
 	c := &snapCapture{first: first, last: last}
 	c.next.Store(first)
-	store.(watchedStore).setRemovalWatcher(c)
+	store.(watchedStore).SetRemovalWatcher(c)
 	return c
 }
 
@@ -122,7 +98,7 @@ func (c *snapCapture) encodeTo(store StreamStore, b []byte, w io.Writer) error {
 // each batch that left it above snapFlushBytes.
 func (c *snapCapture) encodeFlushing(store StreamStore, b []byte, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	defer func() {
-		store.(watchedStore).setRemovalWatcher(nil)
+		store.(watchedStore).SetRemovalWatcher(nil)
 		c.mu.Lock()
 		c.saved = nil // copies of messages already read, saved in passing
 		c.mu.Unlock()
@@ -137,7 +113,7 @@ func (c *snapCapture) encodeFlushing(store StreamStore, b []byte, flush func([]b
 		// The batch is read under the store's lock and next moves past it
 		// before the lock is let go, so every message of the batch was
 		// either read live or saved by a removal before the batch.
-		err := ws.readLive(from, to, &sm, func(m *StoreMsg) { b = c.appendMsg(c.flushSaved(b, m.Seq-1), m) },
+		err := ws.ReadLive(from, to, &sm, func(m *StoreMsg) { b = c.appendMsg(c.flushSaved(b, m.Seq-1), m) },
 			func() { c.next.Store(to + 1) })
 		if err != nil {
 			return nil, err
@@ -197,17 +173,4 @@ func appendSnapMsg(b []byte, m *StoreMsg) []byte {
 	b = appendBytes(b, []byte(m.Subj))
 	b = appendBytes(b, m.Hdr)
 	return appendBytes(b, m.Msg)
-}
-
-// tellRemoval hands w a copy of the message about to be removed, if w
-// still needs it; load reads it (under the store's lock).
-func tellRemoval(w removalWatcher, seq uint64, load func(*StoreMsg) (*StoreMsg, error)) {
-	if w == nil || !w.wants(seq) {
-		return
-	}
-	if sm, err := load(&StoreMsg{}); err == nil {
-		w.save(sm)
-	} else {
-		w.abandon() // it cannot be kept, so the snapshot cannot be taken
-	}
 }

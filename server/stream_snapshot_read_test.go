@@ -56,26 +56,30 @@ func TestSnapshotMsgReaders(t *testing.T) {
 	}
 }
 
-// decodeSpooled recognises only what encode made.
-func TestSpooledSnapRef(t *testing.T) {
-	s := spooledSnap{Path: "/x/y", Off: 12, Size: 3 << 30, Index: 7}
-	if got, ok := decodeSpooled(s.encode()); !ok || got != s {
-		t.Fatalf("round trip: %+v %v", got, ok)
-	}
-	for _, data := range [][]byte{nil, []byte("{}"), appendBytes(nil, []byte(linkedSnapTag)), s.encode()[:10],
-		append(s.encode(), 0)} {
-		if _, ok := decodeSpooled(data); ok {
-			t.Fatalf("%q decoded as a spooled reference", data)
+// A snapshot from a peer is always full: the local kinds (a spooled file
+// section, a linked directory) are never encoded, and bytes in the linked
+// form are not a full snapshot.
+func TestSnapshotFromPeerIsFull(t *testing.T) {
+	for _, local := range []any{spooledSnap{Path: "/tmp/not-yours", Size: 3},
+		newLinkedSnap(streamSnapMeta{Linked: "7"})} {
+		m := raft.Message{Type: raft.MsgSnap, Snapshot: &raft.Snapshot{Index: 5, Term: 1, Local: local}}
+		got, err := decodeRaftMsg(encodeRaftMsg(nil, &m))
+		if err != nil || got.Snapshot == nil || got.Snapshot.Local != nil || len(got.Snapshot.Data) != 0 {
+			t.Fatalf("%T: decoded %+v %v", local, got.Snapshot, err)
 		}
 	}
-}
-
-// A peer cannot hand this server a spooled reference (a file name here).
-func TestSpooledSnapRefFromPeerRefused(t *testing.T) {
-	m := raft.Message{Type: raft.MsgSnap, Snapshot: &raft.Snapshot{Index: 5, Term: 1,
-		Data: spooledSnap{Path: "/tmp/not-yours"}.encode()}}
-	var s Server
-	if err := s.deliverRaft(appendRaftPayload(nil, "G", &m), false); !errors.Is(err, errBadRaftMsg) {
-		t.Fatalf("got %v", err)
+	linked := newLinkedSnap(streamSnapMeta{Linked: "7"})
+	if _, _, err := decodeFullSnap(linked.raw); !errors.Is(err, errBadRaftMsg) {
+		t.Fatalf("the linked form decoded as a full snapshot: %v", err)
+	}
+	mj := []byte(`{"config":{},"first":1,"last":0,"messages":0,"linked":"7"}`)
+	if _, _, err := decodeFullSnap(appendBytes(nil, mj)); !errors.Is(err, errBadRaftMsg) {
+		t.Fatalf("full snapshot metadata naming a directory accepted: %v", err)
+	}
+	for _, bad := range []string{"", "../x", "7/..", "-1"} {
+		raw := newLinkedSnap(streamSnapMeta{Linked: bad}).raw
+		if _, err := decodeLinkedSnap(raw); !errors.Is(err, errBadRaftMsg) {
+			t.Fatalf("linked snapshot naming %q decoded: %v", bad, err)
+		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/store"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
@@ -29,7 +30,7 @@ import (
 type snapshotExpander interface {
 	// expandSnapshot writes data as a self-contained snapshot to a file
 	// that has no name (it goes when closed); the caller closes it.
-	expandSnapshot(data []byte) (*os.File, int64, error)
+	expandSnapshot(l linkedSnap) (vfs.File, int64, error)
 }
 
 // expandSnapshot takes over sending m when group's snapshot needs
@@ -39,10 +40,11 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	if g == nil || m.Snapshot == nil {
 		return false
 	}
-	sp, spooled := decodeSpooled(m.Snapshot.Data)
+	sp, spooled := m.Snapshot.Local.(spooledSnap)
+	linked, isLinked := m.Snapshot.Local.(linkedSnap)
 	ex, ok := g.sm.(snapshotExpander)
-	if !spooled && (!ok || !isLinkedSnapshot(m.Snapshot.Data)) {
-		return false
+	if !spooled && (!ok || !isLinked) {
+		return false // full data: sent as it is
 	}
 	key := r.remote.ID + " " + group
 	if _, busy := s.raft.sending.LoadOrStore(key, true); busy {
@@ -55,15 +57,15 @@ func (s *Server) expandSnapshot(r *route, group string, m *raft.Message) bool {
 	go func() {
 		defer s.wg.Done()
 		defer s.raft.sending.Delete(key)
-		var f *os.File
+		var f vfs.File
 		var data io.ReaderAt
 		var size int64
 		var err error
 		if spooled {
-			f, data, err = sp.open()
+			f, data, err = sp.open(s.jsFS())
 			size = sp.Size
 		} else {
-			f, size, err = ex.expandSnapshot(snap.Data)
+			f, size, err = ex.expandSnapshot(linked)
 			data = f
 		}
 		if err != nil {
@@ -112,65 +114,48 @@ func (s *Server) sendSnapshotFile(r *route, group string, m *raft.Message, f io.
 	return s.queueRaftPiecesFrom(r, io.MultiReader(bytes.NewReader(prefix), io.NewSectionReader(f, 0, size)), int(total))
 }
 
-// isLinkedSnapshot reports whether data is a stream snapshot whose
-// messages are in a snapshot directory.
-func isLinkedSnapshot(data []byte) bool {
-	r := &raftReader{b: data}
-	return string(r.bytes()) == linkedSnapTag && r.err == nil
-}
-
 // expandSnapshot reads a linked snapshot's directory through a store
 // restored from it in a scratch directory, and writes every message to
 // an unnamed file in the group's directory.
-func (mset *stream) expandSnapshot(data []byte) (*os.File, int64, error) {
+func (mset *stream) expandSnapshot(l linkedSnap) (vfs.File, int64, error) {
 	mset.mu.Lock()
 	groupDir := mset.groupDir
 	mset.mu.Unlock()
-	f, err := os.CreateTemp(groupDir, "sending-*.snap")
+	fsys := mset.jsa.js.fs
+	name := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10)+".snap")
+	f, err := fsys.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
 	if err != nil {
 		return nil, 0, err
 	}
-	os.Remove(f.Name()) // open until sent; nothing is left after a crash
-	if err := mset.writeExpandedSnapshot(data, groupDir, f); err != nil {
+	fsys.Remove(name) // open until sent; nothing is left after a crash
+	if err := mset.writeExpandedSnapshot(l, groupDir, f); err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	size, err := f.Seek(0, io.SeekCurrent)
+	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, 0, err
 	}
-	return f, size, nil
+	return f, fi.Size(), nil
 }
 
-// writeExpandedSnapshot writes data's full form to w.
-func (mset *stream) writeExpandedSnapshot(data []byte, groupDir string, w io.Writer) error {
-	meta, _, err := decodeSnapMeta(data)
-	if err != nil {
-		return err
-	}
-	if meta.Linked == "" {
-		_, err := w.Write(data)
-		return err
-	}
+// writeExpandedSnapshot writes l's full form to w.
+func (mset *stream) writeExpandedSnapshot(l linkedSnap, groupDir string, w io.Writer) error {
+	meta := l.meta
 	name := meta.Linked
 	scratch := filepath.Join(groupDir, "sending-"+strconv.FormatUint(raftFragIDs.Add(1), 10))
-	defer os.RemoveAll(scratch)
+	defer mset.jsa.js.fs.RemoveAll(scratch)
 	dir := filepath.Join(scratch, "msgs")
 	// Pinned while its files are linked: pruning must not remove them
 	// half-way (the scratch directory's links then keep them).
 	mset.pins.add(name, 1)
-	err = restoreFileSnapshot(vfs.Default, filepath.Join(groupDir, snapsDir, name), dir)
+	fs, closeCopy, err := store.OpenLinkedCopy(mset.jsa.js.fs, filepath.Join(groupDir, snapsDir, name), dir)
 	mset.pins.add(name, -1)
 	if err != nil {
 		return err
 	}
-	fs, err := newFileStore(vfs.Default, dir, FileStoreConfig{Logf: func(string, ...any) {}}, StoreLimits{})
-	if err != nil {
-		return err
-	}
-	defer fs.closeUnsynced() // a scratch copy: no checkpoint or compaction
-	fs.markShared()
+	defer closeCopy() // a scratch copy: no checkpoint or compaction
 	var st StreamState
 	fs.FastState(&st)
 	lost := lostCount(fs)

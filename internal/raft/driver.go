@@ -144,9 +144,16 @@ func (d *Driver) ProcessAll() error {
 // Compact snapshots the state machine at index (already applied) with
 // state data and drops the log entries before it.
 func (d *Driver) Compact(index uint64, data []byte) error {
+	return d.CompactLocal(index, data, nil)
+}
+
+// CompactLocal is Compact for a snapshot whose data the embedding server
+// holds as local (Snapshot.Local) rather than, or besides, data.
+func (d *Driver) CompactLocal(index uint64, data []byte, local any) error {
 	snap, err := d.Node.Compact(index, data)
 	if err != nil {
 		return err
 	}
+	snap.Local = local
 	return d.Log.Compact(snap)
 }

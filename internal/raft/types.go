@@ -131,6 +131,11 @@ type Snapshot struct {
 	Term  uint64
 	Peers []ID
 	Data  []byte
+	// Local, when set, is where the embedding server holds the data
+	// instead of Data (a file on its own disk). The core carries it
+	// untouched; it is never encoded, so a snapshot received from a peer
+	// has none.
+	Local any
 }
 
 // IsEmpty reports whether s is the zero snapshot.

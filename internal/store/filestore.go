@@ -1,4 +1,4 @@
-package server
+package store
 
 // The file store keeps a stream in a directory of files:
 //
@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -84,7 +83,7 @@ type fileStore struct {
 	syncer syncLock
 	// watcher, when set, sees every message before it is removed (a
 	// snapshot being encoded from the store, stream_snapshot_capture.go).
-	watcher removalWatcher
+	watcher RemovalWatcher
 	// snapSynced is what the last snapshot directory's linked files were
 	// when it synced them (filestore_snapshot.go): unchanged, they need
 	// no sync again.
@@ -135,16 +134,6 @@ type tsCache struct {
 
 // syncLock serializes Sync, checkpoints, EraseMsg and Stop.
 type syncLock struct{ mu sync.Mutex }
-
-func init() {
-	fileStoreFactory = func(dir string, cfg *StreamConfig, limits StoreLimits, logf func(string, ...any)) (StreamStore, error) {
-		fc := FileStoreConfig{Logf: logf}
-		if cfg.Compression == S2Compression {
-			fc.Compression = "s2"
-		}
-		return newFileStore(vfs.Default, filepath.Join(dir, "msgs"), fc, limits)
-	}
-}
 
 // newFileStore opens the store in dir, recovering what is there, or
 // creates an empty one.
@@ -216,7 +205,7 @@ func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, e
 	mb.last = seq
 	mb.dels.grow(i + 1)
 	mb.cache.offs = append(mb.cache.offs, uint32(off))
-	size := storedMsgSize(subj, hdr, msg)
+	size := StoredMsgSize(subj, hdr, msg)
 	prev, had := fs.fss.Add(subj, seq)
 	id, ok := fs.activeSubjectID(mb, prev, had, subj)
 	if !ok {

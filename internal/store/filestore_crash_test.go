@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"errors"
@@ -53,7 +53,7 @@ func checkSelfConsistent(t testing.TB, s StreamStore, what string) storeImage {
 		ss.Msgs++
 		ss.Last = seq
 		subjects[m.Subj] = ss
-		bytes += storedMsgSize(m.Subj, m.Hdr, m.Msg)
+		bytes += StoredMsgSize(m.Subj, m.Hdr, m.Msg)
 	}
 	if first == 0 {
 		first = st.LastSeq + 1

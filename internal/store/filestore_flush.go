@@ -1,4 +1,4 @@
-package server
+package store
 
 // Flush hands buffered records to the operating system: they then survive
 // the process being killed (not a power loss; Sync is for that). The

@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"errors"
@@ -21,8 +21,8 @@ import (
 // back into an empty store directory. Replicated file streams use this for
 // their raft snapshots (stream_snapshot.go).
 
-// fsSnapshot is a store's state fixed at one point, still to be written out.
-type fsSnapshot struct {
+// LinkedSnapshot is a store's state fixed at one point, still to be written out.
+type LinkedSnapshot struct {
 	fsys   vfs.FS
 	dir    string
 	ckpt   []byte   // the checkpoint at the point
@@ -35,13 +35,13 @@ type fsSnapshot struct {
 
 var errSnapshotDirExists = errors.New("snapshot directory exists")
 
-// snapshotTo fixes the store's state into dir, which must not exist. The
+// SnapshotTo fixes the store's state into dir, which must not exist. The
 // caller makes sure nothing is written or removed meanwhile (a replicated
 // stream calls it between two applies): the point is fixed under the lock,
 // and the sealed blocks are linked after it with syncer.mu still held, so
 // no compaction, compression or block removal replaces a file before its
 // link. The rest is written by write.
-func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
+func (fs *fileStore) SnapshotTo(dir string) (*LinkedSnapshot, error) {
 	fs.syncer.mu.Lock()
 	defer fs.syncer.mu.Unlock()
 	s, sealed, err := fs.fixSnapshot(dir)
@@ -67,7 +67,7 @@ func (fs *fileStore) snapshotTo(dir string) (*fsSnapshot, error) {
 
 // fixSnapshot takes the checkpoint and the active block's data and names
 // the sealed block files, which it marks shared.
-func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
+func (fs *fileStore) fixSnapshot(dir string) (*LinkedSnapshot, []string, error) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.closed {
@@ -83,7 +83,7 @@ func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
 		return nil, nil, err
 	}
 	act := fs.active()
-	s := &fsSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data),
+	s := &LinkedSnapshot{fsys: fs.fsys, dir: dir, active: act.index, data: slices.Clone(act.cache.data),
 		ckpt: fs.encodeCheckpoint(false), store: fs, synced: fs.snapSynced}
 	sealed := make([]string, 0, len(fs.blocks)-1)
 	for _, b := range fs.blocks[:len(fs.blocks)-1] {
@@ -97,7 +97,7 @@ func (fs *fileStore) fixSnapshot(dir string) (*fsSnapshot, []string, error) {
 // block's copy and the checkpoint are written and synced, and so are the
 // linked files (a block sealed lately may not be synced yet) unless an
 // earlier snapshot synced the very same file.
-func (s *fsSnapshot) write() error {
+func (s *LinkedSnapshot) Write() error {
 	if err := vfs.WriteFileSynced(s.fsys, blockName(s.dir, s.active, false), s.data); err != nil {
 		return err
 	}
@@ -146,12 +146,12 @@ func (fs *fileStore) setSnapSynced(synced map[string]os.FileInfo) {
 	fs.mu.Unlock()
 }
 
-// restoreFileSnapshot fills the new store directory storeDir from the
+// RestoreLinked fills the new store directory storeDir from the
 // snapshot directory snapDir: sealed blocks are linked, the active block
 // (the highest) is copied, as the store appends to it, and so is the
 // checkpoint. The store opened on storeDir must then be told, with
-// markShared, that its sealed blocks are shared.
-func restoreFileSnapshot(fsys vfs.FS, snapDir, storeDir string) error {
+// MarkShared, that its sealed blocks are shared.
+func RestoreLinked(fsys vfs.FS, snapDir, storeDir string) error {
 	ents, err := fsys.ReadDir(snapDir)
 	if err != nil {
 		return err
@@ -197,9 +197,9 @@ func copyFile(fsys vfs.FS, from, to string) error {
 	return vfs.WriteFileSynced(fsys, to, data)
 }
 
-// markShared records that every sealed block file may have other names
+// MarkShared records that every sealed block file may have other names
 // (the store was restored from a snapshot directory).
-func (fs *fileStore) markShared() {
+func (fs *fileStore) MarkShared() {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	for _, b := range fs.blocks[:max(len(fs.blocks)-1, 0)] {
@@ -207,8 +207,8 @@ func (fs *fileStore) markShared() {
 	}
 }
 
-// numBlocks is the number of blocks.
-func (fs *fileStore) numBlocks() int {
+// NumBlocks is the number of blocks.
+func (fs *fileStore) NumBlocks() int {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	return len(fs.blocks)
@@ -226,3 +226,6 @@ func (fs *fileStore) closeUnsynced() {
 		fs.closeFiles()
 	}
 }
+
+// Files is the number of files the snapshot linked.
+func (s *LinkedSnapshot) Files() int { return len(s.linked) }

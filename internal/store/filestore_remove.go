@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"fmt"
@@ -284,7 +284,7 @@ func (fs *fileStore) Purge() (uint64, error) {
 // block starts with a record saying everything up to last is removed.
 func (fs *fileStore) purgeLocked() (uint64, error) {
 	if fs.watcher != nil {
-		fs.watcher.abandon()
+		fs.watcher.Abandon()
 	}
 	n := fs.seqs.msgs
 	if err := fs.flush(); err != nil {

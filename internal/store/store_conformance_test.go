@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"fmt"
@@ -167,7 +167,7 @@ func TestStoreLimits(t *testing.T) {
 			t.Fatalf("per subject %+v", st)
 		}
 		s.Stop()
-		size := storedMsgSize("b", nil, []byte("0123456789"))
+		size := StoredMsgSize("b", nil, []byte("0123456789"))
 		s = mk(t, StoreLimits{MaxBytes: int64(3 * size)})
 		for i := 1; i <= 10; i++ {
 			s.StoreMsg("b", nil, []byte("0123456789"), int64(i))

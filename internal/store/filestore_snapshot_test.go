@@ -1,8 +1,6 @@
-package server
+package store
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -74,11 +72,11 @@ func TestFileStoreSnapshotDir(t *testing.T) {
 						continue
 					}
 					dir := filepath.Join(base, fmt.Sprintf("snap-%d-%d", seed, step))
-					s, err := h.fs.snapshotTo(dir)
+					s, err := h.fs.SnapshotTo(dir)
 					if err != nil {
 						t.Fatalf("seed %d step %d: snapshot: %v", seed, step, err)
 					}
-					if err := s.write(); err != nil {
+					if err := s.Write(); err != nil {
 						t.Fatalf("seed %d step %d: writing snapshot: %v", seed, step, err)
 					}
 					snaps = append(snaps, taken{dir, cloneStore(t, model)})
@@ -112,14 +110,14 @@ func TestFileStoreSnapshotDir(t *testing.T) {
 func restoreForTest(t *testing.T, h *fsHarness, snapDir, name string) *fileStore {
 	t.Helper()
 	dir := filepath.Join(filepath.Dir(h.dir), name)
-	if err := restoreFileSnapshot(h.fsys, snapDir, dir); err != nil {
+	if err := RestoreLinked(h.fsys, snapDir, dir); err != nil {
 		t.Fatalf("restore %s: %v", snapDir, err)
 	}
 	var logs logSink
 	cfg := h.cfg
 	cfg.Logf = logs.logf
 	fs := mustOpenFileStore(t, h.fsys, dir, cfg, StoreLimits{})
-	fs.markShared()
+	fs.MarkShared()
 	if l := logs.take(); len(l) > 0 { // e.g. a checkpoint not taken
 		t.Fatalf("restoring %s: %v", snapDir, l)
 	}
@@ -136,11 +134,11 @@ func TestFileStoreSnapshotEraseRewriteFails(t *testing.T) {
 		}
 	}
 	snapDir := "/data/snap"
-	s, err := h.fs.snapshotTo(snapDir)
+	s, err := h.fs.SnapshotTo(snapDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.write(); err != nil {
+	if err := s.Write(); err != nil {
 		t.Fatal(err)
 	}
 	want := cloneStore(t, h.fs)
@@ -162,9 +160,10 @@ func TestFileStoreSnapshotEraseRewriteFails(t *testing.T) {
 	restored.Stop()
 }
 
-// A store that once listed a lost message still expands its snapshots:
-// only messages lost while expanding make the expansion fail.
-func TestExpandSnapshotWithEarlierLoss(t *testing.T) {
+// A store that once listed a lost message still opens as a linked copy
+// with the same loss, and reading all its messages loses nothing more (a
+// stream expanding its snapshot refuses a copy that loses messages).
+func TestLinkedCopyKeepsEarlierLoss(t *testing.T) {
 	groupDir := t.TempDir()
 	fs := mustOpenFileStore(t, vfs.Default, filepath.Join(t.TempDir(), "msgs"), FileStoreConfig{BlockSize: 2048}, StoreLimits{})
 	defer fs.Stop()
@@ -176,73 +175,39 @@ func TestExpandSnapshotWithEarlierLoss(t *testing.T) {
 	fs.mu.Lock()
 	fs.loseSeq(fs.findBlock(1), 1)
 	fs.mu.Unlock()
-	if lostCount(fs) == 0 {
+	lost := len(fs.State().Lost.Msgs)
+	if lost == 0 {
 		t.Fatal("no loss recorded")
 	}
-	s, err := fs.snapshotTo(filepath.Join(groupDir, snapsDir, "100"))
+	snapDir := filepath.Join(groupDir, "snaps", "100")
+	s, err := fs.SnapshotTo(snapDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.write(); err != nil {
+	if err := s.Write(); err != nil {
 		t.Fatal(err)
 	}
-	var st StreamState
-	fs.FastState(&st)
-	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs, Linked: "100"}
-	mj, _ := json.Marshal(&meta)
-	mset := &stream{groupDir: groupDir}
-	full, err := expandForTest(mset, appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj))
-	if err != nil {
-		t.Fatalf("expanding: %v", err)
-	}
-	got, rest, err := decodeSnapMeta(full)
-	if err != nil || got.Linked != "" || got.Messages != st.Msgs {
-		t.Fatalf("expanded metadata %+v %v", got, err)
-	}
-	if msgs := snapMsgs(t, rest.b); uint64(len(msgs)) != st.Msgs {
-		t.Fatalf("%d messages expanded, want %d", len(msgs), st.Msgs)
-	}
-}
-
-// expandForTest expands a linked snapshot and reads the file it went to.
-func expandForTest(mset *stream, data []byte) ([]byte, error) {
-	f, size, err := mset.expandSnapshot(data)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	full := make([]byte, size)
-	_, err = f.ReadAt(full, 0)
-	return full, err
-}
-
-// A full snapshot written to a file a batch at a time (as a linked one is
-// expanded to be sent) is byte for byte the one encoded in memory.
-func TestWriteFullSnapshotMatchesInMemory(t *testing.T) {
-	fs := mustOpenFileStore(t, vfs.Default, t.TempDir(), FileStoreConfig{BlockSize: 256 << 10}, StoreLimits{})
-	payload := bytes.Repeat([]byte("x"), 200)
-	for i := range 12000 { // about 3 MiB: several flushes
-		if _, err := fs.StoreMsg(fmt.Sprintf("w.%d", i%97), nil, payload, int64(i+1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for seq := uint64(5); seq < 12000; seq += 7 {
-		if _, err := fs.RemoveMsg(seq); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var st StreamState
-	fs.FastState(&st)
-	meta := streamSnapMeta{First: st.FirstSeq, Last: st.LastSeq, Messages: st.Msgs}
-	mem, err := fullSnapshot(fs, &meta, st)()
+	var want StreamState
+	fs.FastState(&want)
+	cp, closeCopy, err := OpenLinkedCopy(vfs.Default, snapDir, filepath.Join(groupDir, "scratch", "msgs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var streamed bytes.Buffer
-	if err := writeFullSnapshot(fs, &meta, st, &streamed); err != nil {
+	defer closeCopy()
+	var got StreamState
+	cp.FastState(&got)
+	if got.Msgs != want.Msgs || got.FirstSeq != want.FirstSeq || got.LastSeq != want.LastSeq {
+		t.Fatalf("copy holds %d messages %d..%d, want %d %d..%d", got.Msgs, got.FirstSeq, got.LastSeq,
+			want.Msgs, want.FirstSeq, want.LastSeq)
+	}
+	n := uint64(0)
+	if err := cp.(Watchable).ReadLive(want.FirstSeq, want.LastSeq, &StoreMsg{}, func(*StoreMsg) { n++ }, func() {}); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(mem, streamed.Bytes()) {
-		t.Fatalf("streamed snapshot (%d bytes) differs from the in-memory one (%d bytes)", streamed.Len(), len(mem))
+	if n != want.Msgs {
+		t.Fatalf("read %d messages, want %d", n, want.Msgs)
+	}
+	if after := cp.State().Lost; after == nil || len(after.Msgs) != lost {
+		t.Fatalf("copy lists %v lost, want %d", after, lost)
 	}
 }

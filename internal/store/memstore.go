@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"slices"
@@ -11,8 +11,8 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
-// storedMsgSize is the accounted size of a message, the same in every store.
-func storedMsgSize(subj string, hdr, msg []byte) uint64 {
+// StoredMsgSize is the accounted size of a message, the same in every store.
+func StoredMsgSize(subj string, hdr, msg []byte) uint64 {
 	return uint64(30 + len(subj) + len(hdr) + len(msg))
 }
 
@@ -39,7 +39,7 @@ type memStore struct {
 	limits StoreLimits
 	closed bool
 	// watcher, when set, sees every message before it is removed.
-	watcher removalWatcher
+	watcher RemovalWatcher
 }
 
 func newMemStore(limits StoreLimits) *memStore {
@@ -60,7 +60,7 @@ func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, er
 	}
 	m.msg = append([]byte(nil), msg...)
 	ms.msgs[seq] = m
-	ms.bytes += storedMsgSize(subj, hdr, msg)
+	ms.bytes += StoredMsgSize(subj, hdr, msg)
 	if before, ok := ms.fss.Add(subj, seq); ok {
 		m.prev = before.Last
 		ms.msgs[before.Last].next = seq
@@ -120,7 +120,7 @@ func (ms *memStore) removeLocked(seq uint64, erase bool) bool {
 		clear(m.hdr)
 	}
 	delete(ms.msgs, seq)
-	ms.bytes -= storedMsgSize(m.subj, m.hdr, m.msg)
+	ms.bytes -= StoredMsgSize(m.subj, m.hdr, m.msg)
 	if m.prev != 0 {
 		ms.msgs[m.prev].next = m.next
 	}
@@ -270,7 +270,7 @@ func (ms *memStore) Purge() (uint64, error) {
 	defer ms.mu.Unlock()
 	n := uint64(len(ms.msgs))
 	if ms.watcher != nil {
-		ms.watcher.abandon()
+		ms.watcher.Abandon()
 	}
 	ms.msgs = map[uint64]*memMsg{}
 	ms.fss = subjects.New()
@@ -469,7 +469,7 @@ func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	return nil
 }
 
-func (ms *memStore) setRemovalWatcher(w removalWatcher) {
+func (ms *memStore) SetRemovalWatcher(w RemovalWatcher) {
 	ms.mu.Lock()
 	ms.watcher = w
 	ms.mu.Unlock()
@@ -487,7 +487,7 @@ func (ms *memStore) Stop() error {
 
 func (ms *memStore) Delete() error { return ms.Stop() }
 
-func (ms *memStore) readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
+func (ms *memStore) ReadLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
 	if ms.closed {

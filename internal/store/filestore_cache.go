@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"fmt"
@@ -99,12 +99,12 @@ func (fs *fileStore) reconcile(b *msgBlock, c *blockCache) {
 // unreadable tells the watcher that live seq cannot be read: a snapshot
 // that needs it cannot be taken.
 func (fs *fileStore) unreadable(seq uint64) {
-	if fs.watcher != nil && fs.watcher.wants(seq) {
-		fs.watcher.abandon()
+	if fs.watcher != nil && fs.watcher.Wants(seq) {
+		fs.watcher.Abandon()
 	}
 }
 
-func (fs *fileStore) setRemovalWatcher(w removalWatcher) {
+func (fs *fileStore) SetRemovalWatcher(w RemovalWatcher) {
 	fs.mu.Lock()
 	fs.watcher = w
 	fs.mu.Unlock()
@@ -320,7 +320,7 @@ func (r *blockReader) drop() {
 	}
 }
 
-func (fs *fileStore) readLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
+func (fs *fileStore) ReadLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.closed {

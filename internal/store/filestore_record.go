@@ -1,4 +1,4 @@
-package server
+package store
 
 import (
 	"encoding/binary"
@@ -149,6 +149,6 @@ func eraseRecord(data []byte, off int) bool {
 	return true
 }
 
-// msgSizeOfRecord is the accounted size (storedMsgSize) of a message record
+// msgSizeOfRecord is the accounted size (StoredMsgSize) of a message record
 // of total length n.
 func msgSizeOfRecord(n int) uint64 { return uint64(n - recOverhead + 30) }
