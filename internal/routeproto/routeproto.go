@@ -5,7 +5,11 @@
 // slice with a negative length or allocate by an absurd claim.
 package routeproto
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/nats-io/nats-server/v2/internal/sublist"
+)
 
 // Kind is the operation of a control line.
 type Kind uint8
@@ -137,12 +141,12 @@ func parseMsg(args []byte, lim *Limits, op *Op) error {
 		return ErrArgs
 	}
 	op.Account, op.Subject = f[0], f[1]
-	if !PublishSubject(op.Subject) {
+	if !sublist.ValidPublishSubject(op.Subject) {
 		return ErrSubject
 	}
 	if !dash(f[2]) {
 		op.Reply = f[2]
-		if !PublishSubject(op.Reply) {
+		if !sublist.ValidPublishSubject(op.Reply) {
 			return ErrSubject
 		}
 	}
@@ -250,29 +254,6 @@ func parseUint64(b []byte) (uint64, bool) {
 		n = n*10 + d
 	}
 	return n, true
-}
-
-// PublishSubject reports whether b can be routed as a message's subject:
-// non-empty tokens and no whitespace ("*" and ">" are literal tokens, as
-// the client side accepts them).
-func PublishSubject(b []byte) bool {
-	if len(b) == 0 {
-		return false
-	}
-	start := 0
-	for i := 0; i <= len(b); i++ {
-		if i < len(b) && b[i] != '.' {
-			if c := b[i]; c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-				return false
-			}
-			continue
-		}
-		if i == start {
-			return false
-		}
-		start = i + 1
-	}
-	return true
 }
 
 // NextQueue returns the first queue group of an RMSG's list and the rest

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 var testLimits = Limits{MaxMsg: 1 << 20, MaxRaft: 8 << 20, MaxPiece: 8 << 20, MaxTotal: 1 << 34}
@@ -151,7 +153,7 @@ func FuzzParse(f *testing.F) {
 		}
 		switch op.Kind {
 		case Msg:
-			if op.Hdr < 0 || op.Hdr > op.Size || op.Size > testLimits.MaxMsg || !PublishSubject(op.Subject) {
+			if op.Hdr < 0 || op.Hdr > op.Size || op.Size > testLimits.MaxMsg || !sublist.ValidPublishSubject(op.Subject) {
 				t.Fatalf("accepted %q as %s", line, show(&op))
 			}
 		case Raft:

@@ -72,8 +72,10 @@ func ValidLiteralSubject(s string) bool {
 // no whitespace. Unlike ValidLiteralSubject it accepts "*" and ">" tokens
 // anywhere and treats them as literal tokens, as nats-server routes such
 // publishes (the object store publishes to DIRECT.GET.<stream>.$O.b.M.>).
-func ValidPublishSubject(s string) bool {
-	if s == "" {
+// It takes bytes too, so the route parser checks a subject without making
+// a string of it.
+func ValidPublishSubject[T ~string | ~[]byte](s T) bool {
+	if len(s) == 0 {
 		return false
 	}
 	start := 0
