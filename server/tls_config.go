@@ -355,15 +355,25 @@ func parseCertPairs(ce *configErrors, v any) []*TLSCertPairOpt {
 	return pairs
 }
 
-// parseClientTLS handles the top-level tls {} block.
-func (o *Options) parseClientTLS(ce *configErrors, tk any) {
+// parseTLSConfig reads a tls {} block and builds its *tls.Config; cfg is
+// nil when the block has errors (reported to ce).
+func parseTLSConfig(ce *configErrors, tk any) (*TLSConfigOpts, *tls.Config) {
 	tc := parseTLSBlock(ce, tk)
 	if tc == nil {
-		return
+		return nil, nil
 	}
 	cfg, err := GenTLSConfig(tc)
 	if err != nil {
 		ce.errf(tk, "%v", err)
+		return nil, nil
+	}
+	return tc, cfg
+}
+
+// parseClientTLS handles the top-level tls {} block.
+func (o *Options) parseClientTLS(ce *configErrors, tk any) {
+	tc, cfg := parseTLSConfig(ce, tk)
+	if cfg == nil {
 		return
 	}
 	o.TLSConfig = cfg
@@ -379,13 +389,8 @@ func (o *Options) parseClientTLS(ce *configErrors, tk any) {
 // peer: each side is both TLS client and server, so the CAs that verify
 // incoming certificates also verify the server dialled.
 func (o *Options) parseClusterTLS(ce *configErrors, tk any) {
-	tc := parseTLSBlock(ce, tk)
-	if tc == nil {
-		return
-	}
-	cfg, err := GenTLSConfig(tc)
-	if err != nil {
-		ce.errf(tk, "%v", err)
+	tc, cfg := parseTLSConfig(ce, tk)
+	if cfg == nil {
 		return
 	}
 	cfg.ClientAuth = tls.RequireAndVerifyClientCert
