@@ -11,21 +11,7 @@ import (
 // answer carries every peer's progress and the commit reached; a stopped
 // group answers at once with the last status made.
 func TestRaftGroupStatusOnDemand(t *testing.T) {
-	servers := runCluster(t, 3, nil)
-	var peers []raft.ID
-	for _, s := range servers {
-		peers = append(peers, raftID(s.Name()))
-	}
-	sms := make([]*countingSM, 3)
-	groups := make([]*raftGroup, 3)
-	for i, s := range servers {
-		sms[i] = &countingSM{}
-		g, err := s.startRaftGroup("S", peers, raft.NewMemoryStorage(), sms[i])
-		if err != nil {
-			t.Fatal(err)
-		}
-		groups[i] = g
-	}
+	peers, sms, groups := runMemRaftGroups(t, "S")
 	leader := waitLeader(t, sms)
 	for i := range 10 {
 		groups[leader].Propose([]byte{byte(i)}, nil)

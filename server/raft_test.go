@@ -39,7 +39,10 @@ func (c *countingSM) snapshot() ([]string, raft.SoftState) {
 	return append([]string(nil), c.applied...), c.lead
 }
 
-func TestRaftGroupOverRoutes(t *testing.T) {
+// runMemRaftGroups starts a 3-server cluster and a raft group named name
+// on every server, each with an in-memory log and a countingSM.
+func runMemRaftGroups(t *testing.T, name string) ([]raft.ID, []*countingSM, []*raftGroup) {
+	t.Helper()
 	servers := runCluster(t, 3, nil)
 	var peers []raft.ID
 	for _, s := range servers {
@@ -49,12 +52,17 @@ func TestRaftGroupOverRoutes(t *testing.T) {
 	groups := make([]*raftGroup, 3)
 	for i, s := range servers {
 		sms[i] = &countingSM{}
-		g, err := s.startRaftGroup("T", peers, raft.NewMemoryStorage(), sms[i])
+		g, err := s.startRaftGroup(name, peers, raft.NewMemoryStorage(), sms[i])
 		if err != nil {
 			t.Fatal(err)
 		}
 		groups[i] = g
 	}
+	return peers, sms, groups
+}
+
+func TestRaftGroupOverRoutes(t *testing.T) {
+	_, sms, groups := runMemRaftGroups(t, "T")
 	leader := -1
 	waitFor(t, 10*time.Second, "a ready leader", func() bool {
 		for i, sm := range sms {
