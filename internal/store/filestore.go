@@ -27,12 +27,10 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/subjects"
-	"github.com/nats-io/nats-server/v2/internal/sublist"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
@@ -356,17 +354,7 @@ func (fs *fileStore) lastSeqLocked(filter string) uint64 {
 		}
 		return fs.lastLive()
 	}
-	if !sublist.SubjectHasWildcard(filter) {
-		ss, _ := fs.fss.Get(filter)
-		return ss.Last
-	}
-	var last uint64
-	for subj, ss := range fs.fss.All() {
-		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
-			last = ss.Last
-		}
-	}
-	return last
+	return lastInIndex(fs.fss, filter)
 }
 
 // lastLive is the highest live sequence (0 when none).
@@ -482,13 +470,7 @@ func (fs *fileStore) SubjectsState(filter string) map[string]SimpleState {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	fs.fixSubjects()
-	out := map[string]SimpleState{}
-	for subj, ss := range fs.fss.All() {
-		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
-			out[strings.Clone(subj)] = SimpleState(ss)
-		}
-	}
-	return out
+	return subjectsStateOf(fs.fss, filter)
 }
 
 func (fs *fileStore) UpdateLimits(l StoreLimits) error {

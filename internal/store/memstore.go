@@ -3,7 +3,6 @@ package store
 import (
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -198,17 +197,7 @@ func (ms *memStore) lastSeqLocked(filter string) uint64 {
 		}
 		return 0
 	}
-	if !sublist.SubjectHasWildcard(filter) {
-		ss, _ := ms.fss.Get(filter)
-		return ss.Last
-	}
-	var last uint64
-	for subj, ss := range ms.fss.All() {
-		if ss.Last > last && sublist.MatchLiteral(subj, filter) {
-			last = ss.Last
-		}
-	}
-	return last
+	return lastInIndex(ms.fss, filter)
 }
 
 func (ms *memStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error) {
@@ -413,13 +402,7 @@ func (ms *memStore) State() StreamState {
 func (ms *memStore) SubjectsState(filter string) map[string]SimpleState {
 	ms.mu.RLock()
 	defer ms.mu.RUnlock()
-	out := map[string]SimpleState{}
-	for subj, ss := range ms.fss.All() {
-		if filter == "" || filter == ">" || sublist.MatchLiteral(subj, filter) {
-			out[strings.Clone(subj)] = SimpleState(ss)
-		}
-	}
-	return out
+	return subjectsStateOf(ms.fss, filter)
 }
 
 func (ms *memStore) FilteredState(seq uint64, subject string) SimpleState {
