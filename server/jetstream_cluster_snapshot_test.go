@@ -97,13 +97,7 @@ func TestJetStreamClusterRestartFromLinkedSnapshots(t *testing.T) {
 	}
 	restartAll := func() {
 		t.Helper()
-		for _, s := range c.servers {
-			s.Shutdown()
-		}
-		for i := range c.servers {
-			c.servers[i] = runServer(t, c.opts[i])
-		}
-		c.waitMetaLeader()
+		c.restartAll(t)
 		nc, js = jsClient(t, c.servers[0])
 		awaitNewLeader(t, c, nc, "LS", "")
 		var err error

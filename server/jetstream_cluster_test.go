@@ -70,6 +70,19 @@ func runJSClusterWith(t testing.TB, n int, tweak func(i int, o *Options)) *jsTes
 
 // waitMetaLeader waits until a meta leader exists and every running
 // server knows it (until then a server answers API requests with 10008).
+// restartAll stops every server, then starts them all again from their
+// options and waits for a meta leader.
+func (c *jsTestCluster) restartAll(t *testing.T) {
+	t.Helper()
+	for _, s := range c.servers {
+		s.Shutdown()
+	}
+	for i := range c.servers {
+		c.servers[i] = runServer(t, c.opts[i])
+	}
+	c.waitMetaLeader()
+}
+
 func (c *jsTestCluster) waitMetaLeader() *Server {
 	var leader *Server
 	waitFor(c.t, 15*time.Second, "meta leader known to every server", func() bool {

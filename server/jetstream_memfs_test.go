@@ -54,13 +54,7 @@ func TestJetStreamClusterOnMemFS(t *testing.T) {
 		}
 		scratch[dir] = m.jsa.js.fs
 	}
-	for _, s := range c.servers {
-		s.Shutdown()
-	}
-	for i := range c.servers {
-		c.servers[i] = runServer(t, c.opts[i])
-	}
-	c.waitMetaLeader()
+	c.restartAll(t)
 	nc, js = jsClient(t, c.servers[0])
 	awaitNewLeader(t, c, nc, "MF", "")
 	var err error
