@@ -199,3 +199,17 @@ func (jsa *jsAccount) recoverStreams() error {
 func (js *jetStream) writeFileSync(path string, data []byte) error {
 	return vfs.WriteFileAtomic(js.fs, path, data)
 }
+
+// sleepOnClock is sleepOrShutdown on the server's clock, for JetStream's
+// loops: it waits d; true if the server is shutting down (a manual clock
+// that is not advanced does not hold Shutdown up).
+func (s *Server) sleepOnClock(d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C():
+		return s.shutdown.Load()
+	case <-s.quit:
+		return true
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"sort"
-	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
@@ -26,7 +25,7 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 	mset.mu.Lock()
 	cfg := mset.cfg
 	mset.mu.Unlock()
-	si := &StreamInfo{Config: cfg, Created: mset.created.UTC(), TimeStamp: time.Now().UTC(),
+	si := &StreamInfo{Config: cfg, Created: mset.created.UTC(), TimeStamp: mset.jsa.js.srv.clock.Now().UTC(),
 		Cluster: mset.clusterInfo()}
 	var paged apiPaged
 	if deleted {
@@ -81,7 +80,7 @@ func (r *apiRequest) streamCreate() any {
 	if max := r.jsa.limits().MaxStreams; max > 0 && len(r.jsa.streamList()) >= max {
 		return streamErr(errMaxStreams())
 	}
-	mset, e := r.jsa.addStream(&cfg, time.Now().UTC(), false)
+	mset, e := r.jsa.addStream(&cfg, r.jsa.js.srv.clock.Now().UTC(), false)
 	if e != nil {
 		if e.ErrCode == 10058 { // lost a race with an identical create
 			if existing := r.jsa.lookup(name); existing != nil && sameConfig(&existing.cfg, &cfg) {

@@ -160,7 +160,7 @@ func (jc *jsCluster) waitForPeers() []string {
 			}
 			return names
 		}
-		if s.sleepOrShutdown(50 * time.Millisecond) {
+		if s.sleepOnClock(50 * time.Millisecond) {
 			return nil
 		}
 	}
@@ -428,13 +428,13 @@ func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssign
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
-	lv := leaving{me: raftID(s.Name()), start: time.Now()}
+	lv := leaving{me: raftID(s.Name()), start: s.clock.Now()}
 	for g != nil && g.healthy() == nil {
 		st := g.statusSnapshot()
 		if st.ID != 0 { // filled in by the group's first pass
 			cur := jc.assignment(sa.Account, sa.Config.Name)
 			lead := jc.streamLeader(sa.Account, sa.Config.Name)
-			switch lv.next(st, cur, cur != nil && jc.isPeer(cur), mset.isLeader(), lead != "" && lead != s.Name(), time.Now()) {
+			switch lv.next(st, cur, cur != nil && jc.isPeer(cur), mset.isLeader(), lead != "" && lead != s.Name(), s.clock.Now()) {
 			case leaveRejoin:
 				jsa.rejoinReplica(mset, cur)
 				return
@@ -447,7 +447,7 @@ func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssign
 				mset.reconcilePeers()
 			}
 		}
-		if s.sleepOrShutdown(100 * time.Millisecond) {
+		if s.sleepOnClock(100 * time.Millisecond) {
 			return
 		}
 	}

@@ -131,7 +131,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 	if perr != nil {
 		return streamErr(perr)
 	}
-	sa := &streamAssignment{Account: r.jsa.acc.Name, Config: cfg, Peers: peers, Created: time.Now().UTC()}
+	sa := &streamAssignment{Account: r.jsa.acc.Name, Config: cfg, Peers: peers, Created: r.jsa.js.srv.clock.Now().UTC()}
 	return r.proposeMeta("add", sa)
 }
 
@@ -166,7 +166,7 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 	case me.Op == "del":
 		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response"}, Success: true}
 	default:
-		jc.leaders.wait(leaderKey(sa.Account, sa.Config.Name), time.Now().Add(5*time.Second), s.done)
+		jc.leaders.wait(s.clock, leaderKey(sa.Account, sa.Config.Name), s.clock.Now().Add(5*time.Second), s.done)
 		si := jc.streamInfoFromAssignment(sa)
 		typ := "stream_create_response"
 		if me.Op == "upd" {
@@ -194,7 +194,7 @@ func (jc *jsCluster) streamInfoFromAssignment(sa *streamAssignment) *StreamInfo 
 			return si
 		}
 	}
-	return &StreamInfo{Config: sa.Config, Created: sa.Created, TimeStamp: time.Now().UTC(),
+	return &StreamInfo{Config: sa.Config, Created: sa.Created, TimeStamp: jc.js.srv.clock.Now().UTC(),
 		State: StreamState{FirstSeq: 1}, Cluster: jc.clusterInfo(sa)}
 }
 
@@ -409,10 +409,12 @@ func transferLeadership(g *raftGroup) bool {
 	}
 	done := make(chan error, 1)
 	g.control(func(n *raft.Node) { done <- n.TransferLeadership(best) })
+	t := g.srv.clock.NewTimer(2 * time.Second)
+	defer t.Stop()
 	select {
 	case err := <-done:
 		return err == nil
-	case <-time.After(2 * time.Second):
+	case <-t.C():
 		return false
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nats-io/nats-server/v2/internal/clock"
 )
 
 // infoOutcome asks for STREAM.INFO and returns the leader named in the
@@ -205,7 +207,7 @@ func TestLeaderMapTerms(t *testing.T) {
 // TestLeaderAnnouncedDottedAccount: an account name with dots is read
 // whole from $JSC.LEADER.<account>.<stream> (it was cut at the first dot).
 func TestLeaderAnnouncedDottedAccount(t *testing.T) {
-	s := &Server{name: "S1"}
+	s := &Server{name: "S1", clock: clock.Real}
 	jc := &jsCluster{js: &jetStream{srv: s}, leaders: newLeaderMap()}
 	jc.leaderAnnounced(nil, nil, nil, "$JSC.LEADER.acme.corp.ORDERS", "", nil, encodeLeaderAnnouncement("S2", 3, false))
 	if got := jc.streamLeader("acme.corp", "ORDERS"); got != "S2" {

@@ -172,7 +172,7 @@ func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos
 		}
 		s.deliver(nil, acc, subject, prefix+strconv.Itoa(i), nil, nil)
 	}
-	deadline := time.NewTimer(streamListWait)
+	deadline := s.clock.NewTimer(streamListWait)
 	defer deadline.Stop()
 	for left := len(ask); left > 0; {
 		select {
@@ -181,7 +181,7 @@ func (jsa *jsAccount) askStreamLeaders(sas []*streamAssignment, ask []int, infos
 				infos[a.i] = a.si
 				left--
 			}
-		case <-deadline.C:
+		case <-deadline.C():
 			return
 		case <-s.quit:
 			return

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
@@ -115,7 +116,7 @@ func (lm *leaderMap) get(key string, now time.Time) string {
 }
 
 // wait returns the leader once one is known, or "" at the deadline.
-func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) string {
+func (lm *leaderMap) wait(clk clock.Clock, key string, deadline time.Time, quit <-chan struct{}) string {
 	for {
 		lm.mu.Lock()
 		cur, ok := lm.m[key]
@@ -124,14 +125,14 @@ func (lm *leaderMap) wait(key string, deadline time.Time, quit <-chan struct{}) 
 		if ok && !cur.resigned {
 			return cur.name
 		}
-		d := time.Until(deadline)
+		d := clk.Until(deadline)
 		if d <= 0 {
 			return ""
 		}
-		t := time.NewTimer(d)
+		t := clk.NewTimer(d)
 		select {
 		case <-ch:
-		case <-t.C:
+		case <-t.C():
 		case <-quit:
 		}
 		t.Stop()
@@ -188,7 +189,7 @@ func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, sub
 		jc.leaders.resign(key, name, term)
 		jc.ackResignation(rest[:i], rest[i+1:], name, term)
 	} else {
-		jc.leaders.set(key, name, term, time.Now())
+		jc.leaders.set(key, name, term, jc.js.srv.clock.Now())
 	}
 }
 
@@ -200,7 +201,7 @@ func (jc *jsCluster) announce(account, stream string, term uint64, resigned bool
 	if resigned {
 		jc.leaders.resign(key, s.Name(), term)
 	} else {
-		jc.leaders.set(key, s.Name(), term, time.Now())
+		jc.leaders.set(key, s.Name(), term, s.clock.Now())
 	}
 	if sys := s.SystemAccount(); sys != nil {
 		s.deliver(nil, sys, "$JSC.LEADER."+account+"."+stream, "", nil, encodeLeaderAnnouncement(s.Name(), term, resigned))
@@ -208,7 +209,7 @@ func (jc *jsCluster) announce(account, stream string, term uint64, resigned bool
 }
 
 func (jc *jsCluster) streamLeader(account, stream string) string {
-	return jc.leaders.get(leaderKey(account, stream), time.Now())
+	return jc.leaders.get(leaderKey(account, stream), jc.js.srv.clock.Now())
 }
 
 // reannounceLoop refreshes this server's leaderships on every server and
@@ -216,7 +217,7 @@ func (jc *jsCluster) streamLeader(account, stream string) string {
 func (jc *jsCluster) reannounceLoop() {
 	s := jc.js.srv
 	defer s.wg.Done()
-	for !s.sleepOrShutdown(leaderAnnounceEvery) {
+	for !s.sleepOnClock(leaderAnnounceEvery) {
 		for _, mset := range jc.js.replicatedStreams() {
 			mset.mu.Lock()
 			g, lead, name := mset.group, mset.leader, mset.cfg.Name

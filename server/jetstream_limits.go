@@ -84,7 +84,7 @@ func (jsa *jsAccount) checkStorage(mset *stream, size uint64) *ApiError {
 	if limit < 0 {
 		return nil
 	}
-	used := jsa.usedCache.usedWith(jsa, mset, cfg.Storage, time.Now())
+	used := jsa.usedCache.usedWith(jsa, mset, cfg.Storage, jsa.js.srv.clock.Now())
 	if jc != nil {
 		size *= uint64(max(1, cfg.Replicas))
 	}

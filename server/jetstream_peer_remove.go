@@ -50,17 +50,20 @@ func (r *apiRequest) streamPeerRemove() any {
 	b, _ := json.Marshal(&metaEntry{Op: "peers", SA: &nsa, Origin: jc.js.srv.Name(), Remove: req.Peer, Add: repl})
 	done := make(chan error, 1)
 	g.Propose(b, doneFunc(func(err error) { done <- err }))
+	clk := jc.js.srv.clock
+	proposed := clk.NewTimer(2 * time.Second)
+	defer proposed.Stop()
 	select {
 	case err := <-done:
 		if err != nil {
 			return fail(errClusterNotAvail())
 		}
-	case <-time.After(2 * time.Second):
+	case <-proposed.C():
 		return fail(errClusterNotAvail())
 	}
 	// Answer once applied, so that the next request starts from this
 	// placement (its replacement is chosen from it).
-	deadline := time.NewTimer(5 * time.Second)
+	deadline := clk.NewTimer(5 * time.Second)
 	defer deadline.Stop()
 	for {
 		jc.mu.Lock()
@@ -71,7 +74,7 @@ func (r *apiRequest) streamPeerRemove() any {
 		}
 		select {
 		case <-changed:
-		case <-deadline.C:
+		case <-deadline.C():
 			return fail(errClusterNotAvail())
 		case <-jc.js.srv.done:
 			return fail(errClusterNotAvail())

@@ -42,7 +42,7 @@ type resignWindow struct {
 // resignedLocked opens the window of a resignation in term; peers are the
 // servers connected at the time.
 func (mset *stream) resignedLocked(term uint64, peers []string) {
-	w := resignWindow{term: term, at: time.Now(), waiting: map[string]bool{}}
+	w := resignWindow{term: term, at: mset.jsa.js.srv.clock.Now(), waiting: map[string]bool{}}
 	for _, p := range peers {
 		w.waiting[p] = true
 	}
@@ -65,7 +65,7 @@ func (mset *stream) answersUnavailable() bool {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	w := &mset.resign
-	return !mset.leader && len(w.waiting) > 0 && time.Since(w.at) <= leaderForgetAfter+time.Second
+	return !mset.leader && len(w.waiting) > 0 && mset.jsa.js.srv.clock.Since(w.at) <= leaderForgetAfter+time.Second
 }
 
 // ackResignation tells every server that this one heard name resign from

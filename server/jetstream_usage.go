@@ -101,13 +101,13 @@ func (jc *jsCluster) startUsageReports() {
 	_, _ = sys.subscribeInternal(usageSubject, "", func(_ *subscription, _ *client, _ *Account, _, _ string, _, msg []byte) {
 		var rep usageReport
 		if json.Unmarshal(msg, &rep) == nil && rep.Server != "" && rep.Server != s.Name() {
-			jc.usage.record(&rep, time.Now())
+			jc.usage.record(&rep, s.clock.Now())
 		}
 	})
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		for !s.sleepOrShutdown(usageReportEvery) {
+		for !s.sleepOnClock(usageReportEvery) {
 			b, _ := json.Marshal(jc.js.localUsage())
 			s.deliver(nil, sys, usageSubject, "", nil, b)
 		}
@@ -142,7 +142,7 @@ func (jsa *jsAccount) clusterUsage(jc *jsCluster, storage StorageType) uint64 {
 			sum += jsa.share(m)
 		}
 	}
-	return sum + jc.usage.total(jsa.acc.Name, storage, jsa.holds, time.Now())
+	return sum + jc.usage.total(jsa.acc.Name, storage, jsa.holds, jc.js.srv.clock.Now())
 }
 
 // holds reports whether a replica of the stream is held here.

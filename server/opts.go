@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"net/url"
 	"os"
@@ -157,6 +158,9 @@ type Options struct {
 	// fsys, when set, is the file system under JetStream's stores, raft
 	// logs and snapshots (tests stand a crash FS under them); nil is the OS.
 	fsys vfs.FS
+	// clock, when set, is the clock of JetStream and raft (tests drive a
+	// clock.Manual); nil is the real one. See internal/clock.
+	clock clock.Clock
 }
 
 // ClusterOpts configure the cluster (route) listener.

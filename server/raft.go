@@ -171,7 +171,7 @@ func (g *raftGroup) run() {
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
-			now := time.Now()
+			now := g.srv.clock.Now()
 			if err := g.drv.Tick(); err != nil {
 				g.fail(err)
 				return
@@ -278,9 +278,9 @@ func (g *raftGroup) maybeSnapshot() {
 	g.srv.wg.Add(1)
 	go func() {
 		defer g.srv.wg.Done()
-		t0 := time.Now()
+		t0 := g.srv.clock.Now()
 		p, err := encode()
-		took := time.Since(t0)
+		took := g.srv.clock.Since(t0)
 		g.control(func(*raft.Node) {
 			g.snapshotting = false
 			g.compact(index, p, err, took)
@@ -413,7 +413,7 @@ func (g *raftGroup) softState() raft.SoftState {
 func (g *raftGroup) statusSnapshot() raft.Status {
 	ch := make(chan raft.Status, 1)
 	asked := func(n *raft.Node) { ch <- n.Status() }
-	wait := time.NewTimer(statusWait)
+	wait := g.srv.clock.NewTimer(statusWait)
 	defer wait.Stop()
 	select {
 	case g.ctrl <- asked:
@@ -424,10 +424,10 @@ func (g *raftGroup) statusSnapshot() raft.Status {
 			g.mu.Unlock()
 			return st
 		case <-g.done:
-		case <-wait.C:
+		case <-wait.C():
 		}
 	case <-g.done:
-	case <-wait.C:
+	case <-wait.C():
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()

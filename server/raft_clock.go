@@ -1,9 +1,6 @@
 package server
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // raftClock is the one timer behind every raft group's ticks. Groups tick
 // together, so their heartbeats leave at the same moment and share each
@@ -44,11 +41,14 @@ func (s *Server) startRaftClock() {
 // runRaftClock ticks until the server shuts down.
 func (s *Server) runRaftClock() {
 	defer s.wg.Done()
-	t := time.NewTicker(raftTick)
+	t := s.clock.NewTicker(raftTick)
 	defer t.Stop()
 	c := &s.raftClock
 	for !s.shutdown.Load() {
-		<-t.C
+		select { // a manual clock may never tick again
+		case <-t.C():
+		case <-s.quit:
+		}
 		c.mu.Lock()
 		if c.ch != nil {
 			close(c.ch)

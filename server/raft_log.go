@@ -52,7 +52,7 @@ func openWALLog(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string
 	if err != nil {
 		return nil, err
 	}
-	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery, lastSync: time.Now()}
+	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery}
 	hs := w.HardState()
 	l.votedTerm, l.votedFor = hs.Term, raft.ID(hs.Vote)
 	if err := l.loadSnapshot(); err != nil {
@@ -185,7 +185,12 @@ func (l *walLog) Sync() error {
 }
 
 // periodicSync fsyncs what Sync only flushed, once syncEvery has passed.
+// The group loop tells the time (its clock's); the log reads none, and
+// its first call starts the period.
 func (l *walLog) periodicSync(now time.Time) error {
+	if l.lastSync.IsZero() {
+		l.lastSync = now
+	}
 	if l.syncEvery <= 0 || now.Sub(l.lastSync) < l.syncEvery {
 		return nil
 	}

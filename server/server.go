@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/proto"
 	"github.com/nats-io/nkeys"
 	"github.com/nats-io/nuid"
@@ -53,6 +54,7 @@ type Server struct {
 	routes        routeTable
 	raft          raftGroups
 	raftClock     raftClock
+	clock         clock.Clock // JetStream's and raft's (Options.clock; clock.Real by default)
 }
 
 type serverStats struct {
@@ -81,6 +83,9 @@ func NewServer(opts *Options) (*Server, error) {
 		s.name = id
 	}
 	s.accs.byName = map[string]*Account{}
+	if s.clock = o.clock; s.clock == nil {
+		s.clock = clock.Real
+	}
 	s.configTime.Store(time.Now().UnixNano())
 	s.closed = newClosedRing(o.MaxClosedClients)
 	s.opts.Store(o)

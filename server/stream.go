@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/clock"
 )
 
 // inMsg is one publish as it enters a stream: everything the apply
@@ -66,7 +68,7 @@ type stream struct {
 	pins       snapPins        // snapshot directories being read by expansions
 	installs   int             // snapshots installed, for tests and monitoring
 	received   int             // of which sent by a leader
-	expiry     *time.Timer
+	expiry     clock.Timer
 	syncer     *groupCommit
 	closed     bool
 }

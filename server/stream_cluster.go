@@ -189,7 +189,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	// Only for a stream created moments ago: an old assignment replayed
 	// from the meta log at startup may be removed by a later entry.
-	if fresh && time.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name() {
+	if fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name() {
 		g.campaignEarly()
 	}
 	mset.mu.Lock()
@@ -399,7 +399,7 @@ func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 		return
 	}
 	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
-		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: time.Now().UnixNano()}}
+		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: s.clock.Now().UnixNano()}}
 	mset.propose(e)
 }
 

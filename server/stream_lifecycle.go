@@ -226,7 +226,7 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		}
 		return
 	}
-	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: time.Now().UnixNano()}
+	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: mset.jsa.js.srv.clock.Now().UnixNano()}
 	mset.mu.Lock()
 	if mset.closed {
 		mset.mu.Unlock()
@@ -301,13 +301,16 @@ func (mset *stream) scheduleExpiryLocked() {
 		mset.expiry = nil
 		return
 	}
-	wait := time.Until(st.FirstTime.Add(mset.cfg.MaxAge))
+	// A message expires once older than max_age (ExpireBefore keeps
+	// ts == cutoff): 1ns past its max_age is the first moment it can go.
+	clk := mset.jsa.js.srv.clock
+	wait := clk.Until(st.FirstTime.Add(mset.cfg.MaxAge + 1))
 	wait = max(wait, 10*time.Millisecond)
 	if mset.expiry != nil {
 		mset.expiry.Reset(wait)
 		return
 	}
-	mset.expiry = time.AfterFunc(wait, mset.expire)
+	mset.expiry = clk.AfterFunc(wait, mset.expire)
 }
 
 // expire removes messages older than max_age. The cut-off is chosen here,
@@ -322,7 +325,7 @@ func (mset *stream) expire() {
 		mset.mu.Unlock()
 		return
 	}
-	cutoff := time.Now().Add(-mset.cfg.MaxAge).UnixNano()
+	cutoff := mset.jsa.js.srv.clock.Now().Add(-mset.cfg.MaxAge).UnixNano()
 	if !mset.replicated {
 		mset.applyExpire(cutoff)
 		mset.scheduleExpiryLocked()

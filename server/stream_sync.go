@@ -47,13 +47,13 @@ func (g *groupCommit) loop(interval time.Duration) {
 	if interval <= 0 {
 		interval = 2 * time.Minute
 	}
-	tick := time.NewTicker(interval)
+	tick := g.mset.jsa.js.srv.clock.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-g.sig:
 			g.flush()
-		case <-tick.C:
+		case <-tick.C():
 			if err := g.mset.st().Sync(); err != nil {
 				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 			}
