@@ -157,6 +157,9 @@ type Options struct {
 	// fsys, when set, is the file system under JetStream's stores, raft
 	// logs and snapshots (tests stand a crash FS under them); nil is the OS.
 	fsys vfs.FS
+	// raftHost, when set, drives the raft groups and carries their
+	// messages instead of goroutines and routes (the simulator).
+	raftHost raftHost
 }
 
 // ClusterOpts configure the cluster (route) listener.
