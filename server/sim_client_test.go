@@ -35,7 +35,7 @@ type simOp struct {
 	expect  int64 // -1: no expectation
 	node    string
 	answers int
-	late    bool // the client stopped waiting
+	late    bool   // the client stopped waiting
 	seq     uint64 // acknowledged at
 	errCode int    // rejected or refused with
 	errText string

@@ -96,10 +96,10 @@ type simOptions struct {
 }
 
 type simStats struct {
-	Events, Messages, Dropped, Spooled            int
-	Crashes, PowerLosses, Partitions              int
-	Acked, Rejected, Unknown                      int
-	Installs, LocalRestores                       int
+	Events, Messages, Dropped, Spooled int
+	Crashes, PowerLosses, Partitions   int
+	Acked, Rejected, Unknown           int
+	Installs, LocalRestores            int
 }
 
 // simNode is one machine: a disk that outlives its server incarnations.
@@ -554,11 +554,13 @@ func (f *simFS) do(op func() error) error {
 	return op()
 }
 
-func (f *simFS) Remove(name string) error    { return f.do(func() error { return f.FS.Remove(name) }) }
-func (f *simFS) RemoveAll(name string) error { return f.do(func() error { return f.FS.RemoveAll(name) }) }
-func (f *simFS) Rename(a, b string) error    { return f.do(func() error { return f.FS.Rename(a, b) }) }
-func (f *simFS) Link(a, b string) error      { return f.do(func() error { return f.FS.Link(a, b) }) }
-func (f *simFS) SyncDir(dir string) error    { return f.do(func() error { return f.FS.SyncDir(dir) }) }
+func (f *simFS) Remove(name string) error { return f.do(func() error { return f.FS.Remove(name) }) }
+func (f *simFS) RemoveAll(name string) error {
+	return f.do(func() error { return f.FS.RemoveAll(name) })
+}
+func (f *simFS) Rename(a, b string) error { return f.do(func() error { return f.FS.Rename(a, b) }) }
+func (f *simFS) Link(a, b string) error   { return f.do(func() error { return f.FS.Link(a, b) }) }
+func (f *simFS) SyncDir(dir string) error { return f.do(func() error { return f.FS.SyncDir(dir) }) }
 func (f *simFS) MkdirAll(dir string, perm os.FileMode) error {
 	return f.do(func() error { return f.FS.MkdirAll(dir, perm) })
 }
@@ -593,6 +595,8 @@ func (l simLog) Noticef(format string, v ...any) {
 }
 func (l simLog) Warnf(format string, v ...any)  { l.line("warn", format, v...) }
 func (l simLog) Errorf(format string, v ...any) { l.line("error", format, v...) }
-func (l simLog) Fatalf(format string, v ...any) { l.n.w.fail("%s fatal: %s", l.n.name, fmt.Sprintf(format, v...)) }
-func (l simLog) Debugf(string, ...any)          {}
-func (l simLog) Tracef(string, ...any)          {}
+func (l simLog) Fatalf(format string, v ...any) {
+	l.n.w.fail("%s fatal: %s", l.n.name, fmt.Sprintf(format, v...))
+}
+func (l simLog) Debugf(string, ...any) {}
+func (l simLog) Tracef(string, ...any) {}

@@ -300,7 +300,7 @@ func TestProgressDecr(t *testing.T) {
 		// (a crash before an fsync); probe from what it still has.
 		{stateProbe, 2, 10, 9, 0, true, 1, stateProbe},
 		{stateReplicate, 5, 10, 9, 3, true, 4, stateProbe},
-		{stateProbe, 0, 10, 9, 20, true, 9, stateProbe},  // never above the rejected index
+		{stateProbe, 0, 10, 9, 20, true, 9, stateProbe}, // never above the rejected index
 	}
 	for i, tt := range tests {
 		p := newProgress(tt.next, 4, 0)
