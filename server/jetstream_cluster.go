@@ -88,7 +88,7 @@ func (js *jetStream) groupDir(sa *streamAssignment) string {
 // clusteredJetStream reports whether JetStream runs replicated here.
 func (s *Server) clusteredJetStream() bool {
 	o := s.getOpts()
-	return o.JetStream && o.Cluster.Port != 0 && len(o.Routes) > 0
+	return o.JetStream && (o.Cluster.Port != 0 && len(o.Routes) > 0 || o.raftHost != nil)
 }
 
 // startJetStreamCluster sets up the cluster state; startMetaGroup starts
@@ -119,6 +119,14 @@ func (js *jetStream) startJetStreamCluster() {
 // accounts already enabled (nothing starts a skipped one later).
 func (jc *jsCluster) startMetaGroup() {
 	s := jc.js.srv
+	if s.getOpts().raftHost != nil {
+		// The simulator wrote the members to peers.json: no waiting, and
+		// the group starts on the host's goroutine.
+		if err := jc.startMeta(jc.waitForPeers()); err != nil {
+			s.Errorf("JetStream cluster: could not start the meta group: %v", err)
+		}
+		return
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()

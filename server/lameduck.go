@@ -42,12 +42,13 @@ func (s *Server) lameDuckMode() {
 	s.Shutdown()
 }
 
-// sleepOrShutdown waits d; true if the server shut down meanwhile.
+// sleepOrShutdown waits d; true if the server began shutting down
+// meanwhile (Shutdown waits for the goroutines that sleep here).
 func (s *Server) sleepOrShutdown(d time.Duration) bool {
 	select {
 	case <-time.After(d):
 		return s.shutdown.Load()
-	case <-s.done:
+	case <-s.quit: // Shutdown began: it waits for the sleepers
 		return true
 	}
 }

@@ -161,6 +161,9 @@ type Options struct {
 	// clock, when set, is the clock of JetStream and raft (tests drive a
 	// clock.Manual); nil is the real one. See internal/clock.
 	clock clock.Clock
+	// raftHost, when set, drives the raft groups and carries their
+	// messages instead of goroutines and routes (the simulator).
+	raftHost raftHost
 }
 
 // ClusterOpts configure the cluster (route) listener.

@@ -119,7 +119,12 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
-	drv, err := raft.NewDriver(cfg, log, &raftTransport{s: s, group: name}, sm)
+	var tr raft.Transport = &raftTransport{s: s, group: name}
+	host := s.getOpts().raftHost
+	if host != nil {
+		tr = host.transport(s, name)
+	}
+	drv, err := raft.NewDriver(cfg, log, tr, sm)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +145,10 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		s.raft.groups = map[string]*raftGroup{}
 	}
 	s.raft.groups[name] = g
+	if host != nil {
+		host.hostGroup(s, g)
+		return g, nil
+	}
 	s.startRaftClock()
 	s.wg.Add(1)
 	go g.run()
@@ -164,47 +173,61 @@ func (g *raftGroup) run() {
 	defer close(g.done)
 	defer g.removeSpooled()
 	tick := g.srv.raftClock.next()
-	node := g.drv.Node
 	for {
+		var err error
 		select {
 		case <-tick:
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
-			now := g.srv.clock.Now()
-			if err := g.drv.Tick(); err != nil {
-				g.fail(err)
-				return
-			}
-			g.campaignAgain(node)
-			g.inbox.trim()
-			g.props.trim()
-			if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
-				if err := ps.periodicSync(now); err != nil {
-					g.fail(err)
-					return
-				}
-			}
+			err = g.onTick(g.srv.clock.Now())
 		case <-g.inbox.ready:
-			if err := g.step(); err != nil {
-				g.fail(err)
-				return
-			}
+			err = g.step()
 		case <-g.props.ready:
 			g.propose()
 		case f := <-g.ctrl:
-			f(node)
+			f(g.drv.Node)
 		case <-g.quit:
 			return
 		}
-		if err := g.drv.ProcessAll(); err != nil {
+		if err == nil {
+			err = g.settle()
+		}
+		if err != nil {
 			g.fail(err)
 			return
 		}
-		g.removeSpooled()
-		g.maybeSnapshot()
-		g.observe()
 	}
+}
+
+// The group's work, one event at a time: run calls these on the group's
+// goroutine; a raftHost (the simulator) calls them on its own, in the
+// order it chooses. After each event, settle.
+
+// onTick advances the group's clock by one tick.
+func (g *raftGroup) onTick(now time.Time) error {
+	if err := g.drv.Tick(); err != nil {
+		return err
+	}
+	g.campaignAgain(g.drv.Node)
+	g.inbox.trim()
+	g.props.trim()
+	if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
+		return ps.periodicSync(now)
+	}
+	return nil
+}
+
+// settle processes every Ready the last event made, then the duties that
+// follow: spool files, snapshots, leader changes.
+func (g *raftGroup) settle() error {
+	if err := g.drv.ProcessAll(); err != nil {
+		return err
+	}
+	g.removeSpooled()
+	g.maybeSnapshot()
+	g.observe()
+	return nil
 }
 
 // step feeds up to 257 queued messages (the rest wait for the next pass,
@@ -272,6 +295,10 @@ func (g *raftGroup) maybeSnapshot() {
 	}
 	index, encode, due := sn.wantSnapshot()
 	if !due {
+		return
+	}
+	if g.hosted() {
+		g.snapshotNow(index, encode)
 		return
 	}
 	g.snapshotting = true
@@ -445,7 +472,13 @@ func (g *raftGroup) healthy() error {
 }
 
 func (g *raftGroup) stop() {
-	g.stopOnce.Do(func() { close(g.quit) })
+	g.stopOnce.Do(func() {
+		close(g.quit)
+		if g.hosted() { // no goroutine to close done
+			g.removeSpooled()
+			close(g.done)
+		}
+	})
 	<-g.done
 	g.closeOnce.Do(func() {
 		if c, ok := g.log.(io.Closer); ok {

@@ -295,14 +295,21 @@ func TestProgressDecr(t *testing.T) {
 		{stateReplicate, 5, 10, 9, 7, true, 8, stateProbe},
 		{stateProbe, 0, 10, 5, 5, false, 10, stateProbe}, // stale: not the probe in flight
 		{stateProbe, 0, 10, 9, 3, true, 4, stateProbe},   // jump back to the hint
-		{stateProbe, 2, 10, 9, 0, true, 3, stateProbe},   // never below match+1
-		{stateProbe, 0, 10, 9, 20, true, 9, stateProbe},  // never above the rejected index
+		{stateProbe, 2, 10, 9, 2, true, 3, stateProbe},   // never below match+1
+		// A hint below match: the follower lost entries it acknowledged
+		// (a crash before an fsync); probe from what it still has.
+		{stateProbe, 2, 10, 9, 0, true, 1, stateProbe},
+		{stateReplicate, 5, 10, 9, 3, true, 4, stateProbe},
+		{stateProbe, 0, 10, 9, 20, true, 9, stateProbe}, // never above the rejected index
 	}
 	for i, tt := range tests {
 		p := newProgress(tt.next, 4, 0)
 		p.match, p.state = tt.match, tt.state
 		p.probeSent = true
 		ok := p.maybeDecrTo(tt.rejected, tt.hint)
+		if ok && tt.hint < tt.match && p.match != tt.hint {
+			t.Errorf("#%d: match %d kept above the follower's hint %d", i, p.match, tt.hint)
+		}
 		if ok != tt.wantOK || p.next != tt.wantNext || p.state != tt.wantStateAfterDec {
 			t.Errorf("#%d: ok=%v next=%d state=%s", i, ok, p.next, p.state)
 		}

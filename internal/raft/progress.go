@@ -131,6 +131,14 @@ func (p *progress) maybeDecrTo(rejected, hint uint64) bool {
 	default:
 		return false
 	}
+	if hint < p.match {
+		// A follower whose log is intact never hints below what it
+		// acknowledged (its entries up to match agree with ours). This
+		// one lost its tail — a machine crash before an fsync, a damaged
+		// tail cut off at restart — so it is probed from what it has:
+		// kept at match+1 it would reject the same probe for ever.
+		p.match = hint
+	}
 	p.next = max(min(rejected, hint+1), p.match+1)
 	p.probeSent = false
 	return true

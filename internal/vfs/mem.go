@@ -86,6 +86,22 @@ func (m *MemFS) CrashKeep(keep func(name string, n int) int) {
 	m.files = files
 }
 
+// Kill simulates the end of the process that used the file system (kill
+// -9) while the machine runs on: the kernel keeps every write, synced or
+// not, and every creation, rename and removal; only the handles opened
+// before fail with ErrCrashed from now on. What the process wrote counts
+// as durable from then on (the model does not follow the page cache).
+func (m *MemFS) Kill() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.gen++
+	m.durable = make(map[string]*memInode, len(m.files))
+	for name, ino := range m.files {
+		ino.synced = append([]byte(nil), ino.data...)
+		m.durable[name] = ino
+	}
+}
+
 // FlipBit flips one bit of a file's content (synced and not), as a disk
 // error would. Offsets past the end are ignored.
 func (m *MemFS) FlipBit(name string, offset int64, bit uint) {

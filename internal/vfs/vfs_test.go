@@ -212,3 +212,31 @@ func TestVFSOS(t *testing.T) {
 		t.Fatal(got)
 	}
 }
+
+// Kill ends the process, not the machine: unsynced bytes and unsynced
+// creations survive; the old handles do not.
+func TestVFSMemKillKeepsUnsynced(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/d", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	f, err := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, f, "hello")
+	m.Kill()
+	if _, err := f.Write([]byte("x")); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("a handle from before the kill wrote: %v", err)
+	}
+	if got := readAll(t, m, "/d/a"); got != "hello" {
+		t.Fatalf("after kill %q", got)
+	}
+	// The model counts what a killed process wrote as durable (it does
+	// not follow the page cache past the process): a later power loss
+	// keeps it.
+	m.Crash()
+	if got := readAll(t, m, "/d/a"); got != "hello" {
+		t.Fatalf("after kill and crash %q", got)
+	}
+}

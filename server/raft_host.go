@@ -1,0 +1,40 @@
+package server
+
+import "github.com/nats-io/nats-server/v2/internal/raft"
+
+// raftHost runs a server's raft groups in place of their goroutines and
+// carries their messages in place of routes. The deterministic simulator
+// (sim_*_test.go) is the one host: it calls each group's event methods
+// (onTick, step, propose, settle; raft.go) on its own goroutine in the
+// order its seed chooses, so a run can be replayed exactly. Production
+// servers have none (Options.raftHost nil).
+type raftHost interface {
+	// hostGroup is told of a group that started: from now on the host
+	// drives it. It is called from the goroutine that started the group.
+	hostGroup(s *Server, g *raftGroup)
+	// transport carries the group's messages to the peers.
+	transport(s *Server, group string) raft.Transport
+}
+
+// hosted reports whether the group is driven by a raftHost.
+func (g *raftGroup) hosted() bool { return g.srv.getOpts().raftHost != nil }
+
+// runControls runs the control functions queued for a hosted group.
+func (g *raftGroup) runControls() {
+	for {
+		select {
+		case f := <-g.ctrl:
+			f(g.drv.Node)
+		default:
+			return
+		}
+	}
+}
+
+// snapshotNow encodes a snapshot on the caller's goroutine (a hosted
+// group: the simulator's order decides when it is taken) and compacts.
+func (g *raftGroup) snapshotNow(index uint64, encode func() (snapPayload, error)) {
+	t0 := g.srv.clock.Now()
+	p, err := encode()
+	g.compact(index, p, err, g.srv.clock.Since(t0))
+}
