@@ -107,6 +107,9 @@ func (js *jetStream) startJetStreamCluster() {
 	}
 	_ = js.subscribeSysAPI()
 	jc.startUsageReports()
+	if s.getOpts().raftHost != nil {
+		return // the host calls reannounce
+	}
 	s.wg.Add(1)
 	go jc.reannounceLoop()
 }

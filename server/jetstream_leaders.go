@@ -212,21 +212,27 @@ func (jc *jsCluster) streamLeader(account, stream string) string {
 	return jc.leaders.get(leaderKey(account, stream), jc.js.srv.clock.Now())
 }
 
-// reannounceLoop refreshes this server's leaderships on every server and
-// keeps each led group's membership in line with its placement.
+// reannounceLoop refreshes this server's leaderships every
+// leaderAnnounceEvery (reannounce).
 func (jc *jsCluster) reannounceLoop() {
 	s := jc.js.srv
 	defer s.wg.Done()
 	for !s.sleepOnClock(leaderAnnounceEvery) {
-		for _, mset := range jc.js.replicatedStreams() {
-			mset.mu.Lock()
-			g, lead, name := mset.group, mset.leader, mset.cfg.Name
-			mset.mu.Unlock()
-			if lead && g != nil {
-				if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
-					jc.announce(mset.jsa.acc.Name, name, st.Term, false)
-					mset.reconcilePeers()
-				}
+		jc.reannounce()
+	}
+}
+
+// reannounce refreshes this server's leaderships on every server and
+// keeps each led group's membership in line with its placement.
+func (jc *jsCluster) reannounce() {
+	for _, mset := range jc.js.replicatedStreams() {
+		mset.mu.Lock()
+		g, lead, name := mset.group, mset.leader, mset.cfg.Name
+		mset.mu.Unlock()
+		if lead && g != nil {
+			if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
+				jc.announce(mset.jsa.acc.Name, name, st.Term, false)
+				mset.reconcilePeers()
 			}
 		}
 	}

@@ -104,14 +104,25 @@ func (jc *jsCluster) startUsageReports() {
 			jc.usage.record(&rep, s.clock.Now())
 		}
 	})
+	if s.getOpts().raftHost != nil {
+		return // the host calls reportUsage
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		for !s.sleepOnClock(usageReportEvery) {
-			b, _ := json.Marshal(jc.js.localUsage())
-			s.deliver(nil, sys, usageSubject, "", nil, b)
+			jc.reportUsage()
 		}
 	}()
+}
+
+// reportUsage tells every server the sizes of the replicas held here.
+func (jc *jsCluster) reportUsage() {
+	s := jc.js.srv
+	if sys := s.SystemAccount(); sys != nil {
+		b, _ := json.Marshal(jc.js.localUsage())
+		s.deliver(nil, sys, usageSubject, "", nil, b)
+	}
 }
 
 // localUsage is this server's report: every stream replica held here of

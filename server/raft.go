@@ -123,6 +123,9 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	host := s.getOpts().raftHost
 	if host != nil {
 		tr = host.transport(s, name)
+		if wl, ok := log.(*walLog); ok {
+			wl.inline = true
+		}
 	}
 	drv, err := raft.NewDriver(cfg, log, tr, sm)
 	if err != nil {

@@ -6,8 +6,12 @@ import "github.com/nats-io/nats-server/v2/internal/raft"
 // carries their messages in place of routes. The deterministic simulator
 // (sim_*_test.go) is the one host: it calls each group's event methods
 // (onTick, step, propose, settle; raft.go) on its own goroutine in the
-// order its seed chooses, so a run can be replayed exactly. Production
-// servers have none (Options.raftHost nil).
+// order its seed chooses, so a run can be replayed exactly. The periodic
+// duties that touch raft state are the host's to call too, on its
+// goroutine: leader announcements and membership reconciliation
+// (jsCluster.reannounce), usage reports (reportUsage) and the periodic
+// sync of replicated file stores. Production servers have no host
+// (Options.raftHost nil).
 type raftHost interface {
 	// hostGroup is told of a group that started: from now on the host
 	// drives it. It is called from the goroutine that started the group.

@@ -42,6 +42,9 @@ type walLog struct {
 	compacting chan struct{} // closed when the compaction in progress ends
 	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
+	// inline compacts on the caller's goroutine (a group driven by a
+	// raftHost; set before the group starts).
+	inline bool
 	bgErr      error
 }
 
@@ -209,6 +212,15 @@ func (l *walLog) periodicSync(now time.Time) error {
 func (l *walLog) Compact(snap raft.Snapshot) error {
 	if err := l.waitCompaction(); err != nil {
 		return err
+	}
+	if l.inline { // a hosted group: the simulator's order decides
+		err := l.compactNow(snap)
+		l.mu.Lock()
+		if err != nil && l.bgErr == nil {
+			l.bgErr = err
+		}
+		l.mu.Unlock()
+		return nil
 	}
 	l.mu.Lock()
 	l.pending = &snap

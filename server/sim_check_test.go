@@ -58,6 +58,9 @@ func (c *simChecker) wrap(n *simNode, g *raftGroup) raft.StateMachine {
 }
 
 func (s *simSM) Apply(ents []raft.Entry) error {
+	if simDebugGroup != "" && len(ents) > 0 {
+		s.c.w.logf("%s %s: apply %d..%d (at %d)", s.n.name, s.g.name, ents[0].Index, ents[len(ents)-1].Index, s.appliedIndex())
+	}
 	for i := range ents {
 		before := s.lastSeq()
 		if sab := s.c.w.opts.sabotage; sab != nil && sab(s.n, &ents[i]) {
@@ -72,6 +75,9 @@ func (s *simSM) Apply(ents []raft.Entry) error {
 }
 
 func (s *simSM) Restore(snap raft.Snapshot) error {
+	if simDebugGroup != "" {
+		s.c.w.logf("%s %s: restore snapshot %d (%T)", s.n.name, s.g.name, snap.Index, snap.Local)
+	}
 	if err := s.inner.Restore(snap); err != nil {
 		return err
 	}

@@ -112,6 +112,9 @@ func (w *simWorld) onReply(n *simNode, inc int, subject string, msg []byte) {
 	if ack.Error != nil {
 		code, text = int(ack.Error.ErrCode), ack.Error.Description
 	}
+	if simDebugGroup != "" {
+		w.logf("%s answers op %d (%s expecting %d): seq %d err %d %s", n.name, id, op.subj, op.expect, ack.Seq, code, text)
+	}
 	if op.answers > 0 && (op.seq != ack.Seq || op.errCode != code) && op.errCode != 10008 {
 		w.fail("op %d answered twice differently: seq %d err %d, then (by %s) seq %d err %d %s", id, op.seq, op.errCode, n.name, ack.Seq, code, text)
 		return

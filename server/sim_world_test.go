@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -76,6 +77,9 @@ type simWorld struct {
 	clients []*simClient
 	ops     []*simOp
 	streams []StreamConfig
+	// clk is every server's clock: virtual time, advanced before each
+	// event (its timers' callbacks run then, on this goroutine).
+	clk *clock.Manual
 }
 
 type simOptions struct {
@@ -124,6 +128,7 @@ type simNode struct {
 func newSimWorld(o simOptions) *simWorld {
 	w := &simWorld{opts: o, rng: rand.New(rand.NewPCG(o.seed, 0x7465726e)), byID: map[raft.ID]*simNode{},
 		net: simNet{minDelay: 1, jitter: 4}}
+	w.clk = clock.NewManual(w.virtual())
 	w.chk = newSimChecker(w)
 	names := make([]string, o.nodes)
 	for i := range names {
@@ -186,12 +191,20 @@ func (w *simWorld) runUntil(end int64, done func() bool) bool {
 			break
 		}
 		heap.Pop(&w.q)
-		w.now = e.at
+		w.advance(e.at)
 		w.stats.Events++
 		e.fn()
 	}
-	w.now = max(w.now, end)
+	w.advance(max(w.now, end))
 	return done != nil && done()
+}
+
+// advance moves virtual time, and the servers' clock with it.
+func (w *simWorld) advance(to int64) {
+	if to > w.now {
+		w.now = to
+		w.clk.Advance(w.virtual().Sub(w.clk.Now()))
+	}
 }
 
 // virtual is the wall-clock time the simulation shows its servers.
@@ -206,7 +219,7 @@ func (n *simNode) start() {
 	n.fs = &simFS{FS: n.disk}
 	n.groups, n.halted = nil, map[*raftGroup]bool{}
 	o := &Options{ServerName: n.name, Host: "127.0.0.1", DontListen: true, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.durable, fsys: n.fs, raftHost: &simHost{n: n, inc: n.inc}}
+		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.durable, fsys: n.fs, clock: w.clk, raftHost: &simHost{n: n, inc: n.inc}}
 	s, err := NewServer(o)
 	if err != nil {
 		w.fail("%s: NewServer: %v", n.name, err)
@@ -235,6 +248,33 @@ func (n *simNode) start() {
 		w.at(raftTick.Milliseconds(), tick)
 	}
 	w.at(w.rng.Int64N(raftTick.Milliseconds())+1, tick)
+	var duties func()
+	duties = func() {
+		if !n.up || n.inc != tickInc {
+			return
+		}
+		n.duties()
+		w.at(leaderAnnounceEvery.Milliseconds(), duties)
+	}
+	w.at(w.rng.Int64N(leaderAnnounceEvery.Milliseconds())+1, duties)
+}
+
+// duties runs what a server's own goroutines do every second: leader
+// announcements and membership reconciliation, usage reports, and a
+// sync of every replicated file store.
+func (n *simNode) duties() {
+	jc := n.cluster()
+	if jc == nil {
+		return
+	}
+	jc.reannounce()
+	jc.reportUsage()
+	for _, mset := range n.srv.js.Load().replicatedStreams() {
+		if err := mset.st().Sync(); err != nil && err != ErrStoreClosed {
+			n.w.fail("%s: syncing stream %s: %v", n.name, mset.name, err)
+		}
+	}
+	n.pump()
 }
 
 // crash stops n at once: what it did not sync is lost (and the last
@@ -370,6 +410,9 @@ func (h *simHost) hostGroup(s *Server, g *raftGroup) {
 	g.drv.SM = n.w.chk.wrap(n, g)
 	if snap, err := g.log.Snapshot(); err == nil && !snap.IsEmpty() {
 		n.w.stats.LocalRestores++ // restored from its own log's snapshot at start
+		if simDebugGroup != "" {
+			n.w.logf("%s %s: started from its snapshot at %d", n.name, g.name, snap.Index)
+		}
 	}
 }
 

@@ -194,7 +194,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	mset.mu.Lock()
 	mset.group = g
-	if cfg.Storage == FileStorage {
+	if cfg.Storage == FileStorage && o.raftHost == nil { // a host syncs stores itself
 		// The raft log makes entries durable; the store still syncs every
 		// sync_interval, which checkpoints it, compacts blocks and removes
 		// the files of dropped ones.
