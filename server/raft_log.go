@@ -45,7 +45,7 @@ type walLog struct {
 	// inline compacts on the caller's goroutine (a group driven by a
 	// raftHost; set before the group starts).
 	inline bool
-	bgErr      error
+	bgErr  error
 }
 
 const snapshotFile = "snapshot"
