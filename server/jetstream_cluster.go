@@ -73,6 +73,8 @@ type jsCluster struct {
 	changed chan struct{}                           // closed and replaced when streams changes
 	leaders *leaderMap
 	usage   remoteUsage // the other servers' account usage (jetstream_usage.go)
+	// leavers are the replicas leaving under a raftHost (stepLeavers).
+	leavers []*leaver
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -435,34 +437,81 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 // the placement (a stale replica revived by replaying the meta log), or a
 // replica that holds nothing and has heard no leader for replicaOrphanAfter.
 func (jc *jsCluster) leaveAndStop(jsa *jsAccount, mset *stream, sa *streamAssignment) {
-	s := jc.js.srv
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
-	lv := leaving{me: raftID(s.Name()), start: s.clock.Now()}
-	for g != nil && g.healthy() == nil {
-		st := g.statusSnapshot()
-		if st.ID != 0 { // filled in by the group's first pass
-			cur := jc.assignment(sa.Account, sa.Config.Name)
-			lead := jc.streamLeader(sa.Account, sa.Config.Name)
-			switch lv.next(st, cur, cur != nil && jc.isPeer(cur), mset.isLeader(), lead != "" && lead != s.Name(), s.clock.Now()) {
-			case leaveRejoin:
-				jsa.rejoinReplica(mset, cur)
-				return
-			case leaveStay:
-				return
-			case leaveStop:
-				jsa.stopReplicaIf(mset)
-				return
-			case leaveReconcile:
-				mset.reconcilePeers()
-			}
-		}
-		if s.sleepOnClock(100 * time.Millisecond) {
+	l := jc.newLeaver(jsa, mset, sa)
+	for !l.step() {
+		if jc.js.srv.sleepOnClock(leaveLookEvery) {
 			return
 		}
 	}
-	jsa.stopReplicaIf(mset)
+}
+
+// leaveLookEvery is how often a leaving replica looks at its group.
+const leaveLookEvery = 100 * time.Millisecond
+
+// leaver is a replica on its way out (leaveAndStop, or a raftHost calling
+// stepLeavers).
+type leaver struct {
+	jc   *jsCluster
+	jsa  *jsAccount
+	mset *stream
+	sa   *streamAssignment
+	g    *raftGroup
+	lv   leaving
+}
+
+func (jc *jsCluster) newLeaver(jsa *jsAccount, mset *stream, sa *streamAssignment) *leaver {
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	return &leaver{jc: jc, jsa: jsa, mset: mset, sa: sa, g: g,
+		lv: leaving{me: raftID(jc.js.srv.Name()), start: jc.js.srv.clock.Now()}}
+}
+
+// step looks at the group once; true when the replica is done leaving
+// (stopped, rejoined or kept).
+func (l *leaver) step() bool {
+	jc, s, sa := l.jc, l.jc.js.srv, l.sa
+	if l.g == nil || l.g.healthy() != nil {
+		l.jsa.stopReplicaIf(l.mset)
+		return true
+	}
+	st := l.g.statusSnapshot()
+	if st.ID == 0 { // filled in by the group's first pass
+		return false
+	}
+	cur := jc.assignment(sa.Account, sa.Config.Name)
+	lead := jc.streamLeader(sa.Account, sa.Config.Name)
+	switch l.lv.next(st, cur, cur != nil && jc.isPeer(cur), l.mset.isLeader(), lead != "" && lead != s.Name(), s.clock.Now()) {
+	case leaveRejoin:
+		l.jsa.rejoinReplica(l.mset, cur)
+		return true
+	case leaveStay:
+		return true
+	case leaveStop:
+		l.jsa.stopReplicaIf(l.mset)
+		return true
+	case leaveReconcile:
+		l.mset.reconcilePeers()
+	}
+	return false
+}
+
+// stepLeavers steps every leaving replica once (a raftHost calls it every
+// leaveLookEvery, in place of leaveAndStop's goroutines).
+func (jc *jsCluster) stepLeavers() {
+	jc.mu.Lock()
+	ls := jc.leavers
+	jc.leavers = nil
+	jc.mu.Unlock()
+	var left []*leaver
+	for _, l := range ls {
+		if !l.step() {
+			left = append(left, l)
+		}
+	}
+	jc.mu.Lock()
+	jc.leavers = append(left, jc.leavers...)
+	jc.mu.Unlock()
 }
 
 // leaving is what leaveAndStop remembers between its looks at the group.
@@ -532,6 +581,13 @@ var (
 func (jc *jsCluster) startLeaving(jsa *jsAccount, mset *stream, sa *streamAssignment) {
 	s := jc.js.srv
 	if s.shutdown.Load() {
+		return
+	}
+	if s.getOpts().raftHost != nil { // the host steps it
+		l := jc.newLeaver(jsa, mset, sa)
+		jc.mu.Lock()
+		jc.leavers = append(jc.leavers, l)
+		jc.mu.Unlock()
 		return
 	}
 	s.wg.Add(1)

@@ -441,6 +441,13 @@ func (g *raftGroup) softState() raft.SoftState {
 // membership decisions ask for it, the group loop does not poll it. A
 // stopped or unresponsive group answers with the last status made.
 func (g *raftGroup) statusSnapshot() raft.Status {
+	if g.hosted() { // called on the host's goroutine, which drives the group
+		st := g.drv.Node.Status()
+		g.mu.Lock()
+		g.status = st
+		g.mu.Unlock()
+		return st
+	}
 	ch := make(chan raft.Status, 1)
 	asked := func(n *raft.Node) { ch <- n.Status() }
 	wait := g.srv.clock.NewTimer(statusWait)

@@ -9,8 +9,10 @@ import "github.com/nats-io/nats-server/v2/internal/raft"
 // order its seed chooses, so a run can be replayed exactly. The periodic
 // duties that touch raft state are the host's to call too, on its
 // goroutine: leader announcements and membership reconciliation
-// (jsCluster.reannounce), usage reports (reportUsage) and the periodic
-// sync of replicated file stores. Production servers have no host
+// (jsCluster.reannounce), usage reports (reportUsage), replicas leaving
+// a stream's placement (stepLeavers) and the periodic sync of replicated
+// file stores. A hosted group's status is made on the caller's goroutine
+// (statusSnapshot), which must be the host's. Production servers have no host
 // (Options.raftHost nil).
 type raftHost interface {
 	// hostGroup is told of a group that started: from now on the host

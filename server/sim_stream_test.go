@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,7 @@ func (s *simStats) add(o simStats) {
 	s.Crashes += o.Crashes
 	s.PowerLosses += o.PowerLosses
 	s.Partitions += o.Partitions
+	s.Moves += o.Moves
 	s.Acked += o.Acked
 	s.Rejected += o.Rejected
 	s.Unknown += o.Unknown
@@ -254,7 +256,7 @@ func (w *simWorld) faultStep() {
 		return
 	}
 	up := w.upNodes()
-	switch r := w.rng.IntN(12); {
+	switch r := w.rng.IntN(13); {
 	case r < 3 && len(up) > 0:
 		n := up[w.rng.IntN(len(up))]
 		w.stats.Crashes++
@@ -281,11 +283,45 @@ func (w *simWorld) faultStep() {
 		w.stats.Partitions++
 		w.partition()
 		w.at(200+w.rng.Int64N(3000), w.healNet)
+	case r >= 8 && r <= 9 && w.opts.nodes == 5:
+		w.moveReplica()
 	case r < 8:
 		w.net = simNet{drop: w.rng.Float64() * 0.3, dup: w.rng.Float64() * 0.2, minDelay: 1 + w.rng.Int64N(5), jitter: w.rng.Int64N(60)}
 		w.logf("network: %+v", w.net)
 	}
 	w.at(100+w.rng.Int64N(1500), w.faultStep)
+}
+
+// moveReplica takes a random server out of a stream's placement and puts
+// the replacement placement picks in, as STREAM.PEER.REMOVE does, through
+// the meta leader.
+func (w *simWorld) moveReplica() {
+	var leader *simNode
+	for _, n := range w.upNodes() {
+		if jc := n.cluster(); jc != nil && jc.isMetaLeader() {
+			leader = n
+		}
+	}
+	if leader == nil {
+		return
+	}
+	jc := leader.cluster()
+	cfg := w.streams[w.rng.IntN(len(w.streams))]
+	sa := jc.assignment(globalAccountName, cfg.Name)
+	if sa == nil || len(sa.Peers) < 2 {
+		return
+	}
+	remove := sa.Peers[w.rng.IntN(len(sa.Peers))]
+	add := jc.replacementPeer(sa, remove)
+	if add == "" {
+		return // no spare left: a removal alone would shrink the stream
+	}
+	nsa := *sa
+	nsa.Peers = append(slices.DeleteFunc(slices.Clone(sa.Peers), func(p string) bool { return p == remove }), add)
+	w.stats.Moves++
+	w.logf("move %s: %s out, %s in (through %s)", cfg.Name, remove, add, leader.name)
+	jc.proposeMeta(&metaEntry{Op: "peers", SA: &nsa, Remove: remove, Add: add}, func(*ApiError) {})
+	leader.pump()
 }
 
 // partition cuts the nodes into two sides (one-way cuts now and then).

@@ -100,10 +100,10 @@ type simOptions struct {
 }
 
 type simStats struct {
-	Events, Messages, Dropped, Spooled int
-	Crashes, PowerLosses, Partitions   int
-	Acked, Rejected, Unknown           int
-	Installs, LocalRestores            int
+	Events, Messages, Dropped, Spooled      int
+	Crashes, PowerLosses, Partitions, Moves int
+	Acked, Rejected, Unknown                int
+	Installs, LocalRestores                 int
 }
 
 // simNode is one machine: a disk that outlives its server incarnations.
@@ -257,6 +257,18 @@ func (n *simNode) start() {
 		w.at(leaderAnnounceEvery.Milliseconds(), duties)
 	}
 	w.at(w.rng.Int64N(leaderAnnounceEvery.Milliseconds())+1, duties)
+	var leavers func()
+	leavers = func() {
+		if !n.up || n.inc != tickInc {
+			return
+		}
+		if jc := n.cluster(); jc != nil {
+			jc.stepLeavers()
+			n.pump()
+		}
+		w.at(leaveLookEvery.Milliseconds(), leavers)
+	}
+	w.at(w.rng.Int64N(leaveLookEvery.Milliseconds())+1, leavers)
 }
 
 // duties runs what a server's own goroutines do every second: leader
