@@ -55,11 +55,11 @@ func (s *Server) RecoveredPanics() int64 { return s.panics.count.Load() }
 const internalErrorText = "internal server error"
 
 // internalErrorJSON is the answer to a request whose handler panicked,
-// in the shape of nats-server's API errors.
+// in the shape of nats-server's API errors (code, description).
 func internalErrorJSON() []byte {
 	b, _ := json.Marshal(struct {
-		Error *ApiError `json:"error"`
-	}{&ApiError{Code: 500, Description: internalErrorText}})
+		Error *sysAPIError `json:"error"`
+	}{&sysAPIError{Code: 500, Description: internalErrorText}})
 	return b
 }
 
