@@ -57,9 +57,13 @@ const internalErrorText = "internal server error"
 // internalErrorJSON is the answer to a request whose handler panicked,
 // in the shape of nats-server's API errors (code, description).
 func internalErrorJSON() []byte {
+	type apiError struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	}
 	b, _ := json.Marshal(struct {
-		Error *sysAPIError `json:"error"`
-	}{&sysAPIError{Code: 500, Description: internalErrorText}})
+		Error apiError `json:"error"`
+	}{apiError{Code: 500, Description: internalErrorText}})
 	return b
 }
 
