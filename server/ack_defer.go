@@ -8,8 +8,9 @@ import (
 // A file stream acknowledges a publish only once the message has been
 // handed to the operating system, so killing the process loses no
 // acknowledged write. Publishes from one read buffer share one write: the
-// acks wait in the publisher's read loop until the buffer is parsed, then
-// each stream is flushed once and the acks go out.
+// acks wait in the publisher's read batch hook (client.go readBatchHook)
+// until the buffer is parsed, then each stream is flushed once and the acks
+// go out.
 
 type deferredAck struct {
 	mset  *stream
@@ -17,24 +18,30 @@ type deferredAck struct {
 	ack   []byte
 }
 
-// deferAck holds an ack until the end of the current read (read loop only).
-func (c *client) deferAck(mset *stream, reply string, ack []byte) {
-	c.jsAcks = append(c.jsAcks, deferredAck{mset: mset, reply: strings.Clone(reply), ack: ack})
+// ackBatch is a client's deferred acks: its read batch hook.
+type ackBatch struct {
+	acks    []deferredAck
+	flushed []*stream // scratch for readBatchEnd
 }
 
-// flushJSAcks flushes every stream the read stored into, then sends the
+// deferAck holds an ack until the end of c's current read (read loop only).
+func deferAck(c *client, mset *stream, reply string, ack []byte) {
+	b := readHook[ackBatch](c)
+	b.acks = append(b.acks, deferredAck{mset: mset, reply: strings.Clone(reply), ack: ack})
+}
+
+// readBatchEnd flushes every stream the read stored into, then sends the
 // acks (errors if a flush failed).
-func (c *client) flushJSAcks() {
-	if len(c.jsAcks) == 0 {
+func (b *ackBatch) readBatchEnd(c *client) {
+	if len(b.acks) == 0 {
 		return
 	}
-	var flushed []*stream
 	var failed map[*stream]error
-	for _, a := range c.jsAcks {
-		if slices.Contains(flushed, a.mset) {
+	for _, a := range b.acks {
+		if slices.Contains(b.flushed, a.mset) {
 			continue
 		}
-		flushed = append(flushed, a.mset)
+		b.flushed = append(b.flushed, a.mset)
 		if err := a.mset.st().Flush(); err != nil {
 			if failed == nil {
 				failed = map[*stream]error{}
@@ -42,13 +49,15 @@ func (c *client) flushJSAcks() {
 			failed[a.mset] = err
 		}
 	}
-	for i, a := range c.jsAcks {
+	for i, a := range b.acks {
 		ack := a.ack
 		if err := failed[a.mset]; err != nil {
 			ack = a.mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
 		}
 		c.srv.deliver(c, a.mset.jsa.acc, a.reply, "", nil, ack)
-		c.jsAcks[i] = deferredAck{}
+		b.acks[i] = deferredAck{}
 	}
-	c.jsAcks = c.jsAcks[:0]
+	b.acks = b.acks[:0]
+	clear(b.flushed)
+	b.flushed = b.flushed[:0]
 }

@@ -86,9 +86,41 @@ type client struct {
 	// change only in bindClient, which may run on a reload goroutine.
 	bound atomic.Pointer[clientBound]
 
-	stats  clientStats
-	rstats readStats     // read loop only
-	jsAcks []deferredAck // read loop only
+	stats     clientStats
+	rstats    readStats       // read loop only
+	readHooks []readBatchHook // read loop only: run after each read buffer
+}
+
+// readBatchHook is how a layer above the client finishes, once a whole
+// read buffer is parsed, work it queued while parsing it (a file stream's
+// acks wait for the stream's one write, ack_defer.go). The layer keeps its
+// own queue in its hook; the client only runs the hooks, in the order they
+// were added, before it flushes its receivers.
+type readBatchHook interface {
+	readBatchEnd(c *client)
+}
+
+// readHook returns the client's hook of type *H, adding a new one the first
+// time (read loop only). After the first call it allocates nothing.
+func readHook[H any, PH interface {
+	*H
+	readBatchHook
+}](c *client) PH {
+	for _, h := range c.readHooks {
+		if x, ok := h.(PH); ok {
+			return x
+		}
+	}
+	x := PH(new(H))
+	c.readHooks = append(c.readHooks, x)
+	return x
+}
+
+// endReadBatch runs the read batch hooks (read loop only).
+func (c *client) endReadBatch() {
+	for _, h := range c.readHooks {
+		h.readBatchEnd(c)
+	}
 }
 
 // clientStats are the connection's counters. The in counters and the
@@ -148,7 +180,7 @@ func (c *client) readLoop() {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
 			perr := c.parser.Parse(buf[:n])
-			c.flushJSAcks()
+			c.endReadBatch()
 			c.publishStats()
 			c.flushPending()
 			if perr != nil {

@@ -55,6 +55,7 @@ func (s *Server) enableJetStream() error {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
 	s.js.Store(js)
+	s.registerJetStreamRouteHooks()
 	if s.clusteredJetStream() {
 		if s.getOpts().ServerName == "" {
 			return fmt.Errorf("jetstream cluster requires `server_name` to be set")

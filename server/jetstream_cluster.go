@@ -243,6 +243,31 @@ func (jc *jsCluster) metaLeaderKnown() bool {
 	return g != nil && g.softState().Lead != raft.None
 }
 
+// metaGroup is the meta group (nil until it starts) and the number of
+// its members.
+func (jc *jsCluster) metaGroup() (*raftGroup, int) {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return jc.meta, len(jc.peers)
+}
+
+// metaLeaderName maps the meta group's leader id back to a server name.
+func (jc *jsCluster) metaLeaderName() string {
+	jc.mu.Lock()
+	g, peers := jc.meta, jc.peers
+	jc.mu.Unlock()
+	if g == nil {
+		return ""
+	}
+	lead := g.softState().Lead
+	for _, p := range peers {
+		if lead != raft.None && raftID(p) == lead {
+			return p
+		}
+	}
+	return ""
+}
+
 // metaSM applies meta entries (snapshots: jetstream_meta_snapshot.go).
 type metaSM struct {
 	jc       *jsCluster

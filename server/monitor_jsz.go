@@ -3,8 +3,6 @@ package server
 import (
 	"net/http"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // JSInfo is /jsz.
@@ -89,28 +87,9 @@ func (s *Server) jsz() *JSInfo {
 	}
 	if jc := js.cluster; jc != nil {
 		info.Meta = &MetaClusterInfo{Name: o.Cluster.Name, Leader: jc.metaLeaderName()}
-		jc.mu.Lock()
-		info.Meta.ClusterSize = len(jc.peers)
-		jc.mu.Unlock()
+		_, info.Meta.ClusterSize = jc.metaGroup()
 	}
 	return info
-}
-
-// metaLeaderName maps the meta group's leader id back to a server name.
-func (jc *jsCluster) metaLeaderName() string {
-	jc.mu.Lock()
-	g, peers := jc.meta, jc.peers
-	jc.mu.Unlock()
-	if g == nil {
-		return ""
-	}
-	lead := g.softState().Lead
-	for _, p := range peers {
-		if lead != raft.None && raftID(p) == lead {
-			return p
-		}
-	}
-	return ""
 }
 
 // jsHealth answers the JetStream variants of /healthz: js-enabled-only
@@ -129,9 +108,7 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if enabledOnly || js == nil || js.cluster == nil {
 		return nil
 	}
-	js.cluster.mu.Lock()
-	meta := js.cluster.meta
-	js.cluster.mu.Unlock()
+	meta, _ := js.cluster.metaGroup()
 	if meta != nil && meta.healthy() != nil {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream meta group halted: " + meta.healthy().Error()}
 	}

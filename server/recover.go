@@ -55,11 +55,15 @@ func (s *Server) RecoveredPanics() int64 { return s.panics.count.Load() }
 const internalErrorText = "internal server error"
 
 // internalErrorJSON is the answer to a request whose handler panicked,
-// in the shape of nats-server's API errors.
+// in the shape of nats-server's API errors (code, description).
 func internalErrorJSON() []byte {
+	type apiError struct {
+		Code        int    `json:"code"`
+		Description string `json:"description"`
+	}
 	b, _ := json.Marshal(struct {
-		Error *ApiError `json:"error"`
-	}{&ApiError{Code: 500, Description: internalErrorText}})
+		Error apiError `json:"error"`
+	}{apiError{Code: 500, Description: internalErrorText}})
 	return b
 }
 

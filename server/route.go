@@ -386,10 +386,11 @@ func (s *Server) removeRoute(r *route) {
 		s.routes.removed = make(chan struct{})
 	}
 	s.routes.mu.Unlock()
-	// The server's leaderships are forgotten when its route goes (not when
-	// a losing duplicate route or a stale one from before a restart does).
-	if js := s.js.Load(); registered && js != nil && js.cluster != nil && s.routeFor(r.remote.ID) == nil {
-		js.cluster.leaders.dropServer(r.remote.Name)
+	// The layer above hears of a server gone only when its last route goes
+	// (not when a losing duplicate route or a stale one from before a
+	// restart does).
+	if h := s.routeHooks.Load(); registered && h != nil && s.routeFor(r.remote.ID) == nil {
+		h.serverGone(r.remote.Name)
 	}
 	for _, acc := range s.accs.all() {
 		for _, e := range acc.sl.All() {

@@ -87,7 +87,9 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 	msg := buf[:size]
 	n := s.deliverLocal(acc, subject, reply, mode != '0', queues, msg[:hdrLen], msg[hdrLen:])
 	if n == 0 && mode != '0' && reply != "" {
-		s.rerouteStreamPublish(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == '1')
+		if h := s.routeHooks.Load(); h != nil {
+			h.unserved(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == '1')
+		}
 	}
 	return buf, nil
 }
@@ -120,20 +122,16 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 	return n
 }
 
-// rerouteStreamPublish handles a publish that was routed here for a
-// replicated stream whose leadership moved while it was in flight: it is
-// routed once more, by this server's current view of interest, so it
-// reaches the new leader instead of vanishing. Re-routed copies carry
-// mode "2" and are never re-routed again.
-func (s *Server) rerouteStreamPublish(acc *Account, subject, reply string, hdr, msg []byte, forward bool) {
-	js := s.js.Load()
-	if js == nil || js.cluster == nil || !js.cluster.streamSubject(acc.Name, subject) {
-		return
-	}
+// rerouteOnce routes a message that was routed here but found no local
+// subscriber once more, by this server's current view of interest. It
+// reports whether the message is served: by a local subscriber after all,
+// or, when forward, by the first route with interest, to which it goes in
+// mode "2" (never re-routed again). Plain subscriptions only.
+func (s *Server) rerouteOnce(acc *Account, subject, reply string, hdr, msg []byte, forward bool) bool {
 	res := matchSubject(acc, subject)
 	for _, sub := range res.Plain {
 		if sub.route == nil {
-			return // served here after all
+			return true // served here after all
 		}
 		if !forward {
 			break
@@ -145,11 +143,9 @@ func (s *Server) rerouteStreamPublish(acc *Account, subject, reply string, hdr, 
 		}
 		rc.mu.Unlock()
 		rc.out.signal()
-		return
+		return true
 	}
-	// Nobody serves the stream right now (between leaders): the publish was
-	// not stored anywhere, so say so and let the client retry.
-	s.deliver(nil, acc, reply, "", []byte("NATS/1.0 503\r\nNats-Subject: "+subject+"\r\n\r\n"), nil)
+	return false
 }
 
 func pickLocalMember(members []*subscription) *subscription {

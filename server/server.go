@@ -52,6 +52,7 @@ type Server struct {
 	panics        panicLog                        // request handlers that panicked (recover.go)
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
 	routes        routeTable
+	routeHooks    atomic.Pointer[routeHooks] // set by a layer above routes (route_hooks.go)
 	raft          raftGroups
 	raftClock     raftClock
 	clock         clock.Clock // JetStream's and raft's (Options.clock; clock.Real by default)

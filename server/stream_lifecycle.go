@@ -247,7 +247,7 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	case syncer != nil && syncer.always && out.err == nil:
 		syncer.ackAfterSync(strings.Clone(reply), ack) // after an fsync
 	case syncer != nil && out.err == nil && c != nil && c.route == nil:
-		c.deferAck(mset, reply, ack) // after this read's write to the OS
+		deferAck(c, mset, reply, ack) // after this read's write to the OS
 	case syncer != nil && out.err == nil:
 		if err := mset.st().Flush(); err != nil {
 			ack = mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
