@@ -281,6 +281,21 @@ func (g *raftGroup) propose() {
 	}
 }
 
+// snapPayload is what a state machine's snapshot encoder hands the raft
+// log: the full form's bytes, or a local kind kept instead (a stream's
+// linkedSnap: raft.Snapshot.Local, never encoded).
+type snapPayload struct {
+	data  []byte
+	local any
+}
+
+// snapshotSkipper is implemented by state machines some of whose snapshot
+// failures are expected (the state changed or closed meanwhile): those
+// are logged at debug level, not as warnings.
+type snapshotSkipper interface {
+	skippedSnapshot(err error) bool
+}
+
 // snapshotter is implemented by state machines that compact their log.
 // wantSnapshot fixes the state at index on the group goroutine; encode
 // then serialises it on another goroutine while the group goes on.
@@ -326,12 +341,17 @@ func (g *raftGroup) compact(index uint64, p snapPayload, err error, took time.Du
 	switch {
 	case err == nil:
 		g.srv.Debugf("RAFT group %q: snapshot at %d, %d bytes, encoded in %v", g.name, index, len(p.data), took)
-	case err == errSnapshotAbandoned, err == ErrStoreClosed, err == raft.ErrSnapshotTemporarilyUnavailable,
-		err == raft.ErrSnapOutOfDate:
+	case err == raft.ErrSnapshotTemporarilyUnavailable, err == raft.ErrSnapOutOfDate, g.skipped(err):
 		g.srv.Debugf("RAFT group %q: snapshot at %d not taken: %v", g.name, index, err)
 	default:
 		g.srv.Warnf("RAFT group %q: snapshot at %d failed: %v", g.name, index, err)
 	}
+}
+
+// skipped reports whether the state machine expected a snapshot failure.
+func (g *raftGroup) skipped(err error) bool {
+	sk, ok := g.sm.(snapshotSkipper)
+	return ok && sk.skippedSnapshot(err)
 }
 
 // observe tells the state machine of a new soft state once the Ready that

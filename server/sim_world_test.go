@@ -545,7 +545,7 @@ func (n *simNode) expandSnapshot(group string, snap *raft.Snapshot) ([]byte, err
 		if !ok {
 			return nil, fmt.Errorf("group %s cannot expand", group)
 		}
-		f, size, err = ex.expandSnapshot(l)
+		f, size, err = ex.expandSnapshot(snap.Local)
 	default:
 		return nil, fmt.Errorf("unknown local snapshot %T", snap.Local)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -107,7 +108,11 @@ func (sm *streamSM) Restore(snap raft.Snapshot) error {
 	return nil
 }
 
-func (sm *streamSM) expandSnapshot(l linkedSnap) (vfs.File, int64, error) {
+func (sm *streamSM) expandSnapshot(local any) (vfs.File, int64, error) {
+	l, ok := local.(linkedSnap)
+	if !ok {
+		return nil, 0, fmt.Errorf("no linked snapshot to expand: %T", local)
+	}
 	return sm.mset.expandSnapshot(l)
 }
 
@@ -116,6 +121,12 @@ func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 }
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
+
+// skippedSnapshot: a snapshot abandoned because the stream changed under
+// it, or not taken because the stream stopped, is expected.
+func (sm *streamSM) skippedSnapshot(err error) bool {
+	return err == errSnapshotAbandoned || err == ErrStoreClosed
+}
 
 // startReplica creates the local replica of an assigned stream and its
 // raft group. The store is rebuilt from the group's log, so it starts empty.

@@ -23,13 +23,6 @@ import (
 // older servers refuse rather than misread), decoded once when the file is
 // read (decodeLinkedSnap).
 
-// snapPayload is what a state machine's snapshot encoder hands the raft
-// log: the full form's bytes, or a local kind kept instead.
-type snapPayload struct {
-	data  []byte
-	local any // linkedSnap
-}
-
 // linkedSnap is a linked stream snapshot: its metadata, naming the
 // directory snaps/<meta.Linked> of the group.
 type linkedSnap struct {
