@@ -138,10 +138,23 @@ func TestJetStreamClusterSnapshotsStaggered(t *testing.T) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "STAG", Subjects: []string{"stag"}, Replicas: 3})
+	// Each publish is applied everywhere before the next: a replica
+	// decides to snapshot after each batch it applies, so one that lagged
+	// and applied a long batch at once could pass its own point and the
+	// next replica's in one go (staggering is per index, not per batch).
 	for i := 0; i < 400; i++ {
 		if ack, err := clusterCASPublish(nc, nats.NewMsg("stag")); err != nil || ack.Error != nil {
 			t.Fatalf("publish: %+v %v", ack, err)
 		}
+		waitFor(t, 5*time.Second, "every replica applied the publish", func() bool {
+			var idx []uint64
+			for _, m := range c.replicas("STAG") {
+				m.mu.Lock()
+				idx = append(idx, m.lastIndex)
+				m.mu.Unlock()
+			}
+			return len(idx) == 3 && idx[0] == idx[1] && idx[1] == idx[2]
+		})
 	}
 	checkReplicasAgree(t, c, "STAG", 400)
 	var followers []uint64
