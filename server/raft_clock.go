@@ -1,7 +1,7 @@
 package server
 
 import (
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"time"
 )
 
@@ -11,7 +11,7 @@ import (
 // With a timer per group, a server holding a hundred idle R3 streams spent
 // most of a core writing heartbeats one by one.
 type raftClock struct {
-	mu   sync.Mutex
+	mu   lockorder.Mutex[lockorder.RaftClock]
 	ch   chan struct{} // closed at the next tick
 	live bool          // the ticking goroutine runs
 }
