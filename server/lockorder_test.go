@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 		}
 	})
 	code := m.Run()
+	if f := os.Getenv("LOCKORDER_EDGES"); f != "" { // for LOCKS.md
+		_ = os.WriteFile(f, []byte(strings.Join(lockorder.Edges(), "\n")+"\n"), 0o644)
+	}
 	if v := lockorder.Violations(); len(v) > 0 && code == 0 {
 		fmt.Fprintf(os.Stderr, "FAIL: %d lock-order violations (%d distinct), printed above\n", len(v), len(seen))
 		code = 1

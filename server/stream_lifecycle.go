@@ -105,9 +105,16 @@ func (jsa *jsAccount) othersSubjects(skip *stream) func(yield func([]string) boo
 	}
 }
 
-// makeStream opens the store of a reserved stream, writes its metadata
+// testHookMakeStream, set only by tests, runs as a claimed create starts
+// its slow part (to hold the claim open).
+var testHookMakeStream func(name string)
+
+// makeStream opens the store of a claimed stream, writes its metadata
 // (unless recovering) and starts it. Called without jsa.mu.
 func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recovering bool) (*stream, *ApiError) {
+	if hook := testHookMakeStream; hook != nil {
+		hook(cfg.Name)
+	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
 	store, err := jsa.openStore(dir, cfg)
 	if err != nil {

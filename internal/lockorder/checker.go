@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -291,4 +292,42 @@ func report(msg string) {
 	}
 	fmt.Fprintln(os.Stderr, msg)
 	os.Exit(2)
+}
+
+// Edges lists the class→class edges seen so far, one a line: "held →
+// taken  (first taken in function)".
+func Edges() []string {
+	runtime.RaceDisable()
+	defer runtime.RaceEnable()
+	return edgeLines()
+}
+
+//go:norace
+func edgeLines() []string {
+	var out []string
+	for a := cNone + 1; a < numClasses; a++ {
+		for c := cNone + 1; c < numClasses; c++ {
+			if e := edges[a][c].Load(); e != nil {
+				out = append(out, classes[a].name+" → "+classes[c].name+"  ("+takerOf(e.stack)+")")
+			}
+		}
+	}
+	return out
+}
+
+// takerOf is the first function in stack outside this package.
+//
+//go:norace
+func takerOf(stack string) string {
+	const self = "github.com/nats-io/nats-server/v2/internal/lockorder."
+	for _, line := range strings.Split(stack, "\n") {
+		if line == "" || line[0] == '\t' || strings.HasPrefix(line, "goroutine ") || strings.HasPrefix(line, self) {
+			continue
+		}
+		if i := strings.LastIndexByte(line, '('); i > 0 {
+			line = line[:i]
+		}
+		return strings.TrimPrefix(line, "github.com/nats-io/nats-server/v2/")
+	}
+	return "?"
 }

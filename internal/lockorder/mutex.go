@@ -19,3 +19,6 @@ func SetHandler(f func(msg string)) (restore func()) { return func() {} }
 
 // Violations is empty in this build.
 func Violations() []string { return nil }
+
+// Edges is empty in this build.
+func Edges() []string { return nil }
