@@ -12,8 +12,9 @@
 //
 // In a race build (go test -race sets the race tag) the checker runs
 // unless the nolockorder tag is given. Each goroutine's held locks are
-// kept (the goroutine is found by its id, read from runtime.Stack), and
-// before a lock is taken the checker verifies, for every lock the
+// kept (the goroutine is found by its id, read from the runtime's g at an
+// offset found once against runtime.Stack, goid_fast.go), and before a
+// lock is taken the checker verifies, for every lock the
 // goroutine already holds, that the held class's rank is lower than the
 // new one's. A violation — an acquisition against the rank order, a class
 // nested in itself, or a cycle in the graph of observed class→class
