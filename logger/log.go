@@ -7,11 +7,11 @@ package logger
 
 import (
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -65,7 +65,7 @@ var osExit = os.Exit
 // NewStdLogger and NewTestLogger) or to a file (see NewFileLogger).
 // All methods are safe for concurrent use.
 type Logger struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.Logger]
 	out    io.Writer // destination for the std logger; unused by the file logger
 	fl     *fileLog  // non-nil for a file logger
 	prefix string    // written first on every line ("[pid] " or test prefix)

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/internal/sublist"
@@ -31,7 +31,7 @@ type subscription struct {
 type Account struct {
 	Name string
 
-	mu         sync.RWMutex
+	mu         lockorder.RWMutex[lockorder.Account]
 	sl         *sublist.Sublist[*subscription]
 	jetstream  bool
 	jsLimits   *jsLimits // nil: the server's limits
@@ -100,7 +100,7 @@ func (a *Account) unsubscribe(sub *subscription) {
 
 // registry of accounts on a server.
 type accounts struct {
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex[lockorder.Accounts]
 	byName map[string]*Account
 }
 

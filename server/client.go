@@ -2,9 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,7 +45,7 @@ var defaultConnectOpts = ClientOpts{Verbose: true, Pedantic: true, Echo: true}
 // client is one client connection. Its read loop owns the parser and pcd;
 // everything else is guarded by mu.
 type client struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.Client]
 	cid    uint64
 	srv    *Server
 	nc     net.Conn

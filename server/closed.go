@@ -1,7 +1,7 @@
 package server
 
 import (
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 )
 
 // ClosedState is why a connection closed, named as nats-server names it.
@@ -67,7 +67,7 @@ func (cs ClosedState) String() string {
 
 // closedRing keeps the last N closed connections for /connz?state=closed.
 type closedRing struct {
-	mu    sync.Mutex
+	mu    lockorder.Mutex[lockorder.ClosedRing]
 	items []*ConnInfo
 	next  int
 	full  bool

@@ -2,8 +2,8 @@ package server
 
 import (
 	"errors"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"strings"
-	"sync"
 
 	"github.com/nats-io/nats-server/v2/internal/sublist"
 	"github.com/nats-io/nuid"
@@ -32,7 +32,7 @@ type serviceImport struct {
 	sub     *subscription
 	respSub *subscription
 	prefix  string // "_R_.<id>."
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.ServiceImport]
 	replies map[string]string // token → original reply (bounded)
 }
 

@@ -3,10 +3,10 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"path/filepath"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -16,7 +16,7 @@ const JetStreamAPILevel = 0
 
 // jetStream is the server's JetStream subsystem.
 type jetStream struct {
-	mu       sync.Mutex
+	mu       lockorder.Mutex[lockorder.JetStream]
 	srv      *Server
 	storeDir string
 	accounts map[string]*jsAccount
@@ -30,11 +30,14 @@ type jetStream struct {
 
 // jsAccount is JetStream for one account.
 type jsAccount struct {
-	mu      sync.RWMutex
+	mu      lockorder.RWMutex[lockorder.JSAccount]
 	js      *jetStream
 	acc     *Account
 	dir     string
 	streams map[string]*stream
+	// claims holds the names of streams being created or updated
+	// (stream_lifecycle.go claim).
+	claims  map[string]*nameClaim
 	apiSubs []*subscription
 	// usedCache serves checkStorage (jetstream_limits.go).
 	usedCache usageCache

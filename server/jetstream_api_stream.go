@@ -131,32 +131,39 @@ func (r *apiRequest) streamUpdate() any {
 }
 
 // updateStream applies a new configuration to a running stream.
+// The config changes under jsa.mu (other streams' subjects are checked
+// against it) and the stream's mu; the subscriptions follow without them
+// (subscribing takes routeTable.mu), in the stream's name claim, which
+// keeps two updates (or an update and a create) of one name apart.
 func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
+	done, _ := jsa.claim(mset.name, nil, nil)
+	defer func() {
+		jsa.mu.Lock()
+		jsa.unclaimLocked(mset.name, done)
+		jsa.mu.Unlock()
+	}()
 	jsa.mu.Lock()
-	defer jsa.mu.Unlock()
-	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		for _, other := range jsa.streams {
-			if other != mset && !yield(other.cfg.Subjects) {
-				return
-			}
-		}
-	}); e != nil {
+	if e := overlapsOthers(cfg.Subjects, jsa.othersSubjects(mset)); e != nil {
+		jsa.mu.Unlock()
 		return e
 	}
 	mset.mu.Lock()
 	if e := checkUpdate(&mset.cfg, cfg); e != nil {
 		mset.mu.Unlock()
+		jsa.mu.Unlock()
 		return e
 	}
 	meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: mset.created})
 	if err := jsa.js.writeFileSync(filepath.Join(jsa.dir, cfg.Name, streamMetaFile), meta); err != nil {
 		mset.mu.Unlock()
+		jsa.mu.Unlock()
 		return errStreamGeneral(err)
 	}
 	mset.cfg = *cfg
 	_ = mset.st().UpdateLimits(limitsOf(cfg))
 	mset.scheduleExpiryLocked()
 	mset.mu.Unlock()
+	jsa.mu.Unlock()
 	if err := mset.subscribe(); err != nil {
 		return errStreamGeneral(err)
 	}

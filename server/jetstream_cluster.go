@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"hash/fnv"
 	"net"
 	"path/filepath"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -65,7 +65,7 @@ type metaEntry struct {
 
 // jsCluster is JetStream's cluster state on one server.
 type jsCluster struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.JSCluster]
 	js      *jetStream
 	meta    *raftGroup
 	peers   []string

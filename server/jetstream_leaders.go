@@ -1,9 +1,9 @@
 package server
 
 import (
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
@@ -34,7 +34,7 @@ type leaderInfo struct {
 }
 
 type leaderMap struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.LeaderMap]
 	m       map[string]leaderInfo // "account stream" → leader
 	changed chan struct{}         // closed and replaced on every change
 }

@@ -1,7 +1,7 @@
 package server
 
 import (
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"time"
 )
 
@@ -59,41 +59,54 @@ func (jsa *jsAccount) checkStorage(mset *stream, size uint64) *ApiError {
 const usageRefresh = 50 * time.Millisecond
 
 // usageCache keeps the account's usage per storage type and each local
-// stream's share of it, so that a publish reads one stream, not all.
+// stream's share of it, so that a publish reads one stream, not all. mu
+// guards the fields only: the sums are made without it (they take
+// jsAccount.mu, stream.mu and remoteUsage.mu), by one publisher at a time
+// while the others use the previous sums.
 type usageCache struct {
-	mu     sync.Mutex
-	at     time.Time
-	total  [2]uint64 // by StorageType
-	shares map[*stream]uint64
+	mu         lockorder.Mutex[lockorder.UsageCache]
+	at         time.Time
+	total      [2]uint64 // by StorageType
+	shares     map[*stream]uint64
+	refreshing bool // a publisher is making new sums
 }
 
 // usedWith is the account's usage of storage, with mset's share read now.
 func (u *usageCache) usedWith(jsa *jsAccount, mset *stream, storage StorageType, now time.Time) uint64 {
 	u.mu.Lock()
-	if u.shares == nil || now.Sub(u.at) > usageRefresh {
-		u.refreshLocked(jsa, now)
+	stale := u.shares == nil || now.Sub(u.at) > usageRefresh
+	refresh := stale && (!u.refreshing || u.shares == nil)
+	if refresh {
+		u.refreshing = true
 	}
+	u.mu.Unlock()
+	if refresh {
+		total, shares := jsa.usageSums(now)
+		u.mu.Lock()
+		u.at, u.total, u.shares, u.refreshing = now, total, shares, false
+		u.mu.Unlock()
+	}
+	u.mu.Lock()
 	used := u.total[storage] - min(u.shares[mset], u.total[storage])
 	u.mu.Unlock()
 	return used + jsa.share(mset)
 }
 
-func (u *usageCache) refreshLocked(jsa *jsAccount, now time.Time) {
-	u.at, u.total = now, [2]uint64{}
-	clear(u.shares)
-	if u.shares == nil {
-		u.shares = map[*stream]uint64{}
-	}
+// usageSums adds up the account's usage per storage type and each local
+// stream's share of it.
+func (jsa *jsAccount) usageSums(now time.Time) (total [2]uint64, shares map[*stream]uint64) {
+	shares = map[*stream]uint64{}
 	for _, m := range jsa.streamList() {
 		b := jsa.share(m)
-		u.shares[m] = b
-		u.total[m.config().Storage] += b
+		shares[m] = b
+		total[m.config().Storage] += b
 	}
 	if jc := jsa.js.cluster; jc != nil {
 		for _, storage := range []StorageType{FileStorage, MemoryStorage} {
-			u.total[storage] += jc.usage.total(jsa.acc.Name, storage, jsa.holds, now)
+			total[storage] += jc.usage.total(jsa.acc.Name, storage, jsa.holds, now)
 		}
 	}
+	return total, shares
 }
 
 // share is what mset counts against the account: its bytes, once per

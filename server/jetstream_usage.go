@@ -2,7 +2,7 @@ package server
 
 import (
 	"encoding/json"
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"time"
 )
 
@@ -47,7 +47,7 @@ type streamUsage struct {
 
 // remoteUsage keeps the latest report of each other server.
 type remoteUsage struct {
-	mu sync.Mutex
+	mu lockorder.Mutex[lockorder.RemoteUsage]
 	by map[string]usageSeen
 }
 
@@ -68,16 +68,22 @@ func (r *remoteUsage) record(rep *usageReport, now time.Time) {
 // total sums, over the fresh reports, the sizes times replicas of the
 // account's streams of one storage type that skip does not name (the ones
 // held here), each stream once at the largest size reported for it.
+// skip is called without mu (it takes jsAccount.mu): the reports' stream
+// lists are replaced, never changed, so they are read after mu is released.
 func (r *remoteUsage) total(account string, storage StorageType, skip func(stream string) bool, now time.Time) uint64 {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	largest := map[string]uint64{}
+	var fresh [][]streamUsage
 	for server, seen := range r.by {
 		if now.Sub(seen.at) > usageReportTTL {
 			delete(r.by, server)
 			continue
 		}
-		for _, u := range seen.streams {
+		fresh = append(fresh, seen.streams)
+	}
+	r.mu.Unlock()
+	largest := map[string]uint64{}
+	for _, streams := range fresh {
+		for _, u := range streams {
 			if u.Account == account && u.Storage == storage && !skip(u.Stream) {
 				largest[u.Stream] = max(largest[u.Stream], u.Bytes*uint64(max(1, u.Replicas)))
 			}

@@ -1,9 +1,9 @@
 package server
 
 import (
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"os"
-	"sync"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/logger"
@@ -20,7 +20,7 @@ type Logger interface {
 }
 
 type logging struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.Logging]
 	logger Logger
 	debug  atomic.Bool
 	trace  atomic.Bool

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"hash/fnv"
 	"io"
 	"strings"
@@ -89,7 +90,7 @@ type raftGroup struct {
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
 
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.RaftGroup]
 	soft    raft.SoftState
 	status  raft.Status // the last one asked for (statusSnapshot)
 	failure error
@@ -97,7 +98,7 @@ type raftGroup struct {
 
 // raftGroups is the server's registry of groups.
 type raftGroups struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.RaftGroups]
 	groups map[string]*raftGroup
 	closed bool // shutting down: no new groups
 	// sending holds "<route id> <group>" for each snapshot going out in

@@ -1,6 +1,6 @@
 package server
 
-import "sync"
+import "github.com/nats-io/nats-server/v2/internal/lockorder"
 
 // raftClock is the one timer behind every raft group's ticks. Groups tick
 // together, so their heartbeats leave at the same moment and share each
@@ -8,7 +8,7 @@ import "sync"
 // With a timer per group, a server holding a hundred idle R3 streams spent
 // most of a core writing heartbeats one by one.
 type raftClock struct {
-	mu   sync.Mutex
+	mu   lockorder.Mutex[lockorder.RaftClock]
 	ch   chan struct{} // closed at the next tick
 	live bool          // the ticking goroutine runs
 }

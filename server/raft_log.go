@@ -4,9 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +39,8 @@ type walLog struct {
 	// the leader's snapshot gets entries, not the snapshot; a restart
 	// compacts them away.
 	keep       atomic.Uint64
-	compacting chan struct{} // closed when the compaction in progress ends
-	mu         sync.Mutex    // guards snap (metadata), pending and bgErr
+	compacting chan struct{}                     // closed when the compaction in progress ends
+	mu         lockorder.Mutex[lockorder.WalLog] // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
 	// inline compacts on the caller's goroutine (a group driven by a
 	// raftHost; set before the group starts).

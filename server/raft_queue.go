@@ -1,6 +1,8 @@
 package server
 
-import "sync"
+import (
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
+)
 
 // Bounds of a raft group's queues (tuning, not options: nats-server has no
 // such keys). A queue holds memory only for what it holds: an idle group
@@ -23,7 +25,7 @@ const raftQueueKeep = 8
 // raftQueue is a bounded FIFO that grows with its load: producers on any
 // goroutine, one consumer (the group goroutine), which waits on ready.
 type raftQueue[T any] struct {
-	mu    sync.Mutex
+	mu    lockorder.Mutex[lockorder.RaftQueue]
 	buf   []T // a ring: n items from head
 	head  int
 	n     int

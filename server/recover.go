@@ -2,8 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 )
 
@@ -17,7 +17,7 @@ import (
 // already logged a stack.
 type panicLog struct {
 	count  atomic.Int64
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.PanicLog]
 	logged map[string]bool
 }
 

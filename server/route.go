@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"net"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -67,7 +67,7 @@ type route struct {
 }
 
 type routeTable struct {
-	mu       sync.Mutex
+	mu       lockorder.Mutex[lockorder.Routes]
 	byID     map[string]*route
 	interest map[string]int // "acc subject queue" → local subscriptions
 	dialing  map[string]bool

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"net"
 	"sort"
 	"strconv"
@@ -19,7 +20,7 @@ import (
 
 // Server is a Tern server.
 type Server struct {
-	mu         sync.Mutex
+	mu         lockorder.Mutex[lockorder.Server]
 	id         string
 	name       string
 	opts       atomic.Pointer[Options]

@@ -2,9 +2,9 @@ package server
 
 import (
 	"encoding/binary"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"hash/fnv"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,13 +38,16 @@ type dedupeEntry struct {
 // stream is a JetStream stream. Its mu serialises apply, so everything
 // processJetStreamMsg reads is stable while it runs.
 type stream struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.Stream]
 	jsa     *jsAccount
 	name    string       // cfg.Name, never changes: read without mu
 	quoted  string       // name as a JSON string, for pub acks (strconv.Quote is slow per ack)
 	cfg     StreamConfig // written by updates under jsa.mu and mu
 	created time.Time
 	store   atomic.Pointer[storeRef] // replaced only when a snapshot is installed
+	// storeGen counts restores: restore n builds its store in msgs.<n>
+	// beside the current one (group goroutine only).
+	storeGen uint64
 
 	ddmap  map[string]*dedupeEntry
 	ddarr  []*dedupeEntry // ordered by ts (apply order)

@@ -23,21 +23,97 @@ func limitsOf(cfg *StreamConfig) StoreLimits {
 	return l
 }
 
-// addStream creates (or, when recovering, reopens) a stream.
+// addStream creates (or, when recovering, reopens) a stream. The name and
+// subjects are claimed under jsa.mu; the store is opened and the stream
+// subscribed without it (subscribing takes routeTable.mu, ranked before
+// jsAccount.mu), and the stream is published in jsa.streams only once it
+// runs. A second create of the same name waits for the first to finish
+// and then decides again, as if the two had run one after the other.
 func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering bool) (*stream, *ApiError) {
-	jsa.mu.Lock()
-	defer jsa.mu.Unlock()
-	if _, ok := jsa.streams[cfg.Name]; ok {
-		return nil, errStreamNameExist()
+	done, e := jsa.claim(cfg.Name, cfg.Subjects, func() *ApiError {
+		if _, ok := jsa.streams[cfg.Name]; ok {
+			return errStreamNameExist()
+		}
+		return overlapsOthers(cfg.Subjects, jsa.othersSubjects(nil))
+	})
+	if e != nil {
+		return nil, e
 	}
-	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+	mset, e := jsa.makeStream(cfg, created, recovering)
+	jsa.mu.Lock()
+	if mset != nil {
+		jsa.streams[cfg.Name] = mset
+	}
+	jsa.unclaimLocked(cfg.Name, done)
+	jsa.mu.Unlock()
+	return mset, e
+}
+
+// nameClaim marks a stream name with a create or an update in progress.
+type nameClaim struct {
+	subjects []string      // a create's subjects, for the overlap checks
+	done     chan struct{} // closed when the create or update has finished
+}
+
+// claim waits until no create or update of name is in progress, then,
+// under jsa.mu, runs check (nil: none) and, if it passes, claims the name.
+// The caller ends the claim with unclaimLocked.
+func (jsa *jsAccount) claim(name string, subjects []string, check func() *ApiError) (done chan struct{}, e *ApiError) {
+	for {
+		jsa.mu.Lock()
+		if p := jsa.claims[name]; p != nil {
+			jsa.mu.Unlock()
+			<-p.done
+			continue
+		}
+		if check != nil {
+			if e := check(); e != nil {
+				jsa.mu.Unlock()
+				return nil, e
+			}
+		}
+		if jsa.claims == nil {
+			jsa.claims = map[string]*nameClaim{}
+		}
+		p := &nameClaim{subjects: subjects, done: make(chan struct{})}
+		jsa.claims[name] = p
+		jsa.mu.Unlock()
+		return p.done, nil
+	}
+}
+
+// unclaimLocked ends a claim; the caller holds jsa.mu.
+func (jsa *jsAccount) unclaimLocked(name string, done chan struct{}) {
+	delete(jsa.claims, name)
+	close(done)
+}
+
+// othersSubjects yields the subjects of every stream but skip and of
+// every create in progress. The caller holds jsa.mu.
+func (jsa *jsAccount) othersSubjects(skip *stream) func(yield func([]string) bool) {
+	return func(yield func([]string) bool) {
 		for _, other := range jsa.streams {
-			if !yield(other.cfg.Subjects) {
+			if other != skip && !yield(other.cfg.Subjects) {
 				return
 			}
 		}
-	}); e != nil {
-		return nil, e
+		for _, p := range jsa.claims {
+			if !yield(p.subjects) {
+				return
+			}
+		}
+	}
+}
+
+// testHookMakeStream, set only by tests, runs as a claimed create starts
+// its slow part (to hold the claim open).
+var testHookMakeStream func(name string)
+
+// makeStream opens the store of a claimed stream, writes its metadata
+// (unless recovering) and starts it. Called without jsa.mu.
+func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recovering bool) (*stream, *ApiError) {
+	if hook := testHookMakeStream; hook != nil {
+		hook(cfg.Name)
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
 	store, err := jsa.openStore(dir, cfg)
@@ -69,11 +145,18 @@ func (jsa *jsAccount) addStream(cfg *StreamConfig, created time.Time, recovering
 		mset.stop(!recovering)
 		return nil, errStreamCreate(err)
 	}
-	jsa.streams[cfg.Name] = mset
 	return mset, nil
 }
 
+// openStore opens the store of the stream whose directory is dir (its
+// messages in dir/msgs).
 func (jsa *jsAccount) openStore(dir string, cfg *StreamConfig) (StreamStore, error) {
+	return jsa.openStoreIn(dir, filepath.Join(dir, "msgs"), cfg)
+}
+
+// openStoreIn opens a store with its messages in msgs, a directory of the
+// stream's directory dir (a restored replica's store is in msgs.<n>).
+func (jsa *jsAccount) openStoreIn(dir, msgs string, cfg *StreamConfig) (StreamStore, error) {
 	limits := limitsOf(cfg)
 	if cfg.Storage == MemoryStorage {
 		return store.NewMemStore(limits), nil
@@ -81,7 +164,7 @@ func (jsa *jsAccount) openStore(dir string, cfg *StreamConfig) (StreamStore, err
 	if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
 		return nil, err
 	}
-	return store.OpenFileStore(jsa.js.fs, filepath.Join(dir, "msgs"), fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)
+	return store.OpenFileStore(jsa.js.fs, msgs, fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)
 }
 
 // fileStoreBlockSize is the block size of streams' file stores (0: the
@@ -116,7 +199,7 @@ func (mset *stream) start() error {
 // subjects, and direct get when allowed. Missing ones are added before the
 // ones no longer wanted are removed, so a subject the stream keeps across
 // an update never goes without a listener (a publish in that gap would be
-// lost). Callers are serialised by jsa.mu.
+// lost). Callers are serialised by the stream's name claim (claim).
 func (mset *stream) subscribe() error {
 	mset.mu.Lock()
 	cfg := mset.cfg

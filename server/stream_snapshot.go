@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"sync"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
@@ -178,7 +178,7 @@ func (mset *stream) pruneSnapshotDirs(keep uint64) {
 // snapPins counts the readers of each snapshot directory; pruning leaves
 // a pinned one alone.
 type snapPins struct {
-	mu sync.Mutex
+	mu lockorder.Mutex[lockorder.SnapPins]
 	n  map[string]int
 }
 
@@ -263,24 +263,35 @@ func (mset *stream) restoreSpooled(sp spooledSnap) error {
 }
 
 // restoreFrom replaces the replica's state with the snapshot of meta and,
-// for a full one, the messages next yields (nil: a linked one).
+// for a full one, the messages next yields (nil: a linked one). The new
+// store is built beside the current one, without mu (restores and applies
+// both run on the group's goroutine only, so nothing else writes the
+// store meanwhile, and readers keep the old store until the swap); mu is
+// held only to swap it in with the state that goes with it. The old store
+// is deleted after. A failed restore leaves the old store in place.
 func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool, error)) error {
-	mset.mu.Lock()
-	defer mset.mu.Unlock()
 	jsa := mset.jsa
-	_ = mset.st().Delete()
 	dir := filepath.Join(jsa.dir, mset.name)
-	jsa.js.fs.RemoveAll(dir)
+	mset.storeGen++
+	msgs := filepath.Join(dir, "msgs."+strconv.FormatUint(mset.storeGen, 10))
+	jsa.js.fs.RemoveAll(msgs)
+	var store StreamStore
+	var err error
 	if next == nil {
-		if err := mset.restoreLinkedLocked(dir, &meta); err != nil {
-			return err
+		store, err = mset.restoreLinked(dir, msgs, &meta)
+	} else {
+		store, err = mset.restoreFull(dir, msgs, &meta, next)
+	}
+	if err != nil {
+		if store != nil {
+			_ = store.Delete()
 		}
-	} else if err := mset.restoreFullLocked(dir, &meta, next); err != nil {
+		jsa.js.fs.RemoveAll(msgs)
 		return err
 	}
-	if mset.wal != nil {
-		mset.pruneSnapshotDirs(0)
-	}
+	mset.mu.Lock()
+	old := mset.st()
+	mset.setStore(store)
 	mset.cfg = meta.Config
 	mset.lmsgID, mset.applied, mset.digest = meta.LastID, meta.Applied, meta.Digest
 	mset.ddmap, mset.ddarr, mset.ddhead = map[string]*dedupeEntry{}, nil, 0
@@ -288,67 +299,71 @@ func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool,
 		dde := &dedupeEntry{id: d.ID, seq: d.Seq, ts: d.TS}
 		mset.ddmap[d.ID], mset.ddarr = dde, append(mset.ddarr, dde)
 	}
+	mset.mu.Unlock()
+	_ = old.Delete()
+	if mset.wal != nil {
+		mset.pruneSnapshotDirs(0)
+	}
 	return nil
 }
 
-// restoreFullLocked rebuilds the store in dir from the messages that
-// follow a full snapshot's metadata.
-func (mset *stream) restoreFullLocked(dir string, meta *streamSnapMeta, msgs func() (snapMsg, bool, error)) error {
-	store, err := mset.jsa.openStore(dir, &meta.Config)
+// restoreFull builds a store in msgs (a directory of the stream's dir)
+// from the messages that follow a full snapshot's metadata. On an error
+// it returns the partial store, for the caller to delete.
+func (mset *stream) restoreFull(dir, msgs string, meta *streamSnapMeta, next func() (snapMsg, bool, error)) (StreamStore, error) {
+	store, err := mset.jsa.openStoreIn(dir, msgs, &meta.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	mset.setStore(store)
-	next := uint64(1)
+	seq := uint64(1)
 	for {
-		m, ok, err := msgs()
+		m, ok, err := next()
 		switch {
 		case err != nil:
-			return err
+			return store, err
 		case !ok:
-			if meta.Last+1 > next {
-				_ = store.SkipMsgs(meta.Last + 1 - next)
+			if meta.Last+1 > seq {
+				_ = store.SkipMsgs(meta.Last + 1 - seq)
 			}
-			return nil
-		case m.seq < next:
-			return errBadRaftMsg
-		case m.seq > next:
-			_ = store.SkipMsgs(m.seq - next)
+			return store, nil
+		case m.seq < seq:
+			return store, errBadRaftMsg
+		case m.seq > seq:
+			_ = store.SkipMsgs(m.seq - seq)
 		}
 		if _, err := store.StoreMsg(m.subj, m.hdr, m.msg, m.ts); err != nil {
-			return err
+			return store, err
 		}
-		next = m.seq + 1
+		seq = m.seq + 1
 	}
 }
 
-// restoreLinkedLocked makes the store in dir from a linked snapshot's
+// restoreLinked makes the store in msgs from a linked snapshot's
 // directory and checks it holds what the metadata says.
-func (mset *stream) restoreLinkedLocked(dir string, meta *streamSnapMeta) error {
+func (mset *stream) restoreLinked(dir, msgs string, meta *streamSnapMeta) (StreamStore, error) {
 	if mset.groupDir == "" {
-		return fmt.Errorf("linked snapshot %s outside a raft group", meta.Linked)
+		return nil, fmt.Errorf("linked snapshot %s outside a raft group", meta.Linked)
 	}
 	snapDir := filepath.Join(mset.groupDir, snapsDir, meta.Linked)
-	if err := restoreFileSnapshot(mset.jsa.js.fs, snapDir, filepath.Join(dir, "msgs")); err != nil {
-		return fmt.Errorf("%w %s: %w", errLinkedRestore, meta.Linked, err)
+	if err := restoreFileSnapshot(mset.jsa.js.fs, snapDir, msgs); err != nil {
+		return nil, fmt.Errorf("%w %s: %w", errLinkedRestore, meta.Linked, err)
 	}
-	store, err := mset.jsa.openStore(dir, &meta.Config)
+	store, err := mset.jsa.openStoreIn(dir, msgs, &meta.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	mset.setStore(store)
 	fs, ok := store.(linkableStore)
 	if !ok {
-		return fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
+		return store, fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
 	}
 	fs.MarkShared()
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
-		return fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
+		return store, fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
 			meta.Linked, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
 	}
-	return nil
+	return store, nil
 }
 
 // wantSnapshot is asked after every batch of applied entries: when a

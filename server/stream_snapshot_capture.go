@@ -4,8 +4,8 @@ import (
 	"container/heap"
 	"encoding/binary"
 	"errors"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
-	"sync"
 	"sync/atomic"
 )
 
@@ -42,7 +42,7 @@ type snapCapture struct {
 	first, last uint64
 	next        atomic.Uint64 // the next sequence the encoder reads
 	abandoned   atomic.Bool
-	mu          sync.Mutex
+	mu          lockorder.Mutex[lockorder.SnapCapture]
 	saved       savedMsgs // copies of messages removed before the encoder got to them
 	savedBytes  int
 	encoded     uint64 // the last sequence encoded (encoder only)

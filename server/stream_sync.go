@@ -1,7 +1,7 @@
 package server
 
 import (
-	"sync"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"time"
 )
 
@@ -10,7 +10,7 @@ import (
 // covers every publish that arrived while the previous one ran (group
 // commit). Otherwise the store is synced every interval.
 type groupCommit struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.GroupCommit]
 	mset    *stream
 	always  bool
 	pending []pendingAck

@@ -2,8 +2,9 @@ package clock
 
 import (
 	"container/heap"
-	"sync"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 )
 
 // Manual is a clock that moves only when Advance is called. Timers due
@@ -20,7 +21,7 @@ import (
 // All methods are safe for concurrent use; runs are deterministic when a
 // single goroutine advances the clock.
 type Manual struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.ClockManual]
 	now     time.Time
 	created uint64
 	pending timerHeap

@@ -25,9 +25,9 @@ package store
 import (
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"os"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/subjects"
@@ -60,7 +60,7 @@ var (
 
 // fileStore is the block-file StreamStore. Lock order: syncer.mu, then mu.
 type fileStore struct {
-	mu     sync.Mutex
+	mu     lockorder.Mutex[lockorder.FileStore]
 	fsys   vfs.FS
 	dir    string
 	cfg    FileStoreConfig
@@ -131,7 +131,9 @@ type tsCache struct {
 }
 
 // syncLock serializes Sync, checkpoints, EraseMsg and Stop.
-type syncLock struct{ mu sync.Mutex }
+type syncLock struct {
+	mu lockorder.Mutex[lockorder.FileStoreSync]
+}
 
 // newFileStore opens the store in dir, recovering what is there, or
 // creates an empty one.

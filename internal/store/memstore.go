@@ -1,9 +1,9 @@
 package store
 
 import (
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/subjects"
@@ -29,7 +29,7 @@ type memMsg struct {
 
 // memStore is the in-memory StreamStore.
 type memStore struct {
-	mu     sync.RWMutex
+	mu     lockorder.RWMutex[lockorder.MemStore]
 	msgs   map[uint64]*memMsg
 	first  uint64 // first sequence (may be a deleted slot until trimmed)
 	last   uint64

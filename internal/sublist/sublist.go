@@ -5,7 +5,8 @@
 //
 // # Locking
 //
-// Each Sublist is guarded by exactly one sync.RWMutex, mu. It protects the
+// Each Sublist is guarded by exactly one RWMutex, mu (internal/lockorder:
+// a sync.RWMutex whose order is checked under -race). It protects the
 // trie, the match cache, the generation counter and the insert/remove
 // counters; nothing else is shared except the atomic hit/miss counters.
 //
@@ -29,8 +30,8 @@ package sublist
 
 import (
 	"errors"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"strings"
-	"sync"
 	"sync/atomic"
 )
 
@@ -50,7 +51,7 @@ type Sublist[T comparable] struct {
 	// The fields touched by a cache hit (mu, hits, cache) come first so
 	// they share one cache line; a hit then bounces only that line
 	// between cores.
-	mu      sync.RWMutex
+	mu      lockorder.RWMutex[lockorder.Sublist]
 	hits    atomic.Uint64 // Match calls served from the cache
 	cache   map[string]*Result[T]
 	misses  atomic.Uint64 // all other Match calls

@@ -2,13 +2,13 @@ package vfs
 
 import (
 	"errors"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -20,7 +20,7 @@ var ErrCrashed = errors.New("vfs: file system crashed")
 // survives only once SyncDir was called on its directory. Directories are
 // durable as soon as they are made. It is safe for concurrent use.
 type MemFS struct {
-	mu      sync.Mutex
+	mu      lockorder.Mutex[lockorder.MemFS]
 	files   map[string]*memInode // the namespace as the running system sees it
 	durable map[string]*memInode // the namespace as of the last SyncDir calls
 	dirs    map[string]bool

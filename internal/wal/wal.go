@@ -3,9 +3,9 @@ package wal
 import (
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -57,7 +57,7 @@ const (
 // WAL is a Raft log on disk. It is safe for concurrent use; all methods
 // serialize on mu, including the fsync in Sync.
 type WAL struct {
-	mu    sync.Mutex
+	mu    lockorder.Mutex[lockorder.WAL]
 	fs    vfs.FS
 	dir   string
 	opts  Options
