@@ -58,6 +58,7 @@ func (s *State) firstDelivery(seq uint64, ts int64, out *Outcome) {
 		s.pending = make(map[uint64]*Pending)
 	}
 	s.pending[seq] = &Pending{CSeq: s.delivered.Consumer, Deliveries: 1, TS: ts}
+	s.track(seq)
 }
 
 func (s *State) redeliver(seq uint64, p *Pending, ts int64, src Source, out *Outcome) {

@@ -3,43 +3,49 @@ package consumer
 // The ack floor is a function of the applied state: Delivered when
 // nothing is pending, else one below the lowest pending message (its
 // stream sequence and the consumer sequence of its first delivery).
-// s.floor caches it; refloor brings the cache up to date after pending
-// changed, looking for the new lowest message only when the old one left.
+// s.floor caches it, and s.order makes finding the lowest pending message
+// cheap: first deliveries only go up in stream sequence, so pending
+// sequences in delivery order are ascending. order keeps them in that
+// order and forgets the ones no longer pending lazily, from its head when
+// the floor is looked for, and all at once when they outnumber the pending
+// ones (so it never holds more than about twice the pending messages).
+// Neither cache is part of a snapshot: both are rebuilt on restore.
+
+// track records a first delivery of seq (above every pending sequence).
+func (s *State) track(seq uint64) { s.order = append(s.order, seq) }
 
 // refloor recomputes s.floor after pending changed.
 func (s *State) refloor() {
 	if len(s.pending) == 0 {
-		s.floor = s.delivered
+		s.floor, s.order = s.delivered, s.order[:0]
 		return
 	}
-	if p, ok := s.pending[s.floor.Stream+1]; ok {
-		s.floor.Consumer = p.CSeq - 1
-		return
+	i := 0
+	for ; i < len(s.order); i++ {
+		if _, ok := s.pending[s.order[i]]; ok {
+			break
+		}
 	}
-	seq, p := s.lowestPending()
-	s.floor = SeqPair{Consumer: p.CSeq - 1, Stream: seq - 1}
+	s.order = s.order[i:]
+	if len(s.order) == 0 { // cannot happen while order is kept; rebuilt rather than trusted
+		s.order = s.sortedPending()
+	} else if len(s.order) > 2*len(s.pending)+32 {
+		s.compactOrder()
+	}
+	seq := s.order[0]
+	s.floor = SeqPair{Consumer: s.pending[seq].CSeq - 1, Stream: seq - 1}
 }
 
-// lowestPending finds the pending message with the lowest stream
-// sequence: walking the sequences above the floor when that is the
-// shorter walk, else every pending message. Pending is not empty.
-func (s *State) lowestPending() (uint64, *Pending) {
-	from, to := s.floor.Stream+1, s.delivered.Stream
-	if to >= from && to-from < uint64(len(s.pending)) {
-		for seq := from; seq <= to; seq++ {
-			if p, ok := s.pending[seq]; ok {
-				return seq, p
-			}
+// compactOrder drops the sequences no longer pending from order, into a
+// new array (so the memory the forgotten head held goes too).
+func (s *State) compactOrder() {
+	n := make([]uint64, 0, 2*len(s.pending))
+	for _, seq := range s.order {
+		if _, ok := s.pending[seq]; ok {
+			n = append(n, seq)
 		}
 	}
-	var low uint64
-	var lp *Pending
-	for seq, p := range s.pending {
-		if lp == nil || seq < low {
-			low, lp = seq, p
-		}
-	}
-	return low, lp
+	s.order = n
 }
 
 // removePending drops seq from pending (the caller refloors once after a

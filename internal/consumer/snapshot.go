@@ -70,7 +70,7 @@ func RestoreSnapshot(data []byte) (*State, error) {
 	if !s.readPending(r) || !s.readMaxed(r) || r.bad || len(r.b) != 0 {
 		return nil, ErrCodec
 	}
-	s.floor = SeqPair{}
+	s.order = s.sortedPending()
 	s.refloor()
 	return s, nil
 }

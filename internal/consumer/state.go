@@ -45,8 +45,9 @@ type State struct {
 	gen       uint64 // generation: log index of the last Create or Update (see Entry)
 	created   int64
 	deleted   bool
-	delivered SeqPair // last delivered (0 when none)
-	floor     SeqPair // ack floor: a cache of ackFloorOf(), kept by floor.go
+	delivered SeqPair  // last delivered (0 when none)
+	floor     SeqPair  // ack floor: a cache, kept by floor.go
+	order     []uint64 // pending stream seqs ascending, and some no longer pending (floor.go)
 	pending   map[uint64]*Pending
 	maxed     map[uint64]uint64 // stream seq → deliveries, of messages that reached max_deliver unacknowledged
 	lastDeliv int64             // stamp of the last delivery (ConsumerInfo delivered.last_active)
