@@ -15,7 +15,10 @@ func (s *State) create(e *Entry, src Source, out *Outcome) {
 		return
 	}
 	start := startSeq(e.Config, src)
-	*s = State{cfg: e.Config.clone(), gen: e.Gen, created: e.TS, paused: e.Config.PauseUntil}
+	*s = State{cfg: e.Config.clone(), gen: e.Gen, created: e.TS}
+	if e.Config.PauseUntil > e.TS {
+		s.paused = e.Config.PauseUntil
+	}
 	s.delivered = SeqPair{Stream: start - 1}
 	s.floor = s.delivered
 	out.Changed, out.Interest = true, true

@@ -54,6 +54,9 @@
 // whole log, then proposes from State: nothing it sends is decided by
 // soft state alone.
 //
+// A State has no lock: the stream's apply owns it, and readers (consumer
+// info) read it under the stream's lock, as they read the store.
+//
 // # Determinism rules
 //
 //   - Apply reads only the State, the Entry and the Source. The only time
