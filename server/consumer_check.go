@@ -22,6 +22,35 @@ func jsValidSubject(s string) bool {
 	return sublist.ValidSubject(s) && !strings.ContainsRune(s, '\f')
 }
 
+// jsSubsetMatch reports whether every subject that subject matches is
+// matched by test, token by token as nats-server decides it for filters
+// and deliver subjects. It does not validate either subject, so a ">"
+// inside test matches whatever follows (nats-server reports ["a.b",
+// "a.>.c"] as overlapping filters, not as an invalid one).
+func jsSubsetMatch(subject, test string) bool {
+	st, tt := strings.Split(subject, "."), strings.Split(test, ".")
+	for i, t := range tt {
+		if i >= len(st) || t == "" {
+			return false
+		}
+		if t == ">" {
+			return true
+		}
+		s := st[i]
+		switch {
+		case s == "" || s == ">":
+			return false
+		case s == "*":
+			if t != "*" {
+				return false
+			}
+		case t != "*" && s != t:
+			return false
+		}
+	}
+	return len(st) == len(tt)
+}
+
 // checkConsumerConfig validates a normalised config against its stream and
 // limits, in nats-server's order (the first failing check is the answer).
 func checkConsumerConfig(cfg *ConsumerConfig, scfg *StreamConfig, lim *consumerLimits) *ApiError {
@@ -157,7 +186,7 @@ func checkConsumerPush(cfg *ConsumerConfig, scfg *StreamConfig) *ApiError {
 // store every delivery again.
 func deliveryFormsCycle(scfg *StreamConfig, deliver string) bool {
 	for _, s := range scfg.Subjects {
-		if sublist.SubjectIsSubsetMatch(deliver, s) {
+		if jsSubsetMatch(deliver, s) {
 			return true
 		}
 	}
@@ -205,7 +234,7 @@ func checkConsumerFilters(cfg *ConsumerConfig, _ *StreamConfig, _ *consumerLimit
 			return errStreamInvalidConfig("invalid subject")
 		}
 		for j, g := range filters {
-			if i != j && sublist.SubjectIsSubsetMatch(f, g) {
+			if i != j && jsSubsetMatch(f, g) {
 				return errConsumerOverlappingFilters()
 			}
 		}

@@ -21,15 +21,47 @@ type consumerCreateState struct {
 	Others []*ConsumerConfig
 	// Clustered: JetStream runs clustered (R>1 consumers are possible).
 	Clustered bool
-	// NewName names an ephemeral that has no name (createConsumerName if nil).
+	// NewName names an ephemeral that has no name (createConsumerName if nil);
+	// the caller retries when the name is taken.
 	NewName func() string
 }
 
 // decideConsumerCreate normalises and validates req.Config (already
-// reconciled with the request subject, see checkCreateSubject) as
-// nats-server does when it creates or updates a consumer, and returns the
-// config to store, or the error the client gets.
-func decideConsumerCreate(st *consumerCreateState, req *CreateConsumerRequest) (*ConsumerConfig, *ApiError) {
+// reconciled with the request subject, see decodeConsumerCreate) as
+// nats-server does when it creates or updates a consumer. It returns the
+// config to store and echo, and the consumer's name, or the error the
+// client gets. A generated ephemeral name is not written into the config:
+// nats-server's echo leaves it out.
+func decideConsumerCreate(st *consumerCreateState, req *CreateConsumerRequest) (*ConsumerConfig, string, *ApiError) {
+	cfg, err := decideConsumerConfig(st, req)
+	if err != nil {
+		return nil, "", err
+	}
+	name := consumerNameOf(cfg)
+	if name == "" {
+		gen := st.NewName
+		if gen == nil {
+			gen = createConsumerName
+		}
+		name = gen()
+		for taken(st, name) {
+			name = gen()
+		}
+	}
+	return cfg, name, nil
+}
+
+// taken reports whether one of the stream's consumers has the name.
+func taken(st *consumerCreateState, name string) bool {
+	for _, o := range st.Others {
+		if consumerNameOf(o) == name {
+			return true
+		}
+	}
+	return false
+}
+
+func decideConsumerConfig(st *consumerCreateState, req *CreateConsumerRequest) (*ConsumerConfig, *ApiError) {
 	if !st.Clustered && req.Config.Replicas > 1 {
 		return nil, errReplicasNotSupported()
 	}
@@ -98,18 +130,10 @@ func decideNewConsumer(st *consumerCreateState, cfg *ConsumerConfig) (*ConsumerC
 			return nil, err
 		}
 	}
-	if isDurableConsumer(cfg) {
-		if len(cfg.Durable) > JSMaxNameLen {
-			return nil, errConsumerNameTooLong(JSMaxNameLen)
-		}
-	} else if cfg.Name == "" {
-		gen := st.NewName
-		if gen == nil {
-			gen = createConsumerName
-		}
-		cfg.Name = gen()
+	if isDurableConsumer(cfg) && len(cfg.Durable) > JSMaxNameLen {
+		return nil, errConsumerNameTooLong(JSMaxNameLen)
 	}
-	if !isValidAssetName(consumerNameOf(cfg)) {
+	if n := consumerNameOf(cfg); n != "" && !isValidAssetName(n) {
 		return nil, errConsumerBadDurableName()
 	}
 	stampEphemeralThreshold(cfg)
@@ -194,12 +218,25 @@ func stampEphemeralThreshold(cfg *ConsumerConfig) {
 
 // newConsumerInfo is the ConsumerInfo of a consumer that has delivered
 // nothing yet: what CONSUMER.CREATE answers before any state exists.
-func newConsumerInfo(stream string, cfg *ConsumerConfig, created, now time.Time) *ConsumerInfo {
-	return &ConsumerInfo{
+// startSeq is the first stream sequence it will deliver (delivered and ack
+// floor report the one before it); now decides the pause fields.
+func newConsumerInfo(stream, name string, cfg *ConsumerConfig, startSeq uint64, created, now time.Time) *ConsumerInfo {
+	ci := &ConsumerInfo{
 		Stream:    stream,
-		Name:      consumerNameOf(cfg),
+		Name:      name,
 		Created:   created.UTC(),
 		Config:    cfg,
 		TimeStamp: now.UTC(),
 	}
+	if startSeq > 0 {
+		ci.Delivered.Stream, ci.AckFloor.Stream = startSeq-1, startSeq-1
+	}
+	if cfg.PauseUntil != nil && now.Before(*cfg.PauseUntil) {
+		ci.Paused, ci.PauseRemaining = true, cfg.PauseUntil.Sub(now)
+	}
+	// nats-server reports the first group only (one pin for all groups).
+	if len(cfg.PriorityGroups) > 0 {
+		ci.PriorityGroups = []PriorityGroupState{{Group: cfg.PriorityGroups[0]}}
+	}
+	return ci
 }

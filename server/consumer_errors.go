@@ -162,7 +162,9 @@ func errConsumerInvalidGroupName() *ApiError {
 func errConsumerPushWithPriorityGroup() *ApiError {
 	return apiErr(400, 10178, "priority groups can not be used with push consumers")
 }
-func errConsumerAckPolicyInvalid() *ApiError { return apiErr(400, 10181, "consumer ack policy invalid") }
+func errConsumerAckPolicyInvalid() *ApiError {
+	return apiErr(400, 10181, "consumer ack policy invalid")
+}
 func errConsumerReplayPolicyInvalid() *ApiError {
 	return apiErr(400, 10182, "consumer replay policy invalid")
 }
