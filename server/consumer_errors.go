@@ -195,3 +195,6 @@ func errConsumerAckFCRequiresNoAckWait() *ApiError {
 func errConsumerAckFCRequiresNoMaxDeliver() *ApiError {
 	return apiErr(400, 10222, "flow control ack policy requires unset max deliver")
 }
+func errClusteringRequired() *ApiError {
+	return apiErr(503, 10010, "JetStream clustering support required")
+}
