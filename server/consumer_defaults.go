@@ -21,10 +21,10 @@ func clampNegatives(cfg *ConsumerConfig, pedantic bool) *ApiError {
 		cfg.MaxDeliver = -1
 	}
 	ints := []struct {
-		v    *int
-		to   int
-		name string
-		min  int
+		v   *int
+		to  int
+		msg string
+		min int
 	}{
 		{&cfg.MaxWaiting, 0, "max_waiting must not be negative", 0},
 		{&cfg.MaxAckPending, -1, "max_ack_pending must be set to -1", -1},
@@ -33,7 +33,7 @@ func clampNegatives(cfg *ConsumerConfig, pedantic bool) *ApiError {
 	for _, f := range ints {
 		if *f.v < f.min {
 			if pedantic {
-				return errPedantic(f.name)
+				return errPedantic(f.msg)
 			}
 			*f.v = f.to
 		}
