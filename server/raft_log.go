@@ -42,6 +42,7 @@ type walLog struct {
 	compacting chan struct{}                     // closed when the compaction in progress ends
 	mu         lockorder.Mutex[lockorder.WalLog] // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
+	kind localSnapKind // nil: no local snapshot kind
 	// inline compacts on the caller's goroutine (a group driven by a
 	// raftHost; set before the group starts).
 	inline bool
@@ -51,11 +52,33 @@ type walLog struct {
 const snapshotFile = "snapshot"
 
 func openWALLog(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string, ...any)) (*walLog, error) {
+	return openWALLogKind(fs, dir, syncEvery, logf, nil)
+}
+
+// localSnapKind lets a raft log keep its state machine's local snapshot
+// kind (raft.Snapshot.Local other than a spool file: a stream's linked
+// snapshot, stream_snapshot_kind.go) in its snapshot file and read it
+// back. A log without one stores full data and spooled snapshots only.
+type localSnapKind interface {
+	// storedForm is what the snapshot file holds for local; false when
+	// local is not of this kind.
+	storedForm(local any) ([]byte, bool)
+	// isStoredForm reports whether data read from the snapshot file is
+	// in the stored form. The log never stores full data that is (it
+	// would read back as a local kind: a file reference from a peer).
+	isStoredForm(data []byte) bool
+	// decodeStored reads the local kind back from its stored form.
+	decodeStored(data []byte) (any, error)
+}
+
+// openWALLogKind is openWALLog for a state machine with a local snapshot
+// kind.
+func openWALLogKind(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string, ...any), kind localSnapKind) (*walLog, error) {
 	w, err := wal.Open(fs, filepath.Join(dir, "wal"), wal.Options{Logf: logf})
 	if err != nil {
 		return nil, err
 	}
-	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery}
+	l := &walLog{fs: fs, dir: dir, w: w, syncEvery: syncEvery, kind: kind}
 	hs := w.HardState()
 	l.votedTerm, l.votedFor = hs.Term, raft.ID(hs.Vote)
 	if err := l.loadSnapshot(); err != nil {
@@ -294,15 +317,18 @@ func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 	case nil:
 		// Full data, perhaps from a peer: it must not read back as the
 		// only kind the file holds besides full data.
-		if hasLinkedTag(s.Data) {
-			return fmt.Errorf("%w: full snapshot data in the linked form", errBadRaftMsg)
+		if l.storedLocal(s.Data) {
+			return fmt.Errorf("%w: full snapshot data in a local kind's form", errBadRaftMsg)
 		}
 		return vfs.WriteFileAtomic(l.fs, name, head, s.Data)
-	case linkedSnap:
-		return vfs.WriteFileAtomic(l.fs, name, head, local.raw)
 	case spooledSnap:
 		sp = local
 	default:
+		if l.kind != nil {
+			if raw, ok := l.kind.storedForm(local); ok {
+				return vfs.WriteFileAtomic(l.fs, name, head, raw)
+			}
+		}
 		return fmt.Errorf("raft snapshot of unknown kind %T", s.Local)
 	}
 	f, sr, err := sp.open(l.fs)
@@ -368,26 +394,31 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 		switch {
 		case err != nil:
 			return s, err
-		case !hasLinkedTag(data):
+		case !l.storedLocal(data):
 			off := headLen - int64(len(data))
 			s.Local = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}
 			return s, nil
 		}
-		// A stream's linked snapshot is its metadata only (large with a
-		// large duplicate window): it is expanded when sent, not sent as
-		// it is, so it is read in.
+		// A local kind (a stream's linked snapshot is its metadata only,
+		// large with a large duplicate window) is expanded when sent, not
+		// sent as it is, so it is read in.
 	}
 	s, data, err := readSnapshotHead(f, st.Size())
-	if err != nil || !hasLinkedTag(data) {
+	if err != nil || !l.storedLocal(data) {
 		s.Data = data
 		return s, err
 	}
-	linked, err := decodeLinkedSnap(data)
+	local, err := l.kind.decodeStored(data)
 	if err != nil {
 		return raft.Snapshot{}, fmt.Errorf("raft snapshot %s: %w", name, err)
 	}
-	s.Local = linked
+	s.Local = local
 	return s, nil
+}
+
+// storedLocal reports whether snapshot file data is a local kind's.
+func (l *walLog) storedLocal(data []byte) bool {
+	return l.kind != nil && l.kind.isStoredForm(data)
 }
 
 // snapshotHeadMax is what readSnapshot reads of a file it leaves on disk:

@@ -172,7 +172,7 @@ func TestWALLogReadsLargeSnapshotAsReference(t *testing.T) {
 	setForTest(t, &spooledMin, 2000)
 	for _, size := range []int{2500, 3 * snapshotHeadMax} {
 		dir := t.TempDir()
-		l, err := openWALLog(vfs.Default, dir, 0, t.Logf)
+		l, err := openWALLogKind(vfs.Default, dir, 0, t.Logf, linkedSnapKind{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,5 +206,27 @@ func TestWALLogReadsLargeSnapshotAsReference(t *testing.T) {
 			t.Fatalf("size %d: full data in the linked form stored: %v", size, err)
 		}
 		l.Close()
+	}
+}
+
+// A raft log opened without a local snapshot kind (the meta group's)
+// reads every snapshot file back as full data or a spool reference: bytes
+// that look like a stream's linked snapshot stay data, never a local kind.
+func TestWALLogWithoutLocalKind(t *testing.T) {
+	l, err := openWALLog(vfs.Default, t.TempDir(), 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	linked := newLinkedSnap(streamSnapMeta{Linked: "10"})
+	if err := l.storeSnapshot(raft.Snapshot{Index: 10, Term: 2, Local: linked}); err == nil {
+		t.Fatal("a log without the kind stored a linked snapshot")
+	}
+	if err := l.storeSnapshot(raft.Snapshot{Index: 11, Term: 2, Data: linked.raw}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := l.Snapshot()
+	if err != nil || snap.Local != nil || !bytes.Equal(snap.Data, linked.raw) {
+		t.Fatalf("read back as %T %d bytes, %v", snap.Local, len(snap.Data), err)
 	}
 }

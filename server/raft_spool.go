@@ -76,8 +76,8 @@ func snapshotBytes(fsys vfs.FS, snap raft.Snapshot) ([]byte, error) {
 	switch local := snap.Local.(type) {
 	case nil:
 		return snap.Data, nil
-	case linkedSnap:
-		return local.raw, nil
+	case interface{ snapshotRaw() []byte }: // a local kind (linkedSnap)
+		return local.snapshotRaw(), nil
 	case spooledSnap:
 		s = local
 	default:

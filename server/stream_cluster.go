@@ -163,7 +163,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if o.SyncAlways {
 		syncEvery = 0
 	}
-	log, err := openWALLog(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf)
+	log, err := openWALLogKind(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err

@@ -36,6 +36,23 @@ func newLinkedSnap(meta streamSnapMeta) linkedSnap {
 	return linkedSnap{raw: appendBytes(appendBytes(nil, []byte(linkedSnapTag)), mj), meta: meta}
 }
 
+// linkedSnapKind is how a stream's raft log keeps linked snapshots in its
+// snapshot file (raft_log.go localSnapKind).
+type linkedSnapKind struct{}
+
+func (linkedSnapKind) storedForm(local any) ([]byte, bool) {
+	l, ok := local.(linkedSnap)
+	return l.raw, ok
+}
+
+func (linkedSnapKind) isStoredForm(data []byte) bool { return hasLinkedTag(data) }
+
+func (linkedSnapKind) decodeStored(data []byte) (any, error) { return decodeLinkedSnap(data) }
+
+// snapshotRaw is the stored form, which is also what snapshotBytes
+// (raft_spool.go) hands a reader of the snapshot in memory.
+func (l linkedSnap) snapshotRaw() []byte { return l.raw }
+
 // hasLinkedTag reports whether data (read from a raft log's snapshot
 // file) starts as a linked snapshot does.
 func hasLinkedTag(data []byte) bool {
