@@ -42,7 +42,7 @@ type walLog struct {
 	compacting chan struct{}                     // closed when the compaction in progress ends
 	mu         lockorder.Mutex[lockorder.WalLog] // guards snap (metadata), pending and bgErr
 	pending    *raft.Snapshot
-	kind localSnapKind // nil: no local snapshot kind
+	kind       localSnapKind // nil: no local snapshot kind
 	// inline compacts on the caller's goroutine (a group driven by a
 	// raftHost; set before the group starts).
 	inline bool
