@@ -45,8 +45,12 @@ func (fs *fileStore) NumPending(from uint64, filters []string, lastPer bool) uin
 	if f.all && !lastPer {
 		return fs.countFrom(from).Msgs
 	}
-	n, part := splitTails(fs.fss, from, f, lastPer)
-	return n + part.count(from, func(lo, hi uint64) uint64 { return fs.countSubjects(part.set, lo, hi) })
+	n, part, compl := splitTails(fs.fss, from, f, lastPer)
+	n += part.count(from, func(lo, hi uint64) uint64 { return fs.countSubjects(part.set, lo, hi) })
+	if compl {
+		return fs.countFrom(from).Msgs - n
+	}
+	return n
 }
 
 // countSubjects counts the live messages in [lo, hi] on the subjects of

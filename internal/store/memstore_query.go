@@ -37,16 +37,26 @@ func (ms *memStore) NumPending(from uint64, filters []string, lastPer bool) uint
 	if f.all && !lastPer {
 		return ms.liveFrom(from)
 	}
-	n, part := splitTails(ms.fss, from, f, lastPer)
+	n, part, compl := splitTails(ms.fss, from, f, lastPer)
+	n += ms.tailCount(&part, from)
+	if compl {
+		return ms.liveFrom(from) - n
+	}
+	return n
+}
+
+// tailCount counts the messages >= from of the subjects of part.
+func (ms *memStore) tailCount(part *tails, from uint64) uint64 {
 	// Walking the subjects' chains from their nearer ends costs about half
 	// their messages, a scan the shorter side of from.
-	if len(part.set) == 1 || part.total/2 <= min(part.hi-from, from-part.lo) {
+	if len(part.set) <= 1 || part.total/2 <= min(part.hi-from, from-part.lo) {
+		var n uint64
 		for _, ss := range part.set {
 			n += ms.chainFrom(ss, from)
 		}
 		return n
 	}
-	return n + part.count(from, func(lo, hi uint64) uint64 {
+	return part.count(from, func(lo, hi uint64) uint64 {
 		var c uint64
 		for s := lo; s <= hi; s++ {
 			if m, ok := ms.msgs[s]; ok {

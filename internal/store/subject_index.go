@@ -145,13 +145,40 @@ func lastMatchingIndex(fss *subjects.Table, f filterSet) uint64 {
 }
 
 // splitTails is what NumPending learns from the per-subject index alone:
-// n, the messages >= from of subjects matching f entirely at or after
-// from (with lastPer, every subject whose last message is >= from counts
-// 1), and the subjects with messages on both sides of from, whose part >=
-// from the store has to count (part.total of them in all).
-func splitTails(fss *subjects.Table, from uint64, f filterSet, lastPer bool) (n uint64, part tails) {
-	part.lo = ^uint64(0)
-	f.eachSubject(fss, func(subj string, ss subjects.State) {
+// n, the messages >= from of subjects entirely at or after from (with
+// lastPer, every subject whose last message is >= from counts 1), and the
+// subjects with messages on both sides of from, whose part >= from the
+// store has to count. Those are the subjects matching f, or, when
+// complement is set, the subjects not matching f (a wildcard matching
+// most subjects): the answer is then every message >= from less theirs.
+func splitTails(fss *subjects.Table, from uint64, f filterSet, lastPer bool) (n uint64, part tails, complement bool) {
+	if lastPer || len(f.wild) == 0 {
+		n, part = collectTails(fss, from, f, lastPer, true)
+		return n, part, false
+	}
+	var in, out tails
+	for subj, ss := range fss.All() {
+		if f.match(subj) {
+			in.note(ss, from)
+		} else {
+			out.note(ss, from)
+		}
+	}
+	complement = out.total < in.total
+	side := &in
+	if complement {
+		side = &out
+	}
+	if side.parts == 0 {
+		return side.whole, tails{}, complement
+	}
+	n, part = collectTails(fss, from, f, false, !complement)
+	return n, part, complement
+}
+
+// collectTails is splitTails over the subjects for which f.match is want.
+func collectTails(fss *subjects.Table, from uint64, f filterSet, lastPer, want bool) (n uint64, part tails) {
+	visit := func(subj string, ss subjects.State) {
 		switch {
 		case ss.Msgs == 0 || ss.Last < from:
 		case lastPer:
@@ -163,22 +190,46 @@ func splitTails(fss *subjects.Table, from uint64, f filterSet, lastPer bool) (n 
 				part.set = map[string]subjects.State{}
 			}
 			part.set[subj] = ss
-			part.one, part.st = subj, ss
-			part.total += ss.Msgs
-			part.lo, part.hi = min(part.lo, ss.First), max(part.hi, ss.Last)
+			part.note(ss, from)
 		}
-	})
+	}
+	if want {
+		f.eachSubject(fss, visit)
+		return n, part
+	}
+	for subj, ss := range fss.All() {
+		if !f.match(subj) {
+			visit(subj, ss)
+		}
+	}
 	return n, part
 }
 
 // tails are subjects with messages on both sides of some sequence from:
-// together total messages, all in [lo, hi].
+// parts of them, with total messages, all in [lo, hi] (and whole, the
+// messages >= from of subjects entirely at or after from, while counting).
 type tails struct {
 	set    map[string]subjects.State
-	one    string         // a subject of set (the only one when len(set) == 1)
-	st     subjects.State // one's state
+	parts  int
 	total  uint64
 	lo, hi uint64
+	whole  uint64
+}
+
+// note counts a subject's state into t.
+func (t *tails) note(ss subjects.State, from uint64) {
+	switch {
+	case ss.Msgs == 0 || ss.Last < from:
+	case ss.First >= from:
+		t.whole += ss.Msgs
+	default:
+		if t.parts == 0 {
+			t.lo, t.hi = ss.First, ss.Last
+		}
+		t.parts++
+		t.total += ss.Msgs
+		t.lo, t.hi = min(t.lo, ss.First), max(t.hi, ss.Last)
+	}
 }
 
 // count counts the messages >= from of the subjects in t, given cnt, which
