@@ -13,20 +13,7 @@ import (
 // has messages on both sides).
 func BenchmarkNumPending(b *testing.B) {
 	const subjs, rounds = 10000, 10
-	stores := map[string]StreamStore{"memory": newMemStore(StoreLimits{})}
-	fs := mustOpenFileStore(b, vfs.Default, b.TempDir(), FileStoreConfig{}, StoreLimits{})
-	defer fs.Stop()
-	stores["file"] = fs
-	msg := make([]byte, 64)
-	for _, s := range stores {
-		for r := 0; r < rounds; r++ {
-			for i := 0; i < subjs; i++ {
-				if _, err := s.StoreMsg("kv."+strconv.Itoa(i%10)+"."+strconv.Itoa(i/10), nil, msg, int64(r*subjs+i)); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-	}
+	stores := queryBenchStores(b, subjs, rounds)
 	cases := []struct {
 		name    string
 		filters []string
@@ -48,5 +35,47 @@ func BenchmarkNumPending(b *testing.B) {
 				})
 			}
 		}
+	}
+}
+
+// queryBenchStores fills a memory and a file store with rounds of one
+// 64-byte message to each of subjs subjects kv.<g>.<n>, message i at
+// timestamp i.
+func queryBenchStores(b *testing.B, subjs, rounds int) map[string]StreamStore {
+	stores := map[string]StreamStore{"memory": newMemStore(StoreLimits{})}
+	fs := mustOpenFileStore(b, vfs.Default, b.TempDir(), FileStoreConfig{}, StoreLimits{})
+	b.Cleanup(func() { fs.Stop() })
+	stores["file"] = fs
+	msg := make([]byte, 64)
+	for _, s := range stores {
+		for r := 0; r < rounds; r++ {
+			for i := 0; i < subjs; i++ {
+				if _, err := s.StoreMsg("kv."+strconv.Itoa(i%10)+"."+strconv.Itoa(i/10), nil, msg, int64(r*subjs+i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
+	return stores
+}
+
+// BenchmarkSeqAtTime finds the message at a time in the middle of 100k
+// messages (a consumer created with opt_start_time), and LastMatching a
+// wildcard over their 10k subjects (deliver last).
+func BenchmarkSeqAtTime(b *testing.B) {
+	stores := queryBenchStores(b, 10000, 10)
+	for _, name := range []string{"memory", "file"} {
+		b.Run(name+"/seq-at-time", func(b *testing.B) {
+			for b.Loop() {
+				if seq := stores[name].SeqAtTime(50000); seq != 50001 {
+					b.Fatal(seq)
+				}
+			}
+		})
+		b.Run(name+"/last-matching-wild", func(b *testing.B) {
+			for b.Loop() {
+				stores[name].LastMatching([]string{"kv.3.*"})
+			}
+		})
 	}
 }
