@@ -93,9 +93,11 @@ func (fs *fileStore) countSubjects(set map[string]subjects.State, lo, hi uint64)
 }
 
 // SeqAtTime skips every block whose messages all came before ts (by its
-// largest timestamp, kept in memory) and reads the live messages of the
-// first block that may hold the answer: one block when timestamps grow
-// with the sequence, every candidate block in order when they do not.
+// largest timestamp, kept in memory) and searches the first block that may
+// hold the answer: by bisection when its timestamps are known to grow,
+// else reading its live messages in order (and learning whether they
+// grow). Blocks after it are searched only when it holds no answer (its
+// largest timestamp was a removed message's, or timestamps went back).
 func (fs *fileStore) SeqAtTime(ts int64) uint64 {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -115,12 +117,74 @@ func (fs *fileStore) SeqAtTime(ts int64) uint64 {
 			next = b.maxSeq() + 1
 			continue
 		}
-		for j := b.dels.nextClear(max(next, b.first) - b.first); j <= b.last-b.first && j < b.dels.n; j = b.dels.nextClear(j + 1) {
-			if t, ok := fs.msgTS(b.first + j); ok && t >= ts {
-				return b.first + j
+		start := max(next, b.first) - b.first
+		if b.tsOrder == tsOrdered {
+			if seq, ok := fs.bisectTime(b, start, ts); ok {
+				return seq
 			}
+		} else if seq := fs.scanTime(b, start, ts); seq != 0 {
+			return seq
 		}
 		next = b.last + 1
 	}
 	return fs.seqs.last + 1
+}
+
+// scanTime is the first live message of b at offset >= start with a
+// timestamp >= ts (0: none). Reading the whole block, it finds whether
+// its timestamps grow.
+func (fs *fileStore) scanTime(b *msgBlock, start uint64, ts int64) uint64 {
+	var found uint64
+	whole, ordered, seen, prev := start == 0 && b.tsOrder == tsUnknown, true, false, int64(0)
+	for j := b.dels.nextClear(start); j <= b.last-b.first && j < b.dels.n; j = b.dels.nextClear(j + 1) {
+		t, ok := fs.msgTS(b.first + j)
+		if !ok {
+			whole = false
+			continue
+		}
+		if found == 0 && t >= ts {
+			found = b.first + j
+			if !whole {
+				return found
+			}
+		}
+		ordered = ordered && (!seen || t >= prev)
+		seen, prev = true, t
+	}
+	if whole {
+		b.tsOrder = tsUnordered
+		if ordered {
+			b.tsOrder = tsOrdered
+		}
+	}
+	return found
+}
+
+// bisectTime is scanTime for a block whose live timestamps grow; false
+// when a record could not be read (the caller then goes on past b).
+func (fs *fileStore) bisectTime(b *msgBlock, start uint64, ts int64) (uint64, bool) {
+	end := b.last - b.first + 1
+	lo, hi := start, end
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		j := b.dels.nextClear(mid)
+		if j >= end || j >= b.dels.n {
+			hi = mid
+			continue
+		}
+		t, ok := fs.msgTS(b.first + j)
+		switch {
+		case !ok:
+			seq := fs.scanTime(b, start, ts)
+			return seq, seq != 0
+		case t >= ts:
+			hi = mid
+		default:
+			lo = j + 1
+		}
+	}
+	if j := b.dels.nextClear(lo); j < end && j < b.dels.n {
+		return b.first + j, true
+	}
+	return 0, false
 }
