@@ -153,7 +153,7 @@ func queriesModelRun(t *testing.T, mk storeFactory, seed uint64, ordered bool) {
 			op = "reopen"
 			s = reopenIfFile(t, s)
 		default:
-			lim := StoreLimits{MaxMsgsPerSubject: rng.Int64N(6)}
+			lim := StoreLimits{MaxMsgsPerSubject: rng.Int64N(6), MaxMsgs: rng.Int64N(2) * rng.Int64N(80)}
 			op = fmt.Sprintf("limits %+v", lim)
 			if err := s.UpdateLimits(lim); err != nil {
 				t.Fatal(err)
