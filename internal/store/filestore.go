@@ -242,6 +242,9 @@ func (fs *fileStore) noteLive(mb *msgBlock, seq uint64, ts int64, subj string, s
 
 // countLive is noteLive but for the per-subject state.
 func (fs *fileStore) countLive(mb *msgBlock, seq uint64, ts int64, size uint64) {
+	if mb.written > 0 && ts < mb.maxTS {
+		mb.tsOrder = tsUnordered
+	}
 	mb.msgs++
 	mb.bytes += size
 	mb.written += size

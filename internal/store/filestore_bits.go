@@ -46,6 +46,25 @@ func (s *seqBits) nextClear(i uint64) uint64 {
 	return s.n
 }
 
+// clearFrom counts the clear bits at or after i.
+func (s *seqBits) clearFrom(i uint64) uint64 {
+	if i >= s.n {
+		return 0
+	}
+	var set int
+	for w := i / 64; w*64 < s.n; w++ {
+		x := s.words[w]
+		if w == i/64 {
+			x &= ^uint64(0) << (i % 64)
+		}
+		if (w+1)*64 > s.n {
+			x &= 1<<(s.n%64) - 1
+		}
+		set += bits.OnesCount64(x)
+	}
+	return s.n - i - uint64(set)
+}
+
 // prevClear returns the last clear bit at or before i, or -1 when none.
 func (s *seqBits) prevClear(i int64) int64 {
 	if i >= int64(s.n) {

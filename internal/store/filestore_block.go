@@ -20,6 +20,7 @@ type msgBlock struct {
 	dels        seqBits
 	gone        seqBits   // message records no longer in the file (dropped, lost)
 	maxTS       int64     // largest timestamp of a message ever written here
+	tsOrder     tsOrder   // whether its live messages' timestamps grow with the sequence
 	tombMax     uint64    // largest tombstone target below first (0: none)
 	tombs       uint64    // tombstone records in the file
 	tried       [2]uint64 // dead bytes and compaction count at the last compaction attempt
@@ -32,6 +33,15 @@ type msgBlock struct {
 	lastRead    uint64 // last record read alone from the file
 	run         int    // reads in a row going forward through the block
 }
+
+// tsOrder is what a block knows of the order of its messages' timestamps.
+type tsOrder uint8
+
+const (
+	tsOrdered   tsOrder = iota // every message counted here came at or after the one before
+	tsUnknown                  // loaded from a checkpoint: not known until its messages are read
+	tsUnordered                // some message came with an earlier timestamp than one before it
+)
 
 const (
 	noOff = ^uint32(0)

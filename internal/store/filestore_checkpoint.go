@@ -272,7 +272,7 @@ func decodeCheckpoint(data []byte) (*checkpoint, error) {
 }
 
 func decodeBlockMeta(r *byteReader) (*msgBlock, error) {
-	b := &msgBlock{}
+	b := &msgBlock{tsOrder: tsUnknown} // the checkpoint does not say
 	index := r.uvarint()
 	b.base, b.first, b.last, b.msgs, b.bytes = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	b.written = r.uvarint()

@@ -236,9 +236,7 @@ func (fs *fileStore) countFrom(seq uint64) SimpleState {
 			st.Msgs += b.msgs
 			continue
 		}
-		for j := b.dels.nextClear(seq - b.first); j < b.dels.n; j = b.dels.nextClear(j + 1) {
-			st.Msgs++
-		}
+		st.Msgs += b.dels.clearFrom(seq - b.first)
 	}
 	return st
 }

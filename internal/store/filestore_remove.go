@@ -436,12 +436,14 @@ func (fs *fileStore) enforceAllLimits() {
 // matchAll reports whether filter matches every subject.
 func matchAll(filter string) bool { return filter == "" || filter == ">" }
 
-// subjectMatcher caches whether subjects match filter.
+// subjectMatcher caches whether subjects match filter. With set, it
+// matches the subjects of set instead (and wild must be true).
 type subjectMatcher struct {
 	filter string
 	all    bool
 	wild   bool
 	seen   map[string]bool
+	set    map[string]subjects.State
 }
 
 func newSubjectMatcher(filter string) *subjectMatcher {
@@ -454,6 +456,10 @@ func (m *subjectMatcher) match(subj string) bool {
 	}
 	if !m.wild {
 		return subj == m.filter
+	}
+	if m.set != nil {
+		_, ok := m.set[subj]
+		return ok
 	}
 	ok, found := m.seen[subj]
 	if !found {

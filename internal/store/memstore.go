@@ -37,6 +37,10 @@ type memStore struct {
 	fss    *subjects.Table
 	limits StoreLimits
 	closed bool
+	// maxTS is the largest timestamp stored so far; tsUnordered is set
+	// once a message came with a smaller one (SeqAtTime then scans).
+	maxTS       int64
+	tsUnordered bool
 	// watcher, when set, sees every message before it is removed.
 	watcher RemovalWatcher
 }
@@ -54,6 +58,8 @@ func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, er
 	ms.last++
 	seq := ms.last
 	m := &memMsg{subj: subj, ts: ts}
+	ms.tsUnordered = ms.tsUnordered || ts < ms.maxTS
+	ms.maxTS = max(ms.maxTS, ts)
 	if len(hdr) > 0 {
 		m.hdr = append([]byte(nil), hdr...)
 	}

@@ -118,6 +118,7 @@ type StoreLimits struct {
 // Sequences are assigned by the store: the next message gets LastSeq+1.
 // All methods are safe for concurrent use.
 type StreamStore interface {
+	Queries
 	// StoreMsg appends a message at LastSeq+1 and applies the limits.
 	StoreMsg(subj string, hdr, msg []byte, ts int64) (seq uint64, err error)
 	// SkipMsgs advances LastSeq by n without storing (first_seq, failures).
@@ -158,4 +159,30 @@ type StreamStore interface {
 	Sync() error
 	Stop() error
 	Delete() error
+}
+
+// Queries are the reads a consumer makes of its stream (internal/consumer's
+// Source), answered from the store's counters and per-subject index: no
+// filter, one literal subject and ">" never scan the stream, wildcards
+// look at each subject once and scan only a part of the stream that some
+// matching subject has messages on both sides of.
+type Queries interface {
+	// Bounds are FirstSeq and LastSeq as FastState gives them: first is
+	// LastSeq+1 when the store is empty.
+	Bounds() (first, last uint64)
+	// Contains reports whether the message with sequence seq is stored.
+	Contains(seq uint64) bool
+	// NumPending counts stored messages with sequence >= from whose
+	// subject matches one of filters (every message when filters is empty
+	// or holds "" or ">"); with lastPerSubject only each subject's last
+	// message counts.
+	NumPending(from uint64, filters []string, lastPerSubject bool) uint64
+	// LastMatching is the sequence of the last message matching one of
+	// filters (any message when filters is empty), 0 when none does.
+	LastMatching(filters []string) uint64
+	// SeqAtTime is the first stored sequence whose timestamp is >= ts,
+	// LastSeq+1 when there is none. Timestamps are the callers' and need
+	// not grow with the sequence: the answer is exact either way, only
+	// cheaper when they do.
+	SeqAtTime(ts int64) uint64
 }
