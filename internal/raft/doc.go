@@ -35,6 +35,24 @@
 //   - Membership changes one server at a time (dissertation §4.1), taking
 //     effect when appended (see ConfChange), and leader transfer through
 //     MsgTimeoutNow.
+//   - Linearizable reads through a read index (dissertation §6.4):
+//     Node.ReadIndex(ctx) on the leader records the commit index and
+//     confirms leadership with one heartbeat round; when a quorum
+//     (counting the leader) acknowledges a heartbeat of that round or a
+//     later one, a ReadState{Index, Ctx} comes out in Ready.ReadStates,
+//     and the read may be served once the state machine has applied
+//     Index. Rounds are numbered (MsgHeartbeat.Index, echoed by the
+//     answer), and all requests made between two Readys share one round.
+//     A group of one answers at once. A leader that has not committed
+//     the NoOp of its term holds requests until it has (its commit index
+//     may lag what earlier leaders committed). A follower forwards to its
+//     leader (MsgReadIndex, the context as the Data of one entry) and gets
+//     the leader's index back (MsgReadIndexResp); with no leader known it
+//     returns ErrProposalDropped. A leader that steps down drops pending
+//     requests unanswered, as may a lossy network: callers time out and
+//     retry. An isolated leader that still believes it leads never
+//     answers a read made after it was cut off: no quorum acknowledges
+//     the round.
 //   - Bootstrap: a new group's founding members write the initial
 //     membership into the log as committed AddPeer entries at term 1, so
 //     peers that join later learn it from the log (or a snapshot).

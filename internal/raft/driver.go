@@ -49,6 +49,10 @@ type Driver struct {
 	// Observe, if set, sees every Ready before it is processed (leader
 	// changes, metrics, test invariants).
 	Observe func(rd *Ready)
+	// Reads, if set, receives each Ready's ReadStates once its committed
+	// entries are applied (the state machine may still be behind a
+	// ReadState's Index: wait for it before serving the read).
+	Reads func(rs []ReadState)
 }
 
 // NewDriver restores the state machine from the stored snapshot and starts
@@ -106,6 +110,9 @@ func (d *Driver) Process() (done bool, err error) {
 		if err := d.SM.Apply(rd.CommittedEntries); err != nil {
 			return true, fmt.Errorf("raft: applying: %w", err)
 		}
+	}
+	if len(rd.ReadStates) > 0 && d.Reads != nil {
+		d.Reads(rd.ReadStates)
 	}
 	d.Node.Advance(rd)
 	return true, nil

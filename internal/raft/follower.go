@@ -17,6 +17,8 @@ func (r *raft) stepFollower(m Message) {
 		}
 	case MsgTimeoutNow:
 		r.hup(true)
+	case MsgReadIndexResp:
+		r.addReadState(ReadState{Index: m.Index, Ctx: msgCtx(m)})
 	}
 }
 
@@ -53,7 +55,7 @@ func (r *raft) handleHeartbeat(m Message) {
 	if m.Commit <= r.log.lastIndex() {
 		r.log.commitTo(m.Commit)
 	}
-	r.send(Message{Type: MsgHeartbeatResp, To: m.From})
+	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
 }
 
 func (r *raft) handleSnapshot(m Message) {

@@ -175,7 +175,7 @@ func (r *raft) bcastHeartbeat() {
 			continue
 		}
 		pr := r.ls.prs[id]
-		r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed)})
+		r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed), Index: r.ls.reads.round})
 	}
 }
 
@@ -189,7 +189,10 @@ func (r *raft) stepLeader(m Message) {
 	switch m.Type {
 	case MsgAppResp:
 		r.handleAppResp(m, pr)
+	case MsgReadIndex:
+		_ = r.leaderRead(m.From, msgCtx(m)) // a dropped request times out at the follower
 	case MsgHeartbeatResp:
+		r.onHeartbeatResp(m, pr)
 		pr.probeSent = false
 		if pr.state == stateReplicate && pr.inflights.full() {
 			pr.inflights.freeFirst()
@@ -244,7 +247,11 @@ func (r *raft) handleAppResp(m Message, pr *progress) {
 // flush sends the appends that are due: new entries, commit updates and
 // probes. It runs when the driver asks for a Ready.
 func (r *raft) flush() {
-	if r.role != Leader || !r.ls.dirty {
+	if r.role != Leader {
+		return
+	}
+	r.flushReads()
+	if !r.ls.dirty {
 		return
 	}
 	r.ls.dirty = false

@@ -37,7 +37,7 @@ func (n *Node) Tick() { n.r.tick() }
 
 // Step hands the node a message from a peer.
 func (n *Node) Step(m Message) error {
-	if m.Type == 0 || m.Type > MsgTimeoutNow {
+	if m.Type == 0 || m.Type > lastMsgType {
 		return fmt.Errorf("raft: unknown message type %d", m.Type)
 	}
 	if m.From == None || m.From == n.r.id {
@@ -67,6 +67,20 @@ func (n *Node) ProposeConfChange(cc ConfChange) error { return n.r.proposeConfCh
 // meanwhile; the transfer is abandoned after an election timeout.
 func (n *Node) TransferLeadership(to ID) error { return n.r.transferLeadership(to) }
 
+// ReadIndex asks for a linearizable read; ctx identifies the request (the
+// caller picks it, unique among its pending reads). The answer comes as a
+// ReadState with the same ctx in a later Ready: the read may be served once
+// the state machine has applied its Index. On the leader, the commit index
+// is recorded and confirmed by a heartbeat round that a quorum
+// acknowledges (all requests made between two Readys share one round); a
+// leader that has not yet committed an entry of its term holds requests
+// until it has. A follower forwards the request to its leader. Requests
+// are never refused once queued, but may go unanswered: a leader that
+// steps down drops them, and forwarded ones can be lost, so callers time
+// out and retry. ErrProposalDropped means no leader is known (or too many
+// reads are pending): retry later.
+func (n *Node) ReadIndex(ctx []byte) error { return n.r.readIndex(n.r.id, ctx) }
+
 // SoftState returns the current volatile state.
 func (n *Node) SoftState() SoftState { return n.r.softState() }
 
@@ -76,7 +90,7 @@ func (n *Node) HasReady() bool {
 	r.flush()
 	return r.softState() != n.prevSoft || r.hardState() != n.prevHard ||
 		r.log.u.snap != nil || len(r.log.u.ents) > 0 || len(r.msgs) > 0 ||
-		r.log.hasNextCommitted()
+		r.log.hasNextCommitted() || len(r.readStates) > 0
 }
 
 // Ready returns the pending work. The caller must process it and call
@@ -89,6 +103,7 @@ func (n *Node) Ready() Ready {
 		Entries:          slices.Clip(r.log.u.ents),
 		Messages:         r.msgs,
 		CommittedEntries: r.log.nextCommitted(),
+		ReadStates:       r.readStates,
 	}
 	if hs := r.hardState(); hs != n.prevHard {
 		rd.HardState = &hs
@@ -100,7 +115,7 @@ func (n *Node) Ready() Ready {
 		rd.Snapshot = &snap
 	}
 	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
-	r.msgs = nil
+	r.msgs, r.readStates = nil, nil
 	n.prevSoft = rd.SoftState
 	return rd
 }

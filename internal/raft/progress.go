@@ -74,6 +74,7 @@ type progress struct {
 	recentActive    bool   // heard from since the last check-quorum round
 	idleTicks       int    // ticks since the last message from the peer
 	sendEmpty       bool   // send an append at the next flush even without entries
+	readAck         uint64 // highest read round the peer acknowledged
 	inflights       inflights
 }
 

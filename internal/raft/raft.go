@@ -25,6 +25,7 @@ type leaderState struct {
 	uncommitted uint64           // bytes proposed and not yet applied
 	dirty       bool             // appends may need sending at the next Ready
 	commitDirty bool             // the commit index moved: tell everyone
+	reads       readQueue        // read requests awaiting a heartbeat round
 	scratch     []uint64
 }
 
@@ -42,6 +43,8 @@ type raft struct {
 	votes map[ID]bool
 	ls    *leaderState
 	t     timers
+	// readStates are answered reads for the next Ready.
+	readStates []ReadState
 
 	preVote        bool
 	checkQuorum    bool

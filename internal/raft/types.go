@@ -71,19 +71,29 @@ const (
 	// RejectHint/LogTerm help the leader skip back quickly.
 	MsgAppResp
 	// MsgHeartbeat keeps followers from campaigning and carries a commit
-	// index no greater than what the follower is known to hold.
+	// index no greater than what the follower is known to hold. Index is
+	// the leader's read round (see ReadIndex).
 	MsgHeartbeat
-	// MsgHeartbeatResp answers a MsgHeartbeat.
+	// MsgHeartbeatResp answers a MsgHeartbeat, echoing its Index.
 	MsgHeartbeatResp
 	// MsgSnap carries a snapshot to a follower whose next entry the leader
 	// no longer has. It is answered with MsgAppResp.
 	MsgSnap
 	// MsgTimeoutNow tells a follower to campaign at once (leader transfer).
 	MsgTimeoutNow
+	// MsgReadIndex forwards a follower's read request (Node.ReadIndex) to
+	// the leader; its one entry's Data is the request's context.
+	MsgReadIndex
+	// MsgReadIndexResp answers a MsgReadIndex once the leader confirmed it
+	// leads: Index is the read index, the one entry's Data the context.
+	MsgReadIndexResp
 )
 
+// lastMsgType is the highest MessageType a node accepts.
+const lastMsgType = MsgReadIndexResp
+
 var msgNames = [...]string{"", "PreVote", "PreVoteResp", "Vote", "VoteResp", "App", "AppResp",
-	"Heartbeat", "HeartbeatResp", "Snap", "TimeoutNow"}
+	"Heartbeat", "HeartbeatResp", "Snap", "TimeoutNow", "ReadIndex", "ReadIndexResp"}
 
 func (t MessageType) String() string {
 	if int(t) < len(msgNames) && t != 0 {
@@ -198,6 +208,9 @@ type Ready struct {
 	Snapshot         *Snapshot  // to persist and install, nil if none
 	Messages         []Message  // to send once the above is durable
 	CommittedEntries []Entry    // to apply, in order
+	// ReadStates answer Node.ReadIndex requests: serve each read once the
+	// state machine has applied its Index.
+	ReadStates []ReadState
 	// MustSync is true when the batch contains entries, a snapshot, or a
 	// changed term or vote: those must be durable before Messages leave.
 	MustSync bool

@@ -57,7 +57,9 @@ type termIndex struct{ index, term uint64 }
 //   - log matching: equal (index, term) means equal prefixes;
 //   - replicas' apply digests agree at every index;
 //   - no node applies beyond its commit index, nor skips an index;
-//   - a leader reports LeaderReady only once it applied an entry of its term.
+//   - a leader reports LeaderReady only once it applied an entry of its term;
+//   - a read never returns a value older than the last write to its key
+//     acknowledged (first applied anywhere) before the read was requested.
 type checker struct {
 	leaders   map[uint64]raft.ID   // term → leader
 	committed map[uint64]uint64    // index → term of the committed entry
@@ -69,6 +71,12 @@ type checker struct {
 	maxCommit uint64
 	// confChanges counts membership changes applied (after bootstrap).
 	confChanges int
+	// Reads (reads.go): successful writes per key in log order, the index
+	// that set each key=value, and a total order of write acknowledgements
+	// and read requests.
+	writes  map[string][]kvWrite
+	valueAt map[string]uint64
+	seq     uint64
 }
 
 func newChecker() *checker {
@@ -223,6 +231,7 @@ func (c *checker) onApply(id raft.ID, e *raft.Entry, kv *KV) error {
 	if e.Type == raft.EntryNormal {
 		if _, ok := c.applied[string(e.Data)]; !ok {
 			c.applied[string(e.Data)] = e.Index
+			c.recordWrite(e, kv)
 		}
 	}
 	return nil

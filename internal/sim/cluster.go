@@ -22,6 +22,7 @@ type Stats struct {
 	Events, Messages, Dropped      int
 	Accepted, Committed            int // client proposals accepted by a leader / later applied
 	Crashes, Partitions, Snapshots int
+	Reads, ReadsServed             int    // linearizable reads requested / served
 	Terms                          int    // distinct terms with a leader
 	ConfChanges                    int    // membership changes applied
 	FinalIndex                     uint64 // applied index everyone converged to
@@ -70,7 +71,9 @@ type Cluster struct {
 	snapEvery  uint64 // compact a node's log every that many applied entries
 	maxBatch   int
 	nextVal    int
-	accepted   []string // payloads of accepted proposals
+	accepted   []string   // payloads of accepted proposals
+	reads      []*simRead // requested and not yet served, in request order
+	nextRead   int
 }
 
 // violation marks an invariant failure (as opposed to a simulated crash).
@@ -157,6 +160,7 @@ func (c *Cluster) start(n *simNode) {
 			c.tracef("node %d: %+v", n.id, rd.SoftState)
 		}
 	}
+	drv.Reads = func(rs []raft.ReadState) { c.onReadStates(n, rs) }
 	n.drv, n.up = drv, true
 	n.tickEvery = 9 + c.rng.Int64N(3)
 	c.q.push(event{at: c.now + 1 + c.rng.Int64N(n.tickEvery), kind: evTick, node: n.idx, gen: n.inc})
@@ -200,6 +204,7 @@ func (c *Cluster) process(n *simNode) {
 		}
 	}
 	if c.err == nil && n.up {
+		c.serveReads(n)
 		c.maybeCompact(n)
 	}
 }

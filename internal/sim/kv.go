@@ -3,7 +3,9 @@
 // writes on a crash, talking through a fake network that drops, delays,
 // reorders and duplicates messages and can be partitioned. Everything random
 // comes from one seeded PCG, so a seed replays the same run exactly.
-// Invariants are checked after every step (see checker).
+// Invariants are checked after every step (see checker). Clients also read
+// through raft.Node.ReadIndex (reads.go); the checker verifies each read
+// against the writes acknowledged before it was requested.
 package sim
 
 import (

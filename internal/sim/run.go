@@ -58,6 +58,10 @@ func (c *Cluster) clientStep() {
 	if !n.up {
 		return
 	}
+	if c.rng.IntN(3) == 0 {
+		c.issueRead(n) // on any node: followers forward to their leader
+		return
+	}
 	if ss := n.softState(); ss.Role != raft.Leader && ss.Lead != raft.None {
 		n = c.nodes[int(ss.Lead)-1]
 	}

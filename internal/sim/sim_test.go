@@ -104,11 +104,13 @@ func TestSimSeeds(t *testing.T) {
 		total.Snapshots += st.Snapshots
 		total.Terms += st.Terms
 		total.ConfChanges += st.ConfChanges
+		total.Reads += st.Reads
+		total.ReadsServed += st.ReadsServed
 	}
 	el := time.Since(start)
-	t.Logf("%d seeds in %v: %.0f seeds/s; events %d, messages %d, proposals accepted %d / committed %d, crashes %d, partitions %d, snapshots sent %d, leader terms %d, membership changes %d",
+	t.Logf("%d seeds in %v: %.0f seeds/s; events %d, messages %d, proposals accepted %d / committed %d, crashes %d, partitions %d, snapshots sent %d, leader terms %d, membership changes %d, reads %d / served %d",
 		n, el.Round(time.Millisecond), float64(n)/el.Seconds(), total.Events, total.Messages,
-		total.Accepted, total.Committed, total.Crashes, total.Partitions, total.Snapshots, total.Terms, total.ConfChanges)
+		total.Accepted, total.Committed, total.Crashes, total.Partitions, total.Snapshots, total.Terms, total.ConfChanges, total.Reads, total.ReadsServed)
 }
 
 func TestSimDeterministic(t *testing.T) {
