@@ -29,7 +29,21 @@ var (
 // failing seed prints the command that replays it.
 func TestSimStream(t *testing.T) {
 	runSimSeeds(t, 1, 20)
+	if *simSeed == 0 && *simSeeds == 0 {
+		for _, seed := range simRegressionSeeds {
+			if _, err := runSimStream(t, seed); err != nil {
+				t.Fatalf("regression seed %d: %v\nreplay: go test ./server -run 'TestSimStream$' -count=1 -v -sim.seed=%d", seed, err, seed)
+			}
+		}
+	}
 }
+
+// simRegressionSeeds found bugs once; they run on every TestSimStream.
+//   - 2845: a replica removed from a stream deleted its raft log; a power
+//     loss lost the uncommitted removal, the replay of the meta log revived
+//     the replica with an empty log, and its vote elected a leader that
+//     overwrote committed entries (stopReplicaIf keeps the log now).
+var simRegressionSeeds = []uint64{2845}
 
 // runSimSeeds runs count seeds from first, or what the flags ask for.
 func runSimSeeds(t *testing.T, first uint64, count int) {

@@ -248,7 +248,7 @@ func (jsa *jsAccount) dropReplica(mset *stream) {
 	_ = mset.st().Delete()
 }
 
-// stopReplicaIf stops mset (deleting its data) if it is still the account's
+// stopReplicaIf stops mset (deleting its messages) if it is still the account's
 // replica of its stream and the stream is not placed here (again).
 func (jsa *jsAccount) stopReplicaIf(mset *stream) {
 	jc := jsa.js.cluster
@@ -260,7 +260,16 @@ func (jsa *jsAccount) stopReplicaIf(mset *stream) {
 	}
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
-	jsa.stopReplicaOf(mset, true, sa)
+	// The messages go, the raft log stays (sa nil: the group directory is
+	// kept). The removal that let this replica go may not be committed,
+	// or not durable on a quorum: after a power loss the group can come
+	// back with this server still a member, and replaying the meta log
+	// revives the replica. With its log it votes and acknowledges only on
+	// what it really holds; without it, it came back as a founding member
+	// with an empty log, and its vote could elect a leader missing
+	// committed entries (the stream simulator, seed 2845). The directory
+	// goes when the stream is deleted or the replica rejoins.
+	jsa.stopReplicaOf(mset, true, nil)
 }
 
 // rejoinReplica replaces mset, a replica removed from its group, with an
@@ -287,6 +296,9 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 	delete(jsa.streams, name)
 	jsa.mu.Unlock()
 	if mset == nil {
+		if deleteData && sa != nil { // the log a departed replica kept
+			jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
+		}
 		return
 	}
 	jsa.stopReplicaOf(mset, deleteData, sa)
