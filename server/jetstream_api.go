@@ -58,6 +58,12 @@ var apiRoutes = []struct {
 	{"STREAM.PURGE.", "stream_purge_response", (*apiRequest).streamPurge},
 	{"STREAM.MSG.GET.", "stream_msg_get_response", (*apiRequest).streamMsgGet},
 	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", (*apiRequest).streamMsgDelete},
+	{"CONSUMER.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
+	{"CONSUMER.DURABLE.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
+	{"CONSUMER.INFO.", consumerInfoResponseType, (*apiRequest).consumerInfo},
+	{"CONSUMER.DELETE.", consumerDeleteResponseType, (*apiRequest).consumerDelete},
+	{"CONSUMER.NAMES.", consumerNamesResponseType, (*apiRequest).consumerNames},
+	{"CONSUMER.LIST.", consumerListResponseType, (*apiRequest).consumerList},
 }
 
 // subscribeAPI answers $JS.API requests in the account. DIRECT.GET is left
@@ -105,6 +111,9 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		}
 		setResponseType(resp, apiTypePrefix+typ)
 	} else {
+		if r.consumerNext() {
+			return
+		}
 		typ, resp = r.dispatch()
 	}
 	b, err := json.Marshal(resp)

@@ -74,6 +74,8 @@ type stream struct {
 	expiry     clock.Timer
 	syncer     *groupCommit
 	closed     bool
+	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
+	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

@@ -145,6 +145,9 @@ func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recoverin
 		mset.stop(!recovering)
 		return nil, errStreamCreate(err)
 	}
+	if recovering && cfg.Storage == FileStorage {
+		mset.recoverConsumers()
+	}
 	return mset, nil
 }
 
@@ -278,6 +281,9 @@ func (mset *stream) stop(deleteData bool) error {
 		mset.expiry.Stop()
 	}
 	syncer := mset.syncer
+	if sub := mset.stopConsumersLocked(!deleteData); sub != nil {
+		subs = append(subs, sub)
+	}
 	mset.mu.Unlock()
 	for _, sub := range subs {
 		mset.jsa.acc.unsubscribe(sub)

@@ -1,0 +1,275 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/clock"
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+)
+
+// pullRequest is one waiting CONSUMER.MSG.NEXT request (leader-only soft
+// state, guarded by the stream's mu).
+type pullRequest struct {
+	o        *consumer
+	reply    string
+	n        int // messages still wanted
+	b        int // bytes still allowed, when maxBytes
+	maxBytes bool
+	noWait   bool
+	expires  time.Time // zero: never
+	hb       time.Duration
+	timer    clock.Timer // expiry and heartbeats
+	done     bool
+}
+
+func (wr *pullRequest) stop() {
+	wr.done = true
+	if wr.timer != nil {
+		wr.timer.Stop()
+	}
+}
+
+// outMsg is a message to send once the stream's lock is released.
+type outMsg struct {
+	to, subj, reply string
+	hdr, msg        []byte
+}
+
+func statusMsg(to, hdr string) outMsg { return outMsg{to: to, subj: to, hdr: []byte(hdr)} }
+
+func pendingStatus(to, status string, n, b int) outMsg {
+	return statusMsg(to, fmt.Sprintf("NATS/1.0 %s\r\n%s: %d\r\n%s: %d\r\n\r\n", status, JSPullRequestPendingMsgs, n, JSPullRequestPendingBytes, b))
+}
+
+// The pull status headers nats.go's jetstream package reads.
+const (
+	JSPullRequestPendingMsgs  = "Nats-Pending-Messages"
+	JSPullRequestPendingBytes = "Nats-Pending-Bytes"
+)
+
+// send delivers msgs, in order, outside any lock.
+func (o *consumer) send(msgs []outMsg) {
+	s := o.mset.jsa.js.srv
+	for i := range msgs {
+		m := &msgs[i]
+		s.deliverShown(o.mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+	}
+}
+
+// parsePullRequest reads a MSG.NEXT body: empty (one message), a plain
+// number (a batch) or JSON.
+func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, bool) {
+	req := &JSApiConsumerGetNextRequest{Batch: 1}
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return req, true
+	}
+	if body[0] != '{' {
+		n, err := strconv.Atoi(string(body))
+		if err != nil {
+			return nil, false
+		}
+		req.Batch = n
+	} else if json.Unmarshal(body, req) != nil {
+		return nil, false
+	}
+	if req.Batch <= 0 {
+		req.Batch = 1
+	}
+	return req, true
+}
+
+// checkPullLimits applies the consumer's max_batch, max_expires and
+// max_bytes to a request: the status to refuse it with, or "".
+func (o *consumer) checkPullLimits(req *JSApiConsumerGetNextRequest) string {
+	c := o.cfg
+	switch {
+	case c.MaxRequestBatch > 0 && req.Batch > c.MaxRequestBatch:
+		return fmt.Sprintf("409 Exceeded MaxRequestBatch of %d", c.MaxRequestBatch)
+	case c.MaxRequestExpires > 0 && req.Expires > c.MaxRequestExpires:
+		return fmt.Sprintf("409 Exceeded MaxRequestExpires of %v", c.MaxRequestExpires)
+	case c.MaxRequestMaxBytes > 0 && req.MaxBytes > c.MaxRequestMaxBytes:
+		return fmt.Sprintf("409 Exceeded MaxRequestMaxBytes of %v", c.MaxRequestMaxBytes)
+	case c.MaxWaiting > 0 && len(o.waiting) >= c.MaxWaiting:
+		return "409 Exceeded MaxWaiting"
+	}
+	return ""
+}
+
+// addRequestLocked queues a pull request and delivers what it can.
+func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) []outMsg {
+	req, ok := parsePullRequest(body)
+	if !ok {
+		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request\r\n\r\n"))
+	}
+	if st := o.checkPullLimits(req); st != "" {
+		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
+	}
+	wr := &pullRequest{o: o, reply: strings.Clone(reply), n: req.Batch, b: req.MaxBytes, maxBytes: req.MaxBytes > 0,
+		noWait: req.NoWait, hb: req.Heartbeat}
+	if req.Expires > 0 {
+		wr.expires = o.now().Add(req.Expires)
+	}
+	if wr.noWait && !o.hasWorkLocked() {
+		return append(sends, statusMsg(reply, "NATS/1.0 404 No Messages\r\n\r\n"))
+	}
+	o.waiting = append(o.waiting, wr)
+	o.armRequestLocked(wr)
+	return o.pumpLocked(sends)
+}
+
+// hasWorkLocked reports whether something could be delivered now.
+func (o *consumer) hasWorkLocked() bool {
+	if len(o.rdq) > 0 {
+		return true
+	}
+	var sm StoreMsg
+	return o.nextFirstLocked(&sm) != nil
+}
+
+// armRequestLocked arms a request's timer for its next heartbeat or its
+// expiry, whichever is first.
+func (o *consumer) armRequestLocked(wr *pullRequest) {
+	clk := o.mset.jsa.js.srv.clock
+	var wait time.Duration
+	if !wr.expires.IsZero() {
+		wait = max(clk.Until(wr.expires), time.Millisecond)
+	}
+	if wr.hb > 0 && (wait == 0 || wr.hb < wait) {
+		wait = wr.hb
+	}
+	if wait == 0 {
+		return
+	}
+	if wr.timer != nil {
+		wr.timer.Reset(wait)
+		return
+	}
+	wr.timer = clk.AfterFunc(wait, func() { o.requestTimer(wr) })
+}
+
+// requestTimer expires a request (408 Request Timeout) or sends it an
+// idle heartbeat.
+func (o *consumer) requestTimer(wr *pullRequest) {
+	mset := o.mset
+	mset.mu.Lock()
+	if wr.done || o.closed {
+		mset.mu.Unlock()
+		return
+	}
+	var m outMsg
+	if !wr.expires.IsZero() && !o.now().Before(wr.expires) {
+		o.removeRequestLocked(wr)
+		m = pendingStatus(wr.reply, "408 Request Timeout", wr.n, wr.b)
+	} else {
+		m = pendingStatus(wr.reply, "100 Idle Heartbeat", wr.n, wr.b)
+		o.armRequestLocked(wr)
+	}
+	mset.mu.Unlock()
+	o.send([]outMsg{m})
+}
+
+func (o *consumer) removeRequestLocked(wr *pullRequest) {
+	wr.stop()
+	for i, w := range o.waiting {
+		if w == wr {
+			o.waiting = append(o.waiting[:i], o.waiting[i+1:]...)
+			return
+		}
+	}
+}
+
+// nextFirstLocked is the next message to deliver for the first time, nil
+// when there is none or max_ack_pending is reached or the consumer paused.
+func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
+	if p := o.state.PausedUntil(); p > 0 && p > o.now().UnixNano() {
+		return nil
+	}
+	if m := o.cfg.MaxAckPending; m > 0 && o.cfg.AckPolicy != AckNone && o.state.NumAckPending() >= m {
+		return nil
+	}
+	return storeSource{o.mset.st()}.nextMatching(o.state.Config().FilterSubjects, o.state.Delivered().Stream+1, sm)
+}
+
+// nextLocked picks the next message to offer the head request: a
+// redelivery first, else a first delivery.
+func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
+	for len(o.rdq) > 0 {
+		seq := o.rdq[0]
+		o.rdq = o.rdq[1:]
+		if _, ok := o.state.PendingOf(seq); !ok {
+			continue
+		}
+		if m, err := o.mset.st().LoadMsg(seq, sm); err == nil {
+			return m
+		}
+	}
+	return o.nextFirstLocked(sm)
+}
+
+// pumpLocked delivers to waiting requests, in order, what the state lets
+// through: each delivery is a Deliver entry applied first, and the message
+// goes out (after the lock is released) with the ack subject made of the
+// applied numbers. Requests asking for no_wait that find nothing more get
+// 404 No Messages.
+func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
+	var sm StoreMsg
+	for len(o.waiting) > 0 && !o.closed {
+		wr := o.waiting[0]
+		m := o.nextLocked(&sm)
+		if m == nil {
+			break
+		}
+		size := len(m.Subj) + len(m.Hdr) + len(m.Msg)
+		if wr.maxBytes && size > wr.b {
+			o.removeRequestLocked(wr)
+			sends = append(sends, pendingStatus(wr.reply, "409 Message Size Exceeds MaxBytes", wr.n, wr.b))
+			o.rdq = append([]uint64{m.Seq}, o.rdq...) // offered again to the next request
+			continue
+		}
+		out := o.applyLocked(&cstate.Entry{Op: cstate.OpDeliver, TS: o.now().UnixNano(), Gen: o.state.Gen(), Seqs: []uint64{m.Seq}})
+		if out.Err != nil || len(out.Deliveries) == 0 {
+			if _, pending := o.state.PendingOf(m.Seq); pending {
+				continue // a redelivery not due (yet): the ack timer brings it back
+			}
+			break
+		}
+		d := out.Deliveries[0]
+		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
+			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
+		sends = append(sends, outMsg{to: wr.reply, subj: m.Subj, reply: string(ack),
+			hdr: bytes.Clone(m.Hdr), msg: bytes.Clone(m.Msg)})
+		wr.n--
+		wr.b -= size
+		if wr.n <= 0 || (wr.maxBytes && wr.b <= 0) {
+			o.removeRequestLocked(wr)
+		}
+	}
+	o.armAckTimerLocked()
+	return o.endNoWaitLocked(sends)
+}
+
+// endNoWaitLocked answers the no_wait requests left once nothing more can
+// be delivered: 404 No Messages, as nats-server does at the end of the
+// stream.
+func (o *consumer) endNoWaitLocked(sends []outMsg) []outMsg {
+	if len(o.waiting) == 0 || o.hasWorkLocked() {
+		return sends
+	}
+	keep := o.waiting[:0]
+	for _, wr := range o.waiting {
+		if wr.noWait {
+			wr.stop()
+			sends = append(sends, statusMsg(wr.reply, "NATS/1.0 404 No Messages\r\n\r\n"))
+			continue
+		}
+		keep = append(keep, wr)
+	}
+	o.waiting = keep
+	return sends
+}

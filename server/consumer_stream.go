@@ -1,0 +1,66 @@
+package server
+
+import "sort"
+
+// addConsumerLocked registers o with its stream; the caller then calls
+// ensureAckSub without the lock.
+func (mset *stream) addConsumerLocked(o *consumer) {
+	if mset.consumers == nil {
+		mset.consumers = make(map[string]*consumer)
+	}
+	mset.consumers[o.name] = o
+}
+
+// ensureAckSub makes the stream listen on $JS.ACK.<stream>.> (once).
+// Called without mset.mu: subscribing takes the account's locks.
+func (mset *stream) ensureAckSub() {
+	mset.mu.Lock()
+	have := mset.ackSub != nil || mset.closed
+	mset.mu.Unlock()
+	if have {
+		return
+	}
+	acc := mset.jsa.acc
+	sub, err := acc.subscribeInternal("$JS.ACK."+mset.name+".>", "", mset.ackMsg)
+	if err != nil {
+		mset.jsa.js.srv.Errorf("JetStream: stream %q cannot listen for acks: %v", mset.name, err)
+		return
+	}
+	mset.mu.Lock()
+	keep := mset.ackSub == nil && !mset.closed
+	if keep {
+		mset.ackSub = sub
+	}
+	mset.mu.Unlock()
+	if !keep {
+		acc.unsubscribe(sub)
+	}
+}
+
+// consumerList returns the stream's consumers sorted by name.
+func (mset *stream) consumerListLocked() []*consumer {
+	out := make([]*consumer, 0, len(mset.consumers))
+	for _, o := range mset.consumers {
+		out = append(out, o)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+// stopConsumersLocked stops every consumer as the stream stops, saving
+// the durable ones' state when keep; it returns the ack subscription for
+// the caller to remove.
+func (mset *stream) stopConsumersLocked(keep bool) *subscription {
+	for _, o := range mset.consumers {
+		if keep && o.dirty {
+			if err := o.saveStateLocked(); err != nil {
+				mset.jsa.js.srv.Errorf("JetStream: saving consumer %q > %q: %v", mset.name, o.name, err)
+			}
+		}
+		o.stopLocked()
+	}
+	mset.consumers = nil
+	sub := mset.ackSub
+	mset.ackSub = nil
+	return sub
+}
