@@ -265,3 +265,34 @@ func TestConsumerRestartResumes(t *testing.T) {
 		t.Fatalf("resumed at %+v", md.Sequence)
 	}
 }
+
+// A waiting pull request gets a message published after it arrived.
+func TestConsumerPullWaitsForPublish(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 0)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.Fetch(2, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "the request to wait", func() bool { return consumerInfo(t, c).NumWaiting == 1 })
+	for i := 1; i <= 2; i++ {
+		if _, err := js.Publish(ctx(t), fmt.Sprintf("s.%d", i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for m := range b.Messages() {
+		if md, _ := m.Metadata(); md.Sequence.Stream != uint64(n+1) || md.NumPending != 0 {
+			t.Fatalf("msg %d: %+v", n, md)
+		}
+		n++
+	}
+	if n != 2 || b.Error() != nil {
+		t.Fatalf("got %d, %v", n, b.Error())
+	}
+}

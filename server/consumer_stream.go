@@ -64,3 +64,30 @@ func (mset *stream) stopConsumersLocked(keep bool) *subscription {
 	mset.ackSub = nil
 	return sub
 }
+
+// consumerSends are messages one consumer sends after the lock.
+type consumerSends struct {
+	o    *consumer
+	msgs []outMsg
+}
+
+// pumpConsumersLocked offers a newly stored message to the consumers with
+// waiting requests.
+func (mset *stream) pumpConsumersLocked() []consumerSends {
+	var out []consumerSends
+	for _, o := range mset.consumers {
+		if len(o.waiting) == 0 {
+			continue
+		}
+		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
+			out = append(out, consumerSends{o, msgs})
+		}
+	}
+	return out
+}
+
+func sendConsumerMsgs(sends []consumerSends) {
+	for _, s := range sends {
+		s.o.send(s.msgs)
+	}
+}
