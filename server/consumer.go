@@ -29,6 +29,8 @@ type consumer struct {
 	ackAt   int64
 	dirty   bool        // state changed since it was last saved (file streams)
 	saveT   clock.Timer // saves a dirty state within consumerSaveEvery
+	idleT   clock.Timer // inactive_threshold: deletes the consumer once idle that long
+	active  time.Time   // last pull request (server clock)
 	closed  bool
 }
 
@@ -138,7 +140,7 @@ func (o *consumer) ackWaitFired() {
 // (sending them status when deleted is the caller's choice).
 func (o *consumer) stopLocked() []outMsg {
 	o.closed = true
-	for _, t := range []clock.Timer{o.ackT, o.saveT} {
+	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT} {
 		if t != nil {
 			t.Stop()
 		}

@@ -92,6 +92,7 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, errConsumerCreate(err.Error())
 	}
 	mset.addConsumerLocked(o)
+	o.armIdleLocked()
 	return o.infoLocked(), nil
 }
 
@@ -144,16 +145,7 @@ func (r *apiRequest) consumerDelete() any {
 		mset.mu.Unlock()
 		return &JSApiConsumerDeleteResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
 	}
-	o.applyLocked(&cstate.Entry{Op: cstate.OpDelete, TS: o.now().UnixNano()})
-	var sends []outMsg
-	for _, wr := range o.waiting {
-		sends = append(sends, pendingStatus(wr.reply, "409 Consumer Deleted", wr.n, wr.b))
-	}
-	o.stopLocked()
-	delete(mset.consumers, cname)
-	if o.persists() {
-		mset.jsa.js.fs.RemoveAll(o.dir())
-	}
+	sends := mset.deleteConsumerLocked(o)
 	mset.mu.Unlock()
 	o.send(sends)
 	return &JSApiConsumerDeleteResponse{Success: true}
@@ -223,6 +215,7 @@ func (r *apiRequest) consumerNext() bool {
 		mset.mu.Unlock()
 		return true
 	}
+	o.armIdleLocked()
 	sends := o.addRequestLocked(r.reply, r.body, nil)
 	mset.mu.Unlock()
 	o.send(sends)

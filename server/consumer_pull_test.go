@@ -296,3 +296,33 @@ func TestConsumerPullWaitsForPublish(t *testing.T) {
 		t.Fatalf("got %d, %v", n, b.Error())
 	}
 }
+
+// An ephemeral nobody pulls from goes after its inactive_threshold; one
+// with a waiting request stays.
+func TestConsumerEphemeralInactive(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 0)
+	idle, err := js.CreateConsumer(ctx(t), "S", jetstream.ConsumerConfig{AckPolicy: jetstream.AckExplicitPolicy, InactiveThreshold: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	busy, err := js.CreateConsumer(ctx(t), "S", jetstream.ConsumerConfig{AckPolicy: jetstream.AckExplicitPolicy, InactiveThreshold: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := busy.Fetch(1, jetstream.FetchMaxWait(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := consumerInfo(t, idle).Name
+	waitFor(t, 3*time.Second, "the idle ephemeral to go", func() bool {
+		_, err := js.Consumer(ctx(t), "S", name)
+		return errors.Is(err, jetstream.ErrConsumerNotFound)
+	})
+	if ci := consumerInfo(t, busy); ci.NumWaiting != 1 {
+		t.Fatalf("busy ephemeral: %+v", ci)
+	}
+	for range b.Messages() {
+	}
+}

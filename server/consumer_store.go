@@ -114,6 +114,7 @@ func (mset *stream) recoverConsumers() {
 		}
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
+		o.armIdleLocked()
 		mset.mu.Unlock()
 		mset.ensureAckSub()
 	}
