@@ -326,3 +326,46 @@ func TestConsumerEphemeralInactive(t *testing.T) {
 	for range b.Messages() {
 	}
 }
+
+// Messages that leave the stream (delete, limits, purge) leave the
+// consumer's pending set and its ack floor moves over them.
+func TestConsumerStreamRemovals(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	str, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, MaxMsgs: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		js.Publish(ctx(t), "s.x", nil)
+	}
+	c, _ := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	b, _ := c.Fetch(3)
+	for range b.Messages() {
+	}
+	if err := str.DeleteMsg(ctx(t), 2); err != nil {
+		t.Fatal(err)
+	}
+	if ci := consumerInfo(t, c); ci.NumAckPending != 2 || ci.AckFloor.Stream != 0 {
+		t.Fatalf("after delete of 2: %+v", ci)
+	}
+	js.Publish(ctx(t), "s.x", nil)
+	js.Publish(ctx(t), "s.x", nil) // max_msgs drops 1
+	if ci := consumerInfo(t, c); ci.NumAckPending != 1 || ci.AckFloor.Stream != 2 || ci.NumPending != 3 {
+		t.Fatalf("after limits dropped 1: %+v", ci)
+	}
+	if err := str.Purge(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ci := consumerInfo(t, c); ci.NumAckPending != 0 || ci.NumPending != 0 || ci.AckFloor.Stream != 6 || ci.Delivered.Stream != 6 {
+		t.Fatalf("after purge: %+v", ci)
+	}
+	js.Publish(ctx(t), "s.x", nil)
+	m, err := c.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := m.Metadata(); md.Sequence.Stream != 7 || md.Sequence.Consumer != 4 {
+		t.Fatalf("after purge delivered %+v", md.Sequence)
+	}
+}

@@ -1,6 +1,10 @@
 package server
 
-import "sort"
+import (
+	"sort"
+
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+)
 
 // addConsumerLocked registers o with its stream; the caller then calls
 // ensureAckSub without the lock.
@@ -89,5 +93,50 @@ func (mset *stream) pumpConsumersLocked() []consumerSends {
 func sendConsumerMsgs(sends []consumerSends) {
 	for _, s := range sends {
 		s.o.send(s.msgs)
+	}
+}
+
+// nats-server's reasons for a pending message that left the stream.
+const (
+	reasonDeleted = "Unacknowledged message was deleted"
+	reasonLimits  = "Message deleted by stream limits"
+)
+
+// consumersTrimmedLocked: the stream's head may have moved (limits,
+// max_age): pending messages below the new first sequence are gone.
+// O(1) per consumer unless something pending is below it.
+func (mset *stream) consumersTrimmedLocked() {
+	if len(mset.consumers) == 0 {
+		return
+	}
+	first, _ := storeSource{mset.st()}.Bounds()
+	for _, o := range mset.consumers {
+		if gone := o.state.PendingBelow(first); len(gone) > 0 {
+			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: o.now().UnixNano(), Seqs: gone, Text: reasonLimits})
+		}
+	}
+}
+
+// consumersRemovedLocked: message seq was deleted.
+func (mset *stream) consumersRemovedLocked(seq uint64) {
+	for _, o := range mset.consumers {
+		o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: o.now().UnixNano(), Seqs: []uint64{seq}, Text: reasonDeleted})
+	}
+}
+
+// consumersPurgedLocked: a purge. A purge of the head (no subject) moves
+// every consumer past it; a subject purge takes messages from anywhere.
+func (mset *stream) consumersPurgedLocked(subject bool) {
+	src := storeSource{mset.st()}
+	first, _ := src.Bounds()
+	for _, o := range mset.consumers {
+		ts := o.now().UnixNano()
+		if !subject {
+			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamPurged, TS: ts, Seq: first})
+			continue
+		}
+		if gone := o.state.PendingMissing(func(seq uint64) bool { return !src.Contains(seq) }); len(gone) > 0 {
+			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: ts, Seqs: gone, Text: reasonDeleted})
+		}
 	}
 }

@@ -440,5 +440,7 @@ const expiryRetry = time.Second
 
 // applyExpire is the deterministic expiry operation.
 func (mset *stream) applyExpire(cutoff int64) {
-	_, _ = mset.st().ExpireBefore(cutoff)
+	if n, _ := mset.st().ExpireBefore(cutoff); n > 0 {
+		mset.consumersTrimmedLocked()
+	}
 }

@@ -14,3 +14,31 @@ func (s *State) NextDeadline() (int64, bool) {
 	}
 	return best, found
 }
+
+// PendingBelow lists, ascending, the pending messages with stream
+// sequence below seq (what a stream that dropped its head took away).
+func (s *State) PendingBelow(seq uint64) []uint64 {
+	if s.floor.Stream+1 >= seq {
+		return nil
+	}
+	var out []uint64
+	for _, p := range s.sortedPending() {
+		if p >= seq {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// PendingMissing lists, ascending, the pending messages for which gone
+// reports true (a subject purge took some from the middle of the stream).
+func (s *State) PendingMissing(gone func(seq uint64) bool) []uint64 {
+	var out []uint64
+	for _, p := range s.sortedPending() {
+		if gone(p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
