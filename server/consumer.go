@@ -24,7 +24,8 @@ type consumer struct {
 	out     cstate.Outcome // reused by apply
 
 	waiting []*pullRequest // FIFO, at most cfg.MaxWaiting
-	rdq     []uint64       // stream seqs handed back for redelivery (Outcome.Due)
+	rdq     []uint64            // stream seqs handed back for redelivery (Outcome.Due)
+	queued  map[uint64]struct{} // what rdq holds: each seq once, so rdq ≤ pending
 	ackT    clock.Timer    // fires at the earliest ack-wait deadline
 	ackAt   int64
 	dirty   bool        // state changed since it was last saved (file streams)
@@ -72,8 +73,33 @@ func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}
-	o.rdq = append(o.rdq, o.out.Due...)
+	for _, seq := range o.out.Due {
+		o.queueLocked(seq)
+	}
 	return &o.out
+}
+
+// queueLocked puts seq in the redelivery queue unless it is there.
+func (o *consumer) queueLocked(seq uint64) {
+	if _, ok := o.queued[seq]; ok {
+		return
+	}
+	if o.queued == nil {
+		o.queued = make(map[uint64]struct{})
+	}
+	o.queued[seq] = struct{}{}
+	o.rdq = append(o.rdq, seq)
+}
+
+// popLocked takes the head of the redelivery queue.
+func (o *consumer) popLocked() uint64 {
+	seq := o.rdq[0]
+	o.rdq = o.rdq[1:]
+	delete(o.queued, seq)
+	if len(o.rdq) == 0 {
+		o.rdq = nil // let the array go
+	}
+	return seq
 }
 
 // info reports the consumer as CONSUMER.INFO does. Called under mset.mu.
@@ -102,7 +128,7 @@ func stamp(ns int64) *time.Time {
 // armAckTimerLocked arms the ack-wait timer for the earliest deadline of
 // a pending message (nothing when none is pending).
 func (o *consumer) armAckTimerLocked() {
-	at, ok := o.state.NextDeadline()
+	at, ok := o.state.NextDeadline(func(seq uint64) bool { _, q := o.queued[seq]; return q })
 	if !ok || o.closed {
 		return
 	}

@@ -107,11 +107,17 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	if !ok {
 		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request\r\n\r\n"))
 	}
+	if req.Heartbeat > 0 && (req.Expires == 0 || req.Heartbeat > req.Expires/2) {
+		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request - heartbeat value too large\r\n\r\n"))
+	}
 	if st := o.checkPullLimits(req); st != "" {
 		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
 	}
 	wr := &pullRequest{o: o, reply: strings.Clone(reply), n: req.Batch, b: req.MaxBytes, maxBytes: req.MaxBytes > 0,
-		noWait: req.NoWait, hb: req.Heartbeat}
+		noWait: req.NoWait, hb: max(req.Heartbeat, time.Millisecond)}
+	if req.Heartbeat <= 0 {
+		wr.hb = 0
+	}
 	if req.Expires > 0 {
 		wr.expires = o.now().Add(req.Expires)
 	}
@@ -200,8 +206,7 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 // redelivery first, else a first delivery.
 func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 	for len(o.rdq) > 0 {
-		seq := o.rdq[0]
-		o.rdq = o.rdq[1:]
+		seq := o.popLocked()
 		if _, ok := o.state.PendingOf(seq); !ok {
 			continue
 		}
@@ -229,7 +234,11 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 		if wr.maxBytes && size > wr.b {
 			o.removeRequestLocked(wr)
 			sends = append(sends, pendingStatus(wr.reply, "409 Message Size Exceeds MaxBytes", wr.n, wr.b))
-			o.rdq = append([]uint64{m.Seq}, o.rdq...) // offered again to the next request
+			if _, pending := o.state.PendingOf(m.Seq); pending { // offered again to the next request
+				o.queueLocked(m.Seq)
+				copy(o.rdq[1:], o.rdq[:len(o.rdq)-1])
+				o.rdq[0] = m.Seq
+			}
 			continue
 		}
 		out := o.applyLocked(&cstate.Entry{Op: cstate.OpDeliver, TS: o.now().UnixNano(), Gen: o.state.Gen(), Seqs: []uint64{m.Seq}})

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// An idle pull request with idle_heartbeat gets 100 Idle Heartbeat
+// statuses carrying what it still wants.
+func TestConsumerPullHeartbeat(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 0)
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connectNATS(t, s.ClientURL())
+	sub, _ := nc.SubscribeSync("hb.inbox")
+	req := `{"batch":3,"max_bytes":1000,"expires":2000000000,"idle_heartbeat":100000000}`
+	if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.D", "hb.inbox", []byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get("Status") != "100" || m.Header.Get("Description") != "Idle Heartbeat" ||
+		m.Header.Get("Nats-Pending-Messages") != "3" || m.Header.Get("Nats-Pending-Bytes") != "1000" || len(m.Data) != 0 {
+		t.Fatalf("heartbeat: %+v", m)
+	}
+}
+
+// max_deliver stops redeliveries; max_bytes ends a request with 409.
+func TestConsumerMaxDeliverAndMaxBytes(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 2; i++ {
+		m, err := c.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if md, _ := m.Metadata(); md.NumDelivered != uint64(i) {
+			t.Fatalf("delivery %d: %+v", i, md)
+		}
+		m.Nak()
+	}
+	if _, err := c.Next(jetstream.FetchMaxWait(300 * time.Millisecond)); err == nil {
+		t.Fatal("delivered a third time past max_deliver 2")
+	}
+	nc := connectNATS(t, s.ClientURL())
+	js.Publish(ctx(t), "s.big", make([]byte, 100))
+	m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte(`{"batch":1,"max_bytes":50}`), time.Second)
+	if err != nil || m.Header.Get("Status") != "409" || m.Header.Get("Description") != "Message Size Exceeds MaxBytes" {
+		t.Fatalf("max_bytes: %v %+v", err, m)
+	}
+}
+
+// nats.go's ordered consumer (an ephemeral AckNone pull consumer) reads
+// the stream in order.
+func TestConsumerOrderedPull(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 10)
+	oc, err := js.OrderedConsumer(ctx(t), "S", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 10; i++ {
+		m, err := oc.Next(jetstream.FetchMaxWait(2 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(m.Data()) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("ordered %d: %q", i, m.Data())
+		}
+	}
+}
+
+// A message past its ack wait with nobody pulling sits once in the
+// redelivery queue: the ack-wait timer does not spin or queue it again.
+func TestConsumerDueWithoutRequests(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(); err != nil {
+		t.Fatal(err)
+	}
+	mset := s.js.Load().account("$G").lookup("S")
+	queued := func() int {
+		mset.mu.Lock()
+		defer mset.mu.Unlock()
+		return len(mset.consumers["D"].rdq)
+	}
+	waitFor(t, 2*time.Second, "the message to be due", func() bool { return queued() == 1 })
+	time.Sleep(200 * time.Millisecond) // ten ack waits with nobody pulling
+	if n := queued(); n != 1 {
+		t.Fatalf("redelivery queue holds %d entries for one message", n)
+	}
+	m, err := c.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := m.Metadata(); md.NumDelivered != 2 {
+		t.Fatalf("redelivery: %+v", md)
+	}
+}
