@@ -23,10 +23,10 @@ type consumer struct {
 	state   cstate.State
 	out     cstate.Outcome // reused by apply
 
-	waiting []*pullRequest // FIFO, at most cfg.MaxWaiting
+	waiting []*pullRequest      // FIFO, at most cfg.MaxWaiting
 	rdq     []uint64            // stream seqs handed back for redelivery (Outcome.Due)
 	queued  map[uint64]struct{} // what rdq holds: each seq once, so rdq ≤ pending
-	ackT    clock.Timer    // fires at the earliest ack-wait deadline
+	ackT    clock.Timer         // fires at the earliest ack-wait deadline
 	ackAt   int64
 	dirty   bool        // state changed since it was last saved (file streams)
 	saveT   clock.Timer // saves a dirty state within consumerSaveEvery
