@@ -207,12 +207,14 @@ func (r *apiRequest) consumerNext() bool {
 	sname, cname, ok := r.twoTokens("CONSUMER.MSG.NEXT.")
 	mset := r.jsa.lookup(sname)
 	if !ok || mset == nil || mset.replicated {
-		return true // nats-server does not answer a request for an unknown consumer
+		r.noResponders()
+		return true
 	}
 	mset.mu.Lock()
 	o := mset.consumers[cname]
 	if o == nil || o.closed {
 		mset.mu.Unlock()
+		r.noResponders()
 		return true
 	}
 	o.armIdleLocked()
@@ -220,4 +222,13 @@ func (r *apiRequest) consumerNext() bool {
 	mset.mu.Unlock()
 	o.send(sends)
 	return true
+}
+
+// noResponders answers a pull request for a consumer that does not exist
+// as nats-server's server does (nobody listens on its subject there): a
+// 503 status to a client that asked for no-responders statuses.
+func (r *apiRequest) noResponders() {
+	if c := r.c; c != nil && c.route == nil && c.nc != nil && c.opts.NoResponders { // on c's read goroutine
+		c.sendNoResponders(r.jsa.acc, jsAPIPrefix+r.subject, r.reply)
+	}
 }

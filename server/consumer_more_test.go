@@ -1,7 +1,10 @@
 package server
 
 import (
+	"errors"
+
 	"fmt"
+	"github.com/nats-io/nats.go"
 	"testing"
 	"time"
 
@@ -114,5 +117,36 @@ func TestConsumerDueWithoutRequests(t *testing.T) {
 	}
 	if md, _ := m.Metadata(); md.NumDelivered != 2 {
 		t.Fatalf("redelivery: %+v", md)
+	}
+}
+
+// max_bytes counts subject, ack subject, headers and payload, as
+// nats-server: a request for exactly one message's size gets it, one byte
+// less gets 409.
+func TestConsumerMaxBytesExact(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connectNATS(t, s.ClientURL())
+	m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte(`{"batch":1,"max_bytes":1000}`), time.Second)
+	if err != nil || string(m.Data) != "m1" {
+		t.Fatalf("first: %v %+v", err, m)
+	}
+	m.Nak()
+	size := len(m.Subject) + len(m.Reply) + len(m.Data) // the redelivery's ack subject has the same length
+	m, err = nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte(fmt.Sprintf(`{"batch":1,"max_bytes":%d}`, size-1)), time.Second)
+	if err != nil || m.Header.Get("Status") != "409" {
+		t.Fatalf("one byte short: %v %+v", err, m)
+	}
+	m, err = nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte(fmt.Sprintf(`{"batch":1,"max_bytes":%d}`, size)), time.Second)
+	if err != nil || string(m.Data) != "m1" {
+		t.Fatalf("exact size: %v %+v", err, m)
+	}
+	// A pull request for a consumer that does not exist: no responders.
+	if _, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.nope", nil, time.Second); !errors.Is(err, nats.ErrNoResponders) {
+		t.Fatalf("unknown consumer: %v", err)
 	}
 }

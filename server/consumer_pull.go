@@ -230,7 +230,7 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 		if m == nil {
 			break
 		}
-		size := len(m.Subj) + len(m.Hdr) + len(m.Msg)
+		size := o.sizeLocked(m)
 		if wr.maxBytes && size > wr.b {
 			o.removeRequestLocked(wr)
 			sends = append(sends, pendingStatus(wr.reply, "409 Message Size Exceeds MaxBytes", wr.n, wr.b))
@@ -281,4 +281,23 @@ func (o *consumer) endNoWaitLocked(sends []outMsg) []outMsg {
 	}
 	o.waiting = keep
 	return sends
+}
+
+// sizeLocked is a delivery's size as nats-server counts it against a
+// request's max_bytes: subject, ack subject, headers and payload. The ack
+// subject's numbers are the ones the apply will assign (num_pending
+// predicted; it only decides the length of one token). Computed only for
+// requests with max_bytes.
+func (o *consumer) sizeLocked(m *StoreMsg) int {
+	if len(o.waiting) == 0 || !o.waiting[0].maxBytes {
+		return len(m.Subj) + len(m.Hdr) + len(m.Msg)
+	}
+	a := cstate.AckSubject{Stream: o.mset.name, Consumer: o.name, SSeq: m.Seq, CSeq: o.state.Delivered().Consumer + 1, TS: m.TS, Deliveries: 1}
+	if p, ok := o.state.PendingOf(m.Seq); ok {
+		a.Deliveries = p.Deliveries + 1
+	} else if n := o.state.NumPending(storeSource{o.mset.st()}); n > 0 {
+		a.Pending = n - 1
+	}
+	var buf [128]byte
+	return len(m.Subj) + len(cstate.AppendAckSubject(buf[:0], &a)) + len(m.Hdr) + len(m.Msg)
 }
