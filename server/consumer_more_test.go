@@ -150,3 +150,61 @@ func TestConsumerMaxBytesExact(t *testing.T) {
 		t.Fatalf("unknown consumer: %v", err)
 	}
 }
+
+// Ack policy all acknowledges everything up to the message; +NXT acks and
+// asks for the next message on the same reply; +WPI restarts the ack wait.
+func TestConsumerAckAllNextProgress(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 5)
+	all, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "ALL", AckPolicy: jetstream.AckAllPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := all.Fetch(3)
+	var msgs []jetstream.Msg
+	for m := range b.Messages() {
+		msgs = append(msgs, m)
+	}
+	if len(msgs) != 3 {
+		t.Fatalf("fetched %d", len(msgs))
+	}
+	if err := msgs[1].DoubleAck(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if ci := consumerInfo(t, all); ci.NumAckPending != 1 || ci.AckFloor.Stream != 2 || ci.AckFloor.Consumer != 2 {
+		t.Fatalf("ack all: %+v", ci)
+	}
+
+	ex, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "EX", AckPolicy: jetstream.AckExplicitPolicy, AckWait: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc := connectNATS(t, s.ClientURL())
+	m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.EX", nil, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err = nc.Request(m.Reply, []byte("+NXT"), time.Second) // acks 1, gets 2
+	if err != nil || string(m.Data) != "m2" {
+		t.Fatalf("+NXT: %v %+v", err, m)
+	}
+	if ci := consumerInfo(t, ex); ci.AckFloor.Stream != 1 || ci.NumAckPending != 1 {
+		t.Fatalf("after +NXT: %+v", ci)
+	}
+	// +WPI keeps message 2 from redelivery past its first ack wait.
+	deadline := time.Now().Add(600 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		if _, err := nc.Request(m.Reply, []byte("+WPI"), time.Second); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if ci := consumerInfo(t, ex); ci.NumRedelivered != 0 || ci.NumAckPending != 1 {
+		t.Fatalf("after +WPI: %+v", ci)
+	}
+	r, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.EX", []byte(`{"batch":1,"expires":1000000000}`), 2*time.Second)
+	if err != nil || string(r.Data) != "m3" {
+		t.Fatalf("next after +WPI: %v %+v", err, r)
+	}
+}
