@@ -23,16 +23,18 @@ type consumer struct {
 	state   cstate.State
 	out     cstate.Outcome // reused by apply
 
-	waiting []*pullRequest      // FIFO, at most cfg.MaxWaiting
-	rdq     []uint64            // stream seqs handed back for redelivery (Outcome.Due)
-	queued  map[uint64]struct{} // what rdq holds: each seq once, so rdq ≤ pending
-	ackT    clock.Timer         // fires at the earliest ack-wait deadline
-	ackAt   int64
-	dirty   bool        // state changed since it was last saved (file streams)
-	saveT   clock.Timer // saves a dirty state within consumerSaveEvery
-	idleT   clock.Timer // inactive_threshold: deletes the consumer once idle that long
-	active  time.Time   // last pull request (server clock)
-	closed  bool
+	waiting  []*pullRequest      // FIFO, at most cfg.MaxWaiting
+	rdq      []uint64            // stream seqs handed back for redelivery (Outcome.Due)
+	queued   map[uint64]struct{} // what rdq holds: each seq once, so rdq ≤ pending
+	ackT     clock.Timer         // fires at the earliest ack-wait deadline
+	ackAt    int64
+	dirty    bool        // state changed since it was last saved (file streams)
+	saveT    clock.Timer // saves a dirty state within consumerSaveEvery
+	idleT    clock.Timer // inactive_threshold: deletes the consumer once idle that long
+	active   time.Time   // last pull request (server clock)
+	outq     []outMsg    // decided, not yet sent (flushOut)
+	flushing bool        // a goroutine is draining outq
+	closed   bool
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -158,8 +160,9 @@ func (o *consumer) ackWaitFired() {
 	o.applyLocked(&cstate.Entry{Op: cstate.OpRedeliverDue, TS: o.now().UnixNano()})
 	sends := o.pumpLocked(nil)
 	o.armAckTimerLocked()
+	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.send(sends)
+	o.flushOut()
 }
 
 // stopLocked stops the consumer's timers and drops its waiting requests

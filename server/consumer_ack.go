@@ -64,8 +64,9 @@ func (mset *stream) ackMsg(_ *subscription, _ *client, _ *Account, subject, repl
 			mset.jsa.js.srv.Errorf("JetStream: saving consumer %q > %q: %v", mset.name, o.name, err)
 		}
 	}
+	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.send(sends)
+	o.flushOut()
 	if answer {
 		mset.jsa.js.srv.deliver(nil, mset.jsa.acc, strings.Clone(reply), "", nil, nil)
 	}

@@ -83,7 +83,7 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	if o := mset.consumers[name]; o != nil {
 		return o.updateLocked(cfg)
 	}
-	o := &consumer{mset: mset, name: name, cfg: cfg, created: o0(mset).now().UTC()}
+	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
 	if out.Err != nil {
 		return nil, errConsumerCreate(out.Err.Error())
@@ -95,9 +95,6 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	o.armIdleLocked()
 	return o.infoLocked(), nil
 }
-
-// o0 is a consumer value only good for reading the server clock.
-func o0(mset *stream) *consumer { return &consumer{mset: mset} }
 
 // updateLocked applies an update (or an identical create) to o.
 func (o *consumer) updateLocked(cfg *ConsumerConfig) (*ConsumerInfo, *ApiError) {
@@ -146,8 +143,9 @@ func (r *apiRequest) consumerDelete() any {
 		return &JSApiConsumerDeleteResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
 	}
 	sends := mset.deleteConsumerLocked(o)
+	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.send(sends)
+	o.flushOut()
 	return &JSApiConsumerDeleteResponse{Success: true}
 }
 
@@ -219,8 +217,9 @@ func (r *apiRequest) consumerNext() bool {
 	}
 	o.armIdleLocked()
 	sends := o.addRequestLocked(r.reply, r.body, nil)
+	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.send(sends)
+	o.flushOut()
 	return true
 }
 

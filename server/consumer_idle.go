@@ -44,8 +44,9 @@ func (o *consumer) idleFired() {
 		return
 	}
 	sends := mset.deleteConsumerLocked(o)
+	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.send(sends)
+	o.flushOut()
 }
 
 // deleteConsumerLocked applies the delete, stops o, removes its files and

@@ -208,3 +208,46 @@ func TestConsumerAckAllNextProgress(t *testing.T) {
 		t.Fatalf("next after +WPI: %v %+v", err, r)
 	}
 }
+
+// Deliveries reach the client in the order they were applied, while many
+// publishers wake the consumer at once: consumer sequences arrive without
+// gaps (nats.go's ordered consumer resets on one).
+func TestConsumerDeliveryOrderConcurrentPublishers(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 0)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckNonePolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pubs, each = 8, 250
+	got := make(chan uint64, pubs*each)
+	cc, err := c.Consume(func(m jetstream.Msg) {
+		md, _ := m.Metadata()
+		got <- md.Sequence.Consumer
+	}, jetstream.PullMaxMessages(pubs*each))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cc.Stop()
+	waitFor(t, 2*time.Second, "the pull request", func() bool { return consumerInfo(t, c).NumWaiting > 0 })
+	for p := 0; p < pubs; p++ {
+		pc := connectNATS(t, s.ClientURL())
+		go func() {
+			for i := 0; i < each; i++ {
+				pc.Publish("s.x", nil)
+			}
+			pc.Flush()
+		}()
+	}
+	for want := uint64(1); want <= pubs*each; want++ {
+		select {
+		case seq := <-got:
+			if seq != want {
+				t.Fatalf("consumer sequence %d arrived when %d was due", seq, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("waiting for consumer sequence %d", want)
+		}
+	}
+}

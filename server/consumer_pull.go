@@ -52,13 +52,36 @@ const (
 	JSPullRequestPendingBytes = "Nats-Pending-Bytes"
 )
 
-// send delivers msgs, in order, outside any lock.
-func (o *consumer) send(msgs []outMsg) {
-	s := o.mset.jsa.js.srv
-	for i := range msgs {
-		m := &msgs[i]
-		s.deliverShown(o.mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+// queueOutLocked queues msgs for sending in the order they were decided
+// (under the stream's lock, so in apply order).
+func (o *consumer) queueOutLocked(msgs []outMsg) { o.outq = append(o.outq, msgs...) }
+
+// flushOut sends the queued messages outside the lock, in queue order: one
+// goroutine at a time drains the queue, others leave their messages to it,
+// so concurrent publishers and ack handlers never reorder a consumer's
+// deliveries (an ordered consumer resets on a gap) or send a request's 408
+// before its last message.
+func (o *consumer) flushOut() {
+	mset := o.mset
+	mset.mu.Lock()
+	if o.flushing {
+		mset.mu.Unlock()
+		return
 	}
+	o.flushing = true
+	for len(o.outq) > 0 {
+		batch := o.outq
+		o.outq = nil
+		mset.mu.Unlock()
+		s := mset.jsa.js.srv
+		for i := range batch {
+			m := &batch[i]
+			s.deliverShown(mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+		}
+		mset.mu.Lock()
+	}
+	o.flushing = false
+	mset.mu.Unlock()
 }
 
 // parsePullRequest reads a MSG.NEXT body: empty (one message), a plain
@@ -176,8 +199,9 @@ func (o *consumer) requestTimer(wr *pullRequest) {
 		m = pendingStatus(wr.reply, "100 Idle Heartbeat", wr.n, wr.b)
 		o.armRequestLocked(wr)
 	}
+	o.queueOutLocked([]outMsg{m})
 	mset.mu.Unlock()
-	o.send([]outMsg{m})
+	o.flushOut()
 }
 
 func (o *consumer) removeRequestLocked(wr *pullRequest) {

@@ -69,33 +69,27 @@ func (mset *stream) stopConsumersLocked(keep bool) *subscription {
 	return sub
 }
 
-// consumerSends are messages one consumer sends after the lock.
-type consumerSends struct {
-	o    *consumer
-	msgs []outMsg
-}
-
 // pumpConsumersLocked offers a newly stored message to the consumers with
-// waiting requests.
-func (mset *stream) pumpConsumersLocked() []consumerSends {
-	var out []consumerSends
+// waiting requests; the caller flushes the ones returned after the lock.
+func (mset *stream) pumpConsumersLocked() []*consumer {
+	var out []*consumer
 	for _, o := range mset.consumers {
 		if len(o.waiting) == 0 {
 			continue
 		}
 		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
-			out = append(out, consumerSends{o, msgs})
+			o.queueOutLocked(msgs)
+			out = append(out, o)
 		}
 	}
 	return out
 }
 
-func sendConsumerMsgs(sends []consumerSends) {
-	for _, s := range sends {
-		s.o.send(s.msgs)
+func flushConsumers(os []*consumer) {
+	for _, o := range os {
+		o.flushOut()
 	}
 }
-
 // nats-server's reasons for a pending message that left the stream.
 const (
 	reasonDeleted = "Unacknowledged message was deleted"

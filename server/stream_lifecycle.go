@@ -327,12 +327,12 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		mset.scheduleExpiryLocked()
 	}
 	syncer, noAck := mset.syncer, mset.cfg.NoAck
-	var sends []consumerSends
+	var sends []*consumer
 	if out.err == nil && !out.dup && len(mset.consumers) > 0 {
 		sends = mset.pumpConsumersLocked()
 	}
 	mset.mu.Unlock()
-	sendConsumerMsgs(sends)
+	flushConsumers(sends)
 	if reply == "" || noAck {
 		return
 	}
