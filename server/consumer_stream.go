@@ -90,6 +90,7 @@ func flushConsumers(os []*consumer) {
 		o.flushOut()
 	}
 }
+
 // nats-server's reasons for a pending message that left the stream.
 const (
 	reasonDeleted = "Unacknowledged message was deleted"
