@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
@@ -126,6 +127,9 @@ func (o *consumer) checkPullLimits(req *JSApiConsumerGetNextRequest) string {
 
 // addRequestLocked queues a pull request and delivers what it can.
 func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) []outMsg {
+	if !sublist.ValidPublishSubject(reply) {
+		return sends // nothing can be delivered to a wildcard
+	}
 	req, ok := parsePullRequest(body)
 	if !ok {
 		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request\r\n\r\n"))

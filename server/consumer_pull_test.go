@@ -212,6 +212,12 @@ func TestConsumerConsumeNamesListDelete(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("list: %d", n)
 	}
+	if si, err := str.Info(ctx(t)); err != nil || si.State.Consumers != 2 {
+		t.Fatalf("stream info consumer_count: %v %+v", err, si)
+	}
+	if ai, err := js.AccountInfo(ctx(t)); err != nil || ai.Consumers != 2 {
+		t.Fatalf("account info consumers: %v %+v", err, ai)
+	}
 	if err := js.DeleteConsumer(ctx(t), "S", "B"); err != nil {
 		t.Fatal(err)
 	}

@@ -135,3 +135,10 @@ func (mset *stream) consumersPurgedLocked(subject bool) {
 		}
 	}
 }
+
+// numConsumers is the stream's consumer count (STREAM.INFO, INFO).
+func (mset *stream) numConsumers() int {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return len(mset.consumers)
+}

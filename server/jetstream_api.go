@@ -270,6 +270,7 @@ func (r *apiRequest) accountInfo() any {
 			st.Store += ss.Bytes
 		}
 		st.Streams++
+		st.Consumers += mset.numConsumers()
 	}
 	return &accountInfoResponse{JetStreamAccountStats: st}
 }
