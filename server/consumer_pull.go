@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
-	"github.com/nats-io/nats-server/v2/internal/sublist"
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // pullRequest is one waiting CONSUMER.MSG.NEXT request (leader-only soft
