@@ -251,3 +251,35 @@ func TestConsumerDeliveryOrderConcurrentPublishers(t *testing.T) {
 		}
 	}
 }
+
+// A waiting request whose client went away receives nothing: the message
+// stays for the next request, delivered once.
+func TestConsumerRequestWithoutInterest(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 0)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone := connectNATS(t, s.ClientURL())
+	sub, _ := gone.SubscribeSync("gone.inbox")
+	gone.PublishRequest("$JS.API.CONSUMER.MSG.NEXT.S.D", "gone.inbox", []byte(`{"batch":5}`))
+	gone.Flush()
+	waitFor(t, 2*time.Second, "the request", func() bool { return consumerInfo(t, c).NumWaiting == 1 })
+	sub.Unsubscribe()
+	gone.Close()
+	acc := s.js.Load().account("$G").acc
+	waitFor(t, 2*time.Second, "the inbox to lose interest", func() bool { return len(matchSubject(acc, "gone.inbox").Plain) == 0 })
+	js.Publish(ctx(t), "s.x", []byte("hello"))
+	if ci := consumerInfo(t, c); ci.NumAckPending != 0 || ci.NumWaiting != 0 || ci.NumPending != 1 {
+		t.Fatalf("after the publish: %+v", ci)
+	}
+	m, err := c.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := m.Metadata(); md.NumDelivered != 1 || md.Sequence.Consumer != 1 {
+		t.Fatalf("delivered %+v", md)
+	}
+}

@@ -254,6 +254,10 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 	var sm StoreMsg
 	for len(o.waiting) > 0 && !o.closed {
 		wr := o.waiting[0]
+		if r := matchSubject(o.mset.jsa.acc, wr.reply); len(r.Plain) == 0 && len(r.Queues) == 0 {
+			o.removeRequestLocked(wr) // its client went away: deliver nothing into the void
+			continue
+		}
 		m := o.nextLocked(&sm)
 		if m == nil {
 			break
