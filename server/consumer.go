@@ -130,12 +130,15 @@ func stamp(ns int64) *time.Time {
 // armAckTimerLocked arms the ack-wait timer for the earliest deadline of
 // a pending message (nothing when none is pending).
 func (o *consumer) armAckTimerLocked() {
+	if o.ackAt > 0 && len(o.cfg.BackOff) == 0 {
+		// Armed: with one ack wait, a new delivery's deadline is later than
+		// the armed one, and the timer re-arms for the next when it fires.
+		// A nak with a delay (possibly earlier) clears ackAt first.
+		return
+	}
 	at, ok := o.state.NextDeadline(func(seq uint64) bool { _, q := o.queued[seq]; return q })
 	if !ok || o.closed {
 		return
-	}
-	if o.ackT != nil && o.ackAt <= at && o.ackAt > 0 {
-		return // armed earlier; it re-arms when it fires
 	}
 	clk := o.mset.jsa.js.srv.clock
 	wait := max(time.Duration(at-clk.Now().UnixNano()), time.Millisecond)

@@ -51,6 +51,9 @@ func (mset *stream) ackMsg(_ *subscription, _ *client, _ *Account, subject, repl
 	}
 	e.TS = o.now().UnixNano()
 	out := o.applyLocked(&e)
+	if kind == cstate.AckNak {
+		o.ackAt = 0 // its new deadline may come before the armed one
+	}
 	answer := out.Reply && reply != "" && kind != cstate.AckNext
 	var sends []outMsg
 	if kind == cstate.AckNext && reply != "" {

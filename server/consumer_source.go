@@ -35,6 +35,11 @@ func allIfNone(filters []string) []string {
 // NumPending sums over the filters: a consumer's filters never overlap
 // (checkConsumerFilters refuses overlapping ones).
 func (s storeSource) NumPending(from uint64, filters []string, lastPerSubject bool) uint64 {
+	if !lastPerSubject && (len(filters) == 0 || (len(filters) == 1 && filters[0] == ">")) {
+		if n, ok := s.countFrom(from); ok {
+			return n
+		}
+	}
 	var n uint64
 	for _, f := range allIfNone(filters) {
 		if !lastPerSubject {
@@ -95,4 +100,21 @@ func (s storeSource) nextMatching(filters []string, start uint64, sm *StoreMsg) 
 		return nil
 	}
 	return m
+}
+
+// countFrom counts every message at or after from in O(1) when the
+// stream's state tells (from outside the stored range, or no interior
+// deletes); ok is false when it would need a scan.
+func (s storeSource) countFrom(from uint64) (uint64, bool) {
+	var ss StreamState
+	s.st.FastState(&ss)
+	switch {
+	case ss.Msgs == 0 || from > ss.LastSeq:
+		return 0, true
+	case from <= ss.FirstSeq:
+		return ss.Msgs, true
+	case ss.NumDeleted == 0:
+		return ss.LastSeq - from + 1, true
+	}
+	return 0, false
 }
