@@ -283,3 +283,31 @@ func TestConsumerRequestWithoutInterest(t *testing.T) {
 		t.Fatalf("delivered %+v", md)
 	}
 }
+
+// Pull requests are not API calls: nats-server's account info does not
+// count them.
+func TestConsumerPullNotCountedAsAPI(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 3)
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := js.AccountInfo(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := c.Next(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := js.AccountInfo(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.API.Total != before.API.Total+1 {
+		t.Fatalf("API total went from %d to %d over three pulls and one INFO", before.API.Total, after.API.Total)
+	}
+}

@@ -247,10 +247,11 @@ func TestConsumerRestartResumes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := m.DoubleAck(ctx(t)); err != nil {
+		if err := m.Ack(); err != nil { // plain acks: saved at the latest by the clean shutdown
 			t.Fatal(err)
 		}
 	}
+	waitFor(t, 2*time.Second, "the acks", func() bool { return consumerInfo(t, c).AckFloor.Stream == 2 })
 	nc.Close()
 	s.Shutdown()
 	s.WaitForShutdown()

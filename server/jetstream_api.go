@@ -89,12 +89,15 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		return
 	}
 	js := jsa.js
-	js.apiTotal.Add(1)
 	subject = strings.Clone(subject)
 	if d := js.srv.getOpts().JetStreamDomain; d != "" && strings.HasPrefix(subject, "$JS."+d+".API.") {
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	if js.cluster == nil && r.consumerNext() {
+		return // a pull request: the consumer answers, and it is no API call (nats-server counts none)
+	}
+	js.apiTotal.Add(1)
 	defer r.recoverPanic()
 	if isSysOnlyAPI(r.subject) {
 		if jsa.acc != js.srv.SystemAccount() {
@@ -111,9 +114,6 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		}
 		setResponseType(resp, apiTypePrefix+typ)
 	} else {
-		if r.consumerNext() {
-			return
-		}
 		typ, resp = r.dispatch()
 	}
 	b, err := json.Marshal(resp)
