@@ -311,3 +311,42 @@ func TestConsumerPullNotCountedAsAPI(t *testing.T) {
 		t.Fatalf("API total went from %d to %d over three pulls and one INFO", before.API.Total, after.API.Total)
 	}
 }
+
+// An update keeps the consumer's position and takes effect at once; a
+// create with another config is refused with 10148.
+func TestConsumerUpdateKeepsState(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 4)
+	cfg := jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy}
+	c, err := js.CreateConsumer(ctx(t), "S", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := c.Next()
+	m.DoubleAck(ctx(t))
+	cfg.MaxAckPending = 1
+	cfg.Description = "updated"
+	var ae *jetstream.APIError
+	if _, err := js.CreateConsumer(ctx(t), "S", cfg); !errors.As(err, &ae) || ae.ErrorCode != 10148 {
+		t.Fatalf("create with another config: %v", err)
+	}
+	c, err = js.UpdateConsumer(ctx(t), "S", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci := consumerInfo(t, c); ci.Config.Description != "updated" || ci.AckFloor.Stream != 1 || ci.NumPending != 3 {
+		t.Fatalf("after update: %+v", ci)
+	}
+	b, _ := c.Fetch(3, jetstream.FetchMaxWait(300*time.Millisecond))
+	n := 0
+	for range b.Messages() {
+		n++
+	}
+	if n != 1 {
+		t.Fatalf("max_ack_pending 1 let %d through", n)
+	}
+	if _, err := js.UpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "NOPE", AckPolicy: jetstream.AckExplicitPolicy}); !errors.Is(err, jetstream.ErrConsumerDoesNotExist) {
+		t.Fatalf("update of a missing consumer: %v", err)
+	}
+}
