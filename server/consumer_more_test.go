@@ -350,3 +350,33 @@ func TestConsumerUpdateKeepsState(t *testing.T) {
 		t.Fatalf("update of a missing consumer: %v", err)
 	}
 }
+
+// Malformed pull requests get nats-server's 400 statuses.
+func TestConsumerPullBadRequests(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy, MaxRequestBatch: 10}); err != nil {
+		t.Fatal(err)
+	}
+	nc := connectNATS(t, s.ClientURL())
+	for body, want := range map[string]string{
+		`{"batch":`:                                   "400 Bad Request - unexpected end of JSON input",
+		`{"batch":1,"idle_heartbeat":1000000}`:        "400 Bad Request - heartbeat value too large",
+		`{"batch":1,"expires":10,"idle_heartbeat":6}`: "400 Bad Request - heartbeat value too large",
+		`{"batch":11}`:                                "409 Exceeded MaxRequestBatch of 10",
+	} {
+		m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte(body), time.Second)
+		if err != nil {
+			t.Fatalf("%s: %v", body, err)
+		}
+		if got := m.Header.Get("Status") + " " + m.Header.Get("Description"); got != want {
+			t.Fatalf("%s: %q, want %q", body, got, want)
+		}
+	}
+	// Not JSON and not a number: one message, as nats-server.
+	m, err := nc.Request("$JS.API.CONSUMER.MSG.NEXT.S.D", []byte("x"), time.Second)
+	if err != nil || string(m.Data) != "m1" {
+		t.Fatalf("non-JSON body: %v %+v", err, m)
+	}
+}

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -85,27 +86,29 @@ func (o *consumer) flushOut() {
 	mset.mu.Unlock()
 }
 
-// parsePullRequest reads a MSG.NEXT body: empty (one message), a plain
-// number (a batch) or JSON.
-func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, bool) {
+// parsePullRequest reads a MSG.NEXT body as nats-server does: empty or
+// anything else that is not JSON is one message (a plain number a batch),
+// bad JSON is an error for a 400 status.
+func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, error) {
 	req := &JSApiConsumerGetNextRequest{Batch: 1}
 	body = bytes.TrimSpace(body)
-	if len(body) == 0 {
-		return req, true
-	}
-	if body[0] != '{' {
-		n, err := strconv.Atoi(string(body))
-		if err != nil {
-			return nil, false
+	switch {
+	case len(body) > 0 && body[0] == '{':
+		if err := json.Unmarshal(body, req); err != nil {
+			return nil, err
 		}
-		req.Batch = n
-	} else if json.Unmarshal(body, req) != nil {
-		return nil, false
+		if req.Heartbeat > 0 && req.Heartbeat*2 > req.Expires {
+			return nil, errors.New("heartbeat value too large")
+		}
+	case len(body) > 0:
+		if n, err := strconv.Atoi(string(body)); err == nil {
+			req.Batch = n
+		}
 	}
 	if req.Batch <= 0 {
 		req.Batch = 1
 	}
-	return req, true
+	return req, nil
 }
 
 // checkPullLimits applies the consumer's max_batch, max_expires and
@@ -130,12 +133,9 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	if !sublist.ValidPublishSubject(reply) {
 		return sends // nothing can be delivered to a wildcard
 	}
-	req, ok := parsePullRequest(body)
-	if !ok {
-		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request\r\n\r\n"))
-	}
-	if req.Heartbeat > 0 && (req.Expires == 0 || req.Heartbeat > req.Expires/2) {
-		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request - heartbeat value too large\r\n\r\n"))
+	req, err := parsePullRequest(body)
+	if err != nil {
+		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request - "+err.Error()+"\r\n\r\n"))
 	}
 	if st := o.checkPullLimits(req); st != "" {
 		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
@@ -299,7 +299,7 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 // be delivered: 404 No Messages, as nats-server does at the end of the
 // stream.
 func (o *consumer) endNoWaitLocked(sends []outMsg) []outMsg {
-	if len(o.waiting) == 0 || o.hasWorkLocked() {
+	if !o.anyNoWaitLocked() || o.hasWorkLocked() {
 		return sends
 	}
 	keep := o.waiting[:0]
@@ -332,4 +332,13 @@ func (o *consumer) sizeLocked(m *StoreMsg) int {
 	}
 	var buf [128]byte
 	return len(m.Subj) + len(cstate.AppendAckSubject(buf[:0], &a)) + len(m.Hdr) + len(m.Msg)
+}
+
+func (o *consumer) anyNoWaitLocked() bool {
+	for _, wr := range o.waiting {
+		if wr.noWait {
+			return true
+		}
+	}
+	return false
 }
