@@ -53,14 +53,21 @@ func (o *consumer) idleFired() {
 // returns the 409 Consumer Deleted statuses for its waiting requests.
 func (mset *stream) deleteConsumerLocked(o *consumer) []outMsg {
 	o.applyLocked(&cstate.Entry{Op: cstate.OpDelete, TS: o.now().UnixNano()})
-	var sends []outMsg
-	for _, wr := range o.waiting {
-		sends = append(sends, pendingStatus(wr.reply, "409 Consumer Deleted", wr.n, wr.b))
-	}
+	sends := o.releaseRequestsLocked()
 	o.stopLocked()
 	delete(mset.consumers, o.name)
 	if o.persists() {
 		mset.jsa.js.fs.RemoveAll(o.dir())
+	}
+	return sends
+}
+
+// releaseRequestsLocked answers every waiting request of a consumer being
+// deleted with nats-server's 409 Consumer Deleted.
+func (o *consumer) releaseRequestsLocked() []outMsg {
+	var sends []outMsg
+	for _, wr := range o.waiting {
+		sends = append(sends, statusMsg(wr.reply, "NATS/1.0 409 Consumer Deleted\r\n\r\n"))
 	}
 	return sends
 }

@@ -380,3 +380,39 @@ func TestConsumerPullBadRequests(t *testing.T) {
 		t.Fatalf("non-JSON body: %v %+v", err, m)
 	}
 }
+
+// Waiting requests of a deleted consumer, or of a consumer of a deleted
+// stream, get 409 Consumer Deleted (nats.go: ErrConsumerDeleted).
+func TestConsumerDeletedReleasesRequests(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	for _, deleteStream := range []bool{false, true} {
+		consumerStream(t, js, jetstream.FileStorage, 0)
+		c, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := c.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, "the request", func() bool { return consumerInfo(t, c).NumWaiting == 1 })
+		start := time.Now()
+		if deleteStream {
+			err = js.DeleteStream(ctx(t), "S")
+		} else {
+			err = js.DeleteConsumer(ctx(t), "S", "D")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range b.Messages() {
+		}
+		if !errors.Is(b.Error(), jetstream.ErrConsumerDeleted) || time.Since(start) > 2*time.Second {
+			t.Fatalf("delete (stream %v): fetch ended with %v after %v", deleteStream, b.Error(), time.Since(start))
+		}
+		if !deleteStream {
+			js.DeleteStream(ctx(t), "S")
+		}
+	}
+}

@@ -51,44 +51,28 @@ func (mset *stream) consumerListLocked() []*consumer {
 	return out
 }
 
-// stopConsumersLocked stops every consumer as the stream stops, saving
-// the durable ones' state when keep; it returns the ack subscription for
-// the caller to remove.
-func (mset *stream) stopConsumersLocked(keep bool) *subscription {
+// stopConsumersLocked stops every consumer as the stream stops: saving
+// the durable ones' state when keep, else (the stream is deleted) queueing
+// 409 Consumer Deleted for their waiting requests. It returns the ack
+// subscription to remove and the consumers to flush after the lock.
+func (mset *stream) stopConsumersLocked(keep bool) (*subscription, []*consumer) {
+	var flush []*consumer
 	for _, o := range mset.consumers {
 		if keep && o.dirty {
 			if err := o.saveStateLocked(); err != nil {
 				mset.jsa.js.srv.Errorf("JetStream: saving consumer %q > %q: %v", mset.name, o.name, err)
 			}
 		}
+		if !keep && len(o.waiting) > 0 {
+			o.queueOutLocked(o.releaseRequestsLocked())
+			flush = append(flush, o)
+		}
 		o.stopLocked()
 	}
 	mset.consumers = nil
 	sub := mset.ackSub
 	mset.ackSub = nil
-	return sub
-}
-
-// pumpConsumersLocked offers a newly stored message to the consumers with
-// waiting requests; the caller flushes the ones returned after the lock.
-func (mset *stream) pumpConsumersLocked() []*consumer {
-	var out []*consumer
-	for _, o := range mset.consumers {
-		if len(o.waiting) == 0 {
-			continue
-		}
-		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
-			o.queueOutLocked(msgs)
-			out = append(out, o)
-		}
-	}
-	return out
-}
-
-func flushConsumers(os []*consumer) {
-	for _, o := range os {
-		o.flushOut()
-	}
+	return sub, flush
 }
 
 // nats-server's reasons for a pending message that left the stream.
@@ -142,3 +126,25 @@ func (mset *stream) numConsumers() int {
 	defer mset.mu.Unlock()
 	return len(mset.consumers)
 }
+// pumpConsumersLocked offers a newly stored message to the consumers with
+// waiting requests; the caller flushes the ones returned after the lock.
+func (mset *stream) pumpConsumersLocked() []*consumer {
+	var out []*consumer
+	for _, o := range mset.consumers {
+		if len(o.waiting) == 0 {
+			continue
+		}
+		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
+			o.queueOutLocked(msgs)
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func flushConsumers(os []*consumer) {
+	for _, o := range os {
+		o.flushOut()
+	}
+}
+

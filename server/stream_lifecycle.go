@@ -281,10 +281,12 @@ func (mset *stream) stop(deleteData bool) error {
 		mset.expiry.Stop()
 	}
 	syncer := mset.syncer
-	if sub := mset.stopConsumersLocked(!deleteData); sub != nil {
-		subs = append(subs, sub)
+	ackSub, released := mset.stopConsumersLocked(!deleteData)
+	if ackSub != nil {
+		subs = append(subs, ackSub)
 	}
 	mset.mu.Unlock()
+	flushConsumers(released)
 	for _, sub := range subs {
 		mset.jsa.acc.unsubscribe(sub)
 	}
