@@ -126,6 +126,7 @@ func (mset *stream) numConsumers() int {
 	defer mset.mu.Unlock()
 	return len(mset.consumers)
 }
+
 // pumpConsumersLocked offers a newly stored message to the consumers with
 // waiting requests; the caller flushes the ones returned after the lock.
 func (mset *stream) pumpConsumersLocked() []*consumer {
@@ -147,4 +148,3 @@ func flushConsumers(os []*consumer) {
 		o.flushOut()
 	}
 }
-
