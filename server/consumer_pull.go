@@ -133,6 +133,9 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	if !sublist.ValidPublishSubject(reply) {
 		return sends // nothing can be delivered to a wildcard
 	}
+	// The reply is a view of the requester's read buffer, and what is
+	// queued here may be sent by another goroutine after that buffer moved on.
+	reply = strings.Clone(reply)
 	req, err := parsePullRequest(body)
 	if err != nil {
 		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request - "+err.Error()+"\r\n\r\n"))
@@ -140,7 +143,7 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	if st := o.checkPullLimits(req); st != "" {
 		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
 	}
-	wr := &pullRequest{o: o, reply: strings.Clone(reply), n: req.Batch, b: req.MaxBytes, maxBytes: req.MaxBytes > 0,
+	wr := &pullRequest{o: o, reply: reply, n: req.Batch, b: req.MaxBytes, maxBytes: req.MaxBytes > 0,
 		noWait: req.NoWait, hb: max(req.Heartbeat, time.Millisecond)}
 	if req.Heartbeat <= 0 {
 		wr.hb = 0
