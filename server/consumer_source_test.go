@@ -3,7 +3,7 @@ package server
 import (
 	"testing"
 
-	"github.com/nats-io/nats-server/v2/internal/consumer"
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 	"github.com/nats-io/nats-server/v2/internal/store"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -28,7 +28,7 @@ func mustStoreMsg(t *testing.T, st store.StreamStore, subj string, ts int64) uin
 	return seq
 }
 
-func checkBounds(t *testing.T, src consumer.Source, first, last uint64) {
+func checkBounds(t *testing.T, src cstate.Source, first, last uint64) {
 	t.Helper()
 	if f, l := src.Bounds(); f != first || l != last {
 		t.Fatalf("bounds %d,%d want %d,%d", f, l, first, last)
@@ -108,9 +108,9 @@ func TestConsumerSourceFirstSeq(t *testing.T) {
 			}
 			src := newStoreSource(st)
 			checkBounds(t, src, 100, 99)
-			var s consumer.State
-			var out consumer.Outcome
-			s.Apply(&consumer.Entry{Op: consumer.OpCreate, TS: 1, Gen: 1, Config: &consumer.Config{}}, src, &out)
+			var s cstate.State
+			var out cstate.Outcome
+			s.Apply(&cstate.Entry{Op: cstate.OpCreate, TS: 1, Gen: 1, Config: &cstate.Config{}}, src, &out)
 			if out.Err != nil || s.Delivered().Stream != 99 {
 				t.Fatalf("create: %v delivered %+v", out.Err, s.Delivered())
 			}
@@ -133,22 +133,22 @@ func TestConsumerSourceStart(t *testing.T) {
 			}
 			src := newStoreSource(st)
 			cases := []struct {
-				cfg                consumer.Config
+				cfg                cstate.Config
 				delivered, pending uint64
 			}{
-				{consumer.Config{DeliverPolicy: consumer.DeliverAll}, 0, 19},
-				{consumer.Config{DeliverPolicy: consumer.DeliverAll, FilterSubjects: []string{"k.*"}}, 0, 14},
-				{consumer.Config{DeliverPolicy: consumer.DeliverNew}, 20, 0},
-				{consumer.Config{DeliverPolicy: consumer.DeliverLast, FilterSubjects: []string{"k.c"}}, 13, 1},
-				{consumer.Config{DeliverPolicy: consumer.DeliverByStartTime, OptStartTime: 1550}, 15, 4},
-				{consumer.Config{DeliverPolicy: consumer.DeliverByStartTime, OptStartTime: 1850, FilterSubjects: []string{"k.c"}}, 18, 0},
-				{consumer.Config{DeliverPolicy: consumer.DeliverLastPerSubject, FilterSubjects: []string{"k.>"}}, 0, 3},
+				{cstate.Config{DeliverPolicy: cstate.DeliverAll}, 0, 19},
+				{cstate.Config{DeliverPolicy: cstate.DeliverAll, FilterSubjects: []string{"k.*"}}, 0, 14},
+				{cstate.Config{DeliverPolicy: cstate.DeliverNew}, 20, 0},
+				{cstate.Config{DeliverPolicy: cstate.DeliverLast, FilterSubjects: []string{"k.c"}}, 13, 1},
+				{cstate.Config{DeliverPolicy: cstate.DeliverByStartTime, OptStartTime: 1550}, 15, 4},
+				{cstate.Config{DeliverPolicy: cstate.DeliverByStartTime, OptStartTime: 1850, FilterSubjects: []string{"k.c"}}, 18, 0},
+				{cstate.Config{DeliverPolicy: cstate.DeliverLastPerSubject, FilterSubjects: []string{"k.>"}}, 0, 3},
 			}
 			for i, c := range cases {
-				var s consumer.State
-				var out consumer.Outcome
+				var s cstate.State
+				var out cstate.Outcome
 				cfg := c.cfg
-				s.Apply(&consumer.Entry{Op: consumer.OpCreate, TS: 1, Gen: 1, Config: &cfg}, src, &out)
+				s.Apply(&cstate.Entry{Op: cstate.OpCreate, TS: 1, Gen: 1, Config: &cfg}, src, &out)
 				if out.Err != nil {
 					t.Fatalf("case %d: %v", i, out.Err)
 				}

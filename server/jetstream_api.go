@@ -58,6 +58,12 @@ var apiRoutes = []struct {
 	{"STREAM.PURGE.", "stream_purge_response", (*apiRequest).streamPurge},
 	{"STREAM.MSG.GET.", "stream_msg_get_response", (*apiRequest).streamMsgGet},
 	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", (*apiRequest).streamMsgDelete},
+	{"CONSUMER.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
+	{"CONSUMER.DURABLE.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
+	{"CONSUMER.INFO.", consumerInfoResponseType, (*apiRequest).consumerInfo},
+	{"CONSUMER.DELETE.", consumerDeleteResponseType, (*apiRequest).consumerDelete},
+	{"CONSUMER.NAMES.", consumerNamesResponseType, (*apiRequest).consumerNames},
+	{"CONSUMER.LIST.", consumerListResponseType, (*apiRequest).consumerList},
 }
 
 // subscribeAPI answers $JS.API requests in the account. DIRECT.GET is left
@@ -83,12 +89,15 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		return
 	}
 	js := jsa.js
-	js.apiTotal.Add(1)
 	subject = strings.Clone(subject)
 	if d := js.srv.getOpts().JetStreamDomain; d != "" && strings.HasPrefix(subject, "$JS."+d+".API.") {
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	if js.cluster == nil && r.consumerNext() {
+		return // a pull request: the consumer answers, and it is no API call (nats-server counts none)
+	}
+	js.apiTotal.Add(1)
 	defer r.recoverPanic()
 	if isSysOnlyAPI(r.subject) {
 		if jsa.acc != js.srv.SystemAccount() {
@@ -261,6 +270,7 @@ func (r *apiRequest) accountInfo() any {
 			st.Store += ss.Bytes
 		}
 		st.Streams++
+		st.Consumers += mset.numConsumers()
 	}
 	return &accountInfoResponse{JetStreamAccountStats: st}
 }

@@ -45,10 +45,17 @@ func (r *apiRequest) streamPurge() any {
 
 // applyPurge is the deterministic purge operation; the caller holds mu.
 func (mset *stream) applyPurge(req *purgeRequest) (uint64, error) {
+	var n uint64
+	var err error
 	if req.Subject == "" && req.Sequence == 0 && req.Keep == 0 {
-		return mset.st().Purge()
+		n, err = mset.st().Purge()
+	} else {
+		n, err = mset.st().PurgeEx(req.Subject, req.Sequence, req.Keep)
 	}
-	return mset.st().PurgeEx(req.Subject, req.Sequence, req.Keep)
+	if err == nil && n > 0 {
+		mset.consumersPurgedLocked(req.Subject != "" || req.Keep > 0)
+	}
+	return n, err
 }
 
 // StoredMsg is a message as STREAM.MSG.GET returns it.
@@ -164,8 +171,13 @@ func (r *apiRequest) streamMsgDelete() any {
 
 // applyDelete is the deterministic delete operation; the caller holds mu.
 func (mset *stream) applyDelete(seq uint64, erase bool) (bool, error) {
+	remove := mset.st().RemoveMsg
 	if erase {
-		return mset.st().EraseMsg(seq)
+		remove = mset.st().EraseMsg
 	}
-	return mset.st().RemoveMsg(seq)
+	ok, err := remove(seq)
+	if ok && err == nil {
+		mset.consumersRemovedLocked(seq)
+	}
+	return ok, err
 }

@@ -34,6 +34,7 @@ func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, 
 		mset.st().FastState(&si.State)
 	}
 	si.State.Deleted = nil
+	si.State.Consumers = mset.numConsumers()
 	if deleted {
 		si.State.Deleted = mset.st().State().Deleted
 	}

@@ -74,6 +74,8 @@ type stream struct {
 	expiry     clock.Timer
 	syncer     *groupCommit
 	closed     bool
+	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
+	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.
@@ -91,6 +93,9 @@ func (mset *stream) setStore(s StreamStore) { mset.store.Store(&storeRef{s}) }
 // limits. The caller holds mset.mu.
 func (mset *stream) processJetStreamMsg(m *inMsg) pubOutcome {
 	out := mset.decide(m)
+	if out.err == nil && !out.dup {
+		mset.consumersTrimmedLocked() // limits may have dropped the head
+	}
 	mset.applied++
 	mset.digest = digestStep(mset.digest, mset.applied, out)
 	return out

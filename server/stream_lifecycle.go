@@ -145,6 +145,9 @@ func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recoverin
 		mset.stop(!recovering)
 		return nil, errStreamCreate(err)
 	}
+	if recovering && cfg.Storage == FileStorage {
+		mset.recoverConsumers()
+	}
 	return mset, nil
 }
 
@@ -278,7 +281,12 @@ func (mset *stream) stop(deleteData bool) error {
 		mset.expiry.Stop()
 	}
 	syncer := mset.syncer
+	ackSub, released := mset.stopConsumersLocked(!deleteData)
+	if ackSub != nil {
+		subs = append(subs, ackSub)
+	}
 	mset.mu.Unlock()
+	flushConsumers(released)
 	for _, sub := range subs {
 		mset.jsa.acc.unsubscribe(sub)
 	}
@@ -321,7 +329,12 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		mset.scheduleExpiryLocked()
 	}
 	syncer, noAck := mset.syncer, mset.cfg.NoAck
+	var sends []*consumer
+	if out.err == nil && !out.dup && len(mset.consumers) > 0 {
+		sends = mset.pumpConsumersLocked()
+	}
 	mset.mu.Unlock()
+	flushConsumers(sends)
 	if reply == "" || noAck {
 		return
 	}
@@ -429,5 +442,7 @@ const expiryRetry = time.Second
 
 // applyExpire is the deterministic expiry operation.
 func (mset *stream) applyExpire(cutoff int64) {
-	_, _ = mset.st().ExpireBefore(cutoff)
+	if n, _ := mset.st().ExpireBefore(cutoff); n > 0 {
+		mset.consumersTrimmedLocked()
+	}
 }

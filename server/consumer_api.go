@@ -1,0 +1,233 @@
+package server
+
+import (
+	"strings"
+
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+)
+
+// The $JS.API.CONSUMER.* handlers of a server without a cluster. A
+// replicated stream (never the case here yet) keeps the "not supported"
+// answer so nothing half-works.
+
+func consumerErr(e *ApiError) *apiResponse { return &apiResponse{Error: e} }
+
+// consumerStream finds the stream a consumer call names.
+func (r *apiRequest) consumerStream(name string) (*stream, *ApiError) {
+	mset := r.jsa.lookup(name)
+	switch {
+	case mset == nil:
+		return nil, errStreamNotFound()
+	case mset.replicated:
+		return nil, errNotImplemented("consumers of replicated streams")
+	}
+	return mset, nil
+}
+
+// twoTokens splits "<stream>.<consumer>" after prefix.
+func (r *apiRequest) twoTokens(prefix string) (string, string, bool) {
+	s, c, ok := strings.Cut(strings.TrimPrefix(r.subject, prefix), ".")
+	return s, c, ok && s != "" && c != "" && !strings.Contains(c, ".")
+}
+
+func (r *apiRequest) consumerCreate() any {
+	req, ok, e := decodeConsumerCreate(r.subject, r.body, true)
+	if !ok {
+		return consumerErr(errBadRequest())
+	}
+	if e != nil {
+		return consumerErr(e)
+	}
+	mset, e := r.consumerStream(req.Stream)
+	if e != nil {
+		return consumerErr(e)
+	}
+	if req.Config.DeliverSubject != "" {
+		return consumerErr(errNotImplemented("push consumers"))
+	}
+	ci, e := mset.createConsumer(req, r.consumerLimits())
+	if e != nil {
+		return consumerErr(e)
+	}
+	mset.ensureAckSub()
+	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
+}
+
+func (r *apiRequest) consumerLimits() consumerLimits {
+	return consumerLimits{Server: r.jsa.js.srv.getOpts().JetStreamLimits,
+		Account: JetStreamAccountLimits{MaxConsumers: -1, MaxAckPending: -1}}
+}
+
+// createConsumer decides and applies a create or update under the
+// stream's lock, so nothing changes between the decision and the apply.
+func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimits) (*ConsumerInfo, *ApiError) {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	if mset.closed {
+		return nil, errStreamNotFound()
+	}
+	scfg := mset.cfg
+	st := &consumerCreateState{Stream: &scfg, Limits: lim}
+	want := consumerNameOf(&req.Config)
+	for n, o := range mset.consumers {
+		if n == want {
+			st.Existing = o.cfg
+		} else {
+			st.Others = append(st.Others, o.cfg)
+		}
+	}
+	cfg, name, e := decideConsumerCreate(st, req)
+	if e != nil {
+		return nil, e
+	}
+	if o := mset.consumers[name]; o != nil {
+		return o.updateLocked(cfg)
+	}
+	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
+	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
+	if out.Err != nil {
+		return nil, errConsumerCreate(out.Err.Error())
+	}
+	if err := o.saveMetaLocked(); err != nil {
+		return nil, errConsumerCreate(err.Error())
+	}
+	mset.addConsumerLocked(o)
+	o.armIdleLocked()
+	return o.infoLocked(), nil
+}
+
+// updateLocked applies an update (or an identical create) to o.
+func (o *consumer) updateLocked(cfg *ConsumerConfig) (*ConsumerInfo, *ApiError) {
+	out := o.applyLocked(&cstate.Entry{Op: cstate.OpUpdate, Gen: o.state.Gen() + 1, TS: o.now().UnixNano(), Config: stateConfig(cfg)})
+	if out.Err != nil {
+		return nil, errConsumerCreate(out.Err.Error())
+	}
+	o.cfg = cfg
+	if err := o.saveMetaLocked(); err != nil {
+		return nil, errConsumerCreate(err.Error())
+	}
+	return o.infoLocked(), nil
+}
+
+func (r *apiRequest) consumerInfo() any {
+	sname, cname, ok := r.twoTokens("CONSUMER.INFO.")
+	if !ok {
+		return consumerErr(errBadRequest())
+	}
+	mset, e := r.consumerStream(sname)
+	if e != nil {
+		return consumerErr(e)
+	}
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	o := mset.consumers[cname]
+	if o == nil {
+		return consumerErr(errConsumerNotFound())
+	}
+	return &JSApiConsumerInfoResponse{ConsumerInfo: o.infoLocked()}
+}
+
+func (r *apiRequest) consumerDelete() any {
+	sname, cname, ok := r.twoTokens("CONSUMER.DELETE.")
+	if !ok {
+		return consumerErr(errBadRequest())
+	}
+	mset, e := r.consumerStream(sname)
+	if e != nil {
+		return consumerErr(e)
+	}
+	mset.mu.Lock()
+	o := mset.consumers[cname]
+	if o == nil {
+		mset.mu.Unlock()
+		return &JSApiConsumerDeleteResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
+	}
+	sends := mset.deleteConsumerLocked(o)
+	o.queueOutLocked(sends)
+	mset.mu.Unlock()
+	o.flushOut()
+	return &JSApiConsumerDeleteResponse{Success: true}
+}
+
+// pagedConsumers is the page of the stream's consumers an offset asks for.
+func (r *apiRequest) pagedConsumers(prefix string, limit int) ([]*consumer, apiPaged, *ApiError) {
+	var req JSApiConsumersRequest
+	if e := r.unmarshal(&req); e != nil {
+		return nil, apiPaged{}, e
+	}
+	mset, e := r.consumerStream(strings.TrimPrefix(r.subject, prefix))
+	if e != nil {
+		return nil, apiPaged{}, e
+	}
+	mset.mu.Lock()
+	all := mset.consumerListLocked()
+	mset.mu.Unlock()
+	off := min(max(req.Offset, 0), len(all))
+	page := all[off:min(off+limit, len(all))]
+	return page, apiPaged{Total: len(all), Offset: off, Limit: limit}, nil
+}
+
+func (r *apiRequest) consumerNames() any {
+	list, paged, e := r.pagedConsumers("CONSUMER.NAMES.", jsNamesLimit)
+	if e != nil {
+		return &JSApiConsumerNamesResponse{apiResponse: apiResponse{Error: e}}
+	}
+	resp := &JSApiConsumerNamesResponse{apiPaged: paged, Consumers: []string{}}
+	for _, o := range list {
+		resp.Consumers = append(resp.Consumers, o.name)
+	}
+	return resp
+}
+
+func (r *apiRequest) consumerList() any {
+	list, paged, e := r.pagedConsumers("CONSUMER.LIST.", jsListLimit)
+	if e != nil {
+		return &JSApiConsumerListResponse{apiResponse: apiResponse{Error: e}}
+	}
+	resp := &JSApiConsumerListResponse{apiPaged: paged, Consumers: []*ConsumerInfo{}}
+	for _, o := range list {
+		o.mset.mu.Lock()
+		if !o.closed {
+			resp.Consumers = append(resp.Consumers, o.infoLocked())
+		}
+		o.mset.mu.Unlock()
+	}
+	return resp
+}
+
+// consumerNext handles CONSUMER.MSG.NEXT.<stream>.<consumer>: no JSON
+// response, the consumer answers the reply subject with messages or a
+// status. It reports whether the subject was one.
+func (r *apiRequest) consumerNext() bool {
+	if !strings.HasPrefix(r.subject, "CONSUMER.MSG.NEXT.") {
+		return false
+	}
+	sname, cname, ok := r.twoTokens("CONSUMER.MSG.NEXT.")
+	mset := r.jsa.lookup(sname)
+	if !ok || mset == nil || mset.replicated {
+		r.noResponders()
+		return true
+	}
+	mset.mu.Lock()
+	o := mset.consumers[cname]
+	if o == nil || o.closed {
+		mset.mu.Unlock()
+		r.noResponders()
+		return true
+	}
+	o.armIdleLocked()
+	sends := o.addRequestLocked(r.reply, r.body, nil)
+	o.queueOutLocked(sends)
+	mset.mu.Unlock()
+	o.flushOut()
+	return true
+}
+
+// noResponders answers a pull request for a consumer that does not exist
+// as nats-server's server does (nobody listens on its subject there): a
+// 503 status to a client that asked for no-responders statuses.
+func (r *apiRequest) noResponders() {
+	if c := r.c; c != nil && c.route == nil && c.nc != nil && c.opts.NoResponders { // on c's read goroutine
+		c.sendNoResponders(r.jsa.acc, jsAPIPrefix+r.subject, r.reply)
+	}
+}
