@@ -10,11 +10,7 @@ import (
 func TestJSCLIConsumerPull(t *testing.T) {
 	cli := natsCLI(t)
 	s := runJSServer(t)
-	srv := []string{"-s", s.ClientURL()}
-	nats := func(args ...string) string {
-		t.Helper()
-		return runCLI(t, cli, append(srv, args...)...)
-	}
+	nats := cliAgainst(t, cli, s)
 	nats("stream", "add", "S", "--subjects", "s.>", "--defaults")
 	nats("pub", "s.a", "one")
 	nats("pub", "s.b", "two")

@@ -3,8 +3,6 @@
 package server
 
 import (
-	"fmt"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -16,11 +14,8 @@ import (
 // AckSyncs were answered: after a restart none of those messages comes
 // back, and every other message is still delivered (at least once).
 func TestNoRaceConsumerKill9AckSync(t *testing.T) {
-	port := freePort(t)
-	dir := t.TempDir()
-	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir}
-	p := startProcess(t, port, args...)
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	p, args := startJSProcess(t)
+	port, url := p.port, p.url()
 	nc := connectNATS(t, url)
 	js, _ := jetstream.New(nc)
 	consumerStream(t, js, jetstream.FileStorage, 50)

@@ -27,6 +27,16 @@ func runCLIResult(t *testing.T, cli string, args ...string) (string, error) {
 
 // needsConsumers reports whether a CLI failure is only Tern's missing
 // consumer API, so the step can be skipped with a note instead of failing.
+// cliAgainst runs the nats CLI against s and returns its output (the test
+// fails if the command fails).
+func cliAgainst(t *testing.T, cli string, s *Server) func(args ...string) string {
+	srv := []string{"-s", s.ClientURL()}
+	return func(args ...string) string {
+		t.Helper()
+		return runCLI(t, cli, append(srv, args...)...)
+	}
+}
+
 func needsConsumers(out string) bool {
 	return strings.Contains(out, "consumers is not supported by this server yet")
 }
@@ -34,11 +44,7 @@ func needsConsumers(out string) bool {
 func TestJSCLIStream(t *testing.T) {
 	cli := natsCLI(t)
 	s := runJSServer(t)
-	srv := []string{"-s", s.ClientURL()}
-	nats := func(args ...string) string {
-		t.Helper()
-		return runCLI(t, cli, append(srv, args...)...)
-	}
+	nats := cliAgainst(t, cli, s)
 
 	if out := nats("stream", "add", "S", "--subjects", "s.>", "--defaults"); !strings.Contains(out, "Stream S was created") {
 		t.Fatalf("stream add:\n%s", out)
@@ -83,11 +89,7 @@ func TestJSCLIStream(t *testing.T) {
 func TestJSCLIKV(t *testing.T) {
 	cli := natsCLI(t)
 	s := runJSServer(t)
-	srv := []string{"-s", s.ClientURL()}
-	nats := func(args ...string) string {
-		t.Helper()
-		return runCLI(t, cli, append(srv, args...)...)
-	}
+	nats := cliAgainst(t, cli, s)
 
 	if out := nats("kv", "add", "B"); !strings.Contains(out, "Bucket Name: B") {
 		t.Fatalf("kv add:\n%s", out)
@@ -100,12 +102,12 @@ func TestJSCLIKV(t *testing.T) {
 		t.Fatalf("kv get --raw: %q", out)
 	}
 	// A stale revision is refused with the server's error text.
-	out, err := runCLIResult(t, cli, append(srv, "kv", "update", "B", "k", "v2", "7")...)
+	out, err := runCLIResult(t, cli, "-s", s.ClientURL(), "kv", "update", "B", "k", "v2", "7")
 	if err == nil || !strings.Contains(out, "wrong last sequence: 1") {
 		t.Fatalf("kv update with a stale revision: %v\n%s", err, out)
 	}
 	// History is read with an ordered consumer, which Tern does not have yet.
-	out, err = runCLIResult(t, cli, append(srv, "kv", "history", "B", "k")...)
+	out, err = runCLIResult(t, cli, "-s", s.ClientURL(), "kv", "history", "B", "k")
 	switch {
 	case err != nil && needsConsumers(out):
 		t.Logf("skipping `nats kv history`: it needs consumers, not implemented yet (%s)", strings.TrimSpace(out))

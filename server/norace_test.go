@@ -552,16 +552,21 @@ func TestNoRaceCASCheck(t *testing.T) {
 	}
 }
 
+// startJSProcess starts one JetStream server process on a free port with
+// a fresh store directory; args start it again on the same store.
+func startJSProcess(t *testing.T) (*serverProcess, []string) {
+	port := freePort(t)
+	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir()}
+	return startProcess(t, port, args...), args
+}
+
 // TestNoRaceJetStreamKill9FileStream kills a single server with SIGKILL
 // while publishers run; after a restart every acknowledged message is
 // there with its sequence, subject and payload, and the per-subject counts
 // equal a full scan.
 func TestNoRaceJetStreamKill9FileStream(t *testing.T) {
-	port := freePort(t)
-	dir := t.TempDir()
-	args := []string{"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir}
-	p := startProcess(t, port, args...)
-	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	p, args := startJSProcess(t)
+	port, url := p.port, p.url()
 	nc := connectNATS(t, url)
 	js, _ := jetstream.New(nc)
 	createStream(t, js, jetstream.StreamConfig{Name: "K9", Subjects: []string{"k9.>"}})
