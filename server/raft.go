@@ -79,6 +79,7 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
+	host         bool // driven by a raftHost (raft_host.go), fixed at start
 	snapshotting bool // a snapshot is being encoded (group goroutine only)
 	eager        int  // ticks left in which a new group's first leader retries its campaign
 	// spooled are snapshots stepped whose data is in spool files: once
@@ -122,6 +123,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		quit: make(chan struct{}), done: make(chan struct{})}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
+	g.host = host != nil
 	if host != nil {
 		tr = host.transport(s, name)
 		if wl, ok := log.(*walLog); ok {

@@ -23,7 +23,7 @@ type raftHost interface {
 }
 
 // hosted reports whether the group is driven by a raftHost.
-func (g *raftGroup) hosted() bool { return g.srv.getOpts().raftHost != nil }
+func (g *raftGroup) hosted() bool { return g.host }
 
 // runControls runs the control functions queued for a hosted group.
 func (g *raftGroup) runControls() {
