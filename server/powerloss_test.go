@@ -1,0 +1,380 @@
+//go:build linux
+
+package server
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nats-io/nats-server/v2/internal/memfuse"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+)
+
+// Process-level power loss (issue 19): real server processes whose store
+// directories sit on a FUSE mount of a vfs.MemFS, which keeps a write only
+// once it was fsynced (a name once its directory was). A cycle publishes,
+// kills every server at once (SIGKILL), drops what was not synced (the
+// last unsynced bytes of a file survive in part: a torn write) and starts
+// the servers again: every acknowledged message must be back at its
+// sequence with its payload, and no sequence is acknowledged twice.
+
+var (
+	powerCycles = flag.Int("powerloss.cycles", 3, "power cuts per power-loss test")
+	powerSync   = flag.String("powerloss.sync", "always",
+		`sync_interval of the power-loss tests' servers ("" = the default config, to measure)`)
+	powerMeasure = flag.Bool("powerloss.measure", false,
+		"report what the power-loss tests lose instead of failing on it")
+)
+
+// powerRig is the MemFS, its mount and the servers on it.
+type powerRig struct {
+	t     *testing.T
+	mem   *vfs.MemFS
+	mnt   *memfuse.Mount
+	dir   string
+	confs []string
+	ports []int
+	procs []*serverProcess
+	rng   *rand.Rand
+}
+
+func newPowerRig(t *testing.T, servers int) *powerRig {
+	if err := memfuse.Available(); err != nil {
+		t.Skipf("FUSE is not available: %v", err)
+	}
+	r := &powerRig{t: t, mem: vfs.NewMem(), dir: t.TempDir(), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))}
+	r.mount()
+	t.Cleanup(func() {
+		r.killAll()
+		if r.mnt != nil {
+			_ = r.mnt.Unmount()
+		}
+	})
+	var cports []int
+	for range servers {
+		r.ports = append(r.ports, freePort(t))
+		cports = append(cports, freePort(t))
+	}
+	var routes []string
+	for _, p := range cports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	sync := ""
+	if *powerSync != "" {
+		sync = ", sync_interval: " + *powerSync
+	}
+	confDir := t.TempDir() // configs off the lossy mount
+	for i := range servers {
+		conf := fmt.Sprintf("server_name: P%d\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q%s }\n",
+			i+1, r.ports[i], filepath.Join(r.dir, fmt.Sprintf("n%d", i+1)), sync)
+		if servers > 1 {
+			conf += fmt.Sprintf("cluster { name: POWER, listen: 127.0.0.1:%d, routes: [%s] }\n", cports[i], strings.Join(routes, ", "))
+		}
+		path := filepath.Join(confDir, fmt.Sprintf("n%d.conf", i+1))
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.confs = append(r.confs, path)
+	}
+	r.procs = make([]*serverProcess, servers)
+	return r
+}
+
+func (r *powerRig) mount() {
+	m, err := memfuse.New(r.dir, r.mem)
+	if err != nil {
+		r.t.Fatalf("mounting the lossy file system: %v", err)
+	}
+	r.mnt = m
+}
+
+func (r *powerRig) startAll() {
+	bin := serverBinary(r.t)
+	for i := range r.confs {
+		r.procs[i] = startProcessBinary(r.t, bin, r.ports[i], "-c", r.confs[i])
+	}
+}
+
+func (r *powerRig) killAll() {
+	for _, p := range r.procs {
+		if p != nil && p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		}
+	}
+	for _, p := range r.procs {
+		if p != nil && p.cmd.ProcessState == nil {
+			_ = p.cmd.Wait()
+		}
+	}
+}
+
+// powerCut kills every server at the same instant and loses what was not
+// synced, tearing the unsynced tail of each file at a random length.
+func (r *powerRig) powerCut() {
+	r.killAll()
+	if err := r.mnt.Unmount(); err != nil {
+		r.t.Fatalf("unmount: %v", err)
+	}
+	r.mnt = nil
+	r.mem.CrashKeep(func(_ string, n int) int {
+		if r.rng.IntN(2) == 0 {
+			return 0
+		}
+		return r.rng.IntN(n + 1)
+	})
+	r.mount()
+}
+
+func (r *powerRig) urls() string {
+	var u []string
+	for _, p := range r.ports {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", p))
+	}
+	return strings.Join(u, ",")
+}
+
+func (r *powerRig) logs() string {
+	var b strings.Builder
+	for i, p := range r.procs {
+		if p != nil {
+			out := p.output()
+			if len(out) > 3000 {
+				out = out[len(out)-3000:]
+			}
+			fmt.Fprintf(&b, "--- P%d\n%s\n", i+1, out)
+		}
+	}
+	return b.String()
+}
+
+// powerLedger is what clients were told: payload by acknowledged sequence.
+type powerLedger struct {
+	mu    sync.Mutex
+	bySeq map[uint64]string
+	twice []string
+}
+
+func (l *powerLedger) acked(seq uint64, payload string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old, ok := l.bySeq[seq]; ok && old != payload {
+		l.twice = append(l.twice, fmt.Sprintf("seq %d acknowledged for %q and for %q", seq, old, payload))
+	}
+	l.bySeq[seq] = payload
+}
+
+// publishUntilCut publishes from two connections per server until the cut
+// (asynchronously, so acks are in flight when it comes).
+func (r *powerRig) publishUntilCut(l *powerLedger, cycle int, dur time.Duration) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 * len(r.ports) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", r.ports[w%len(r.ports)]), nats.NoReconnect(),
+				nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+			if err != nil {
+				return
+			}
+			defer nc.Close()
+			js, _ := jetstream.New(nc, jetstream.WithPublishAsyncMaxPending(256))
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if i%20 == 19 {
+					time.Sleep(2 * time.Millisecond) // a few thousand per second: quick to verify
+				}
+				payload := fmt.Sprintf("c%d-w%d-%d", cycle, w, i)
+				f, err := js.PublishAsync(fmt.Sprintf("pl.%d", i%8), []byte(payload))
+				if err != nil {
+					return
+				}
+				go func() {
+					select {
+					case ack := <-f.Ok():
+						l.acked(ack.Sequence, payload)
+					case <-f.Err():
+					}
+				}()
+			}
+		}()
+	}
+	time.Sleep(dur)
+	r.powerCut()
+	close(stop)
+	wg.Wait()
+}
+
+// verify reads every acknowledged sequence back after a restart.
+func (r *powerRig) verify(l *powerLedger, replicas int) (lost []string) {
+	t := r.t
+	nc := connectNATS(t, r.urls())
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	var st jetstream.Stream
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		s, err := js.Stream(ctx, "PL")
+		cancel()
+		if err == nil {
+			st = s
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream PL not back after the power cut: %v\n%s", err, r.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	lost = append(lost, l.twice...)
+	for seq, want := range l.bySeq {
+		var got *jetstream.RawStreamMsg
+		var err error
+		for try := 0; try < 20; try++ {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			got, err = st.GetMsg(ctx, seq)
+			cancel()
+			if err == nil || strings.Contains(err.Error(), "not found") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		switch {
+		case err != nil:
+			lost = append(lost, fmt.Sprintf("seq %d (%q): %v", seq, want, err))
+		case string(got.Data) != want:
+			lost = append(lost, fmt.Sprintf("seq %d holds %q, acknowledged for %q", seq, got.Data, want))
+		}
+	}
+	return lost
+}
+
+func runPowerLoss(t *testing.T, servers int) {
+	r := newPowerRig(t, servers)
+	r.startAll()
+	nc := connectNATS(t, r.urls())
+	js, _ := jetstream.New(nc)
+	createStreamEventually(t, js, jetstream.StreamConfig{Name: "PL", Subjects: []string{"pl.>"}, Replicas: servers})
+	nc.Close()
+	l := &powerLedger{bySeq: map[uint64]string{}}
+	total := 0
+	for cycle := 1; cycle <= *powerCycles; cycle++ {
+		r.publishUntilCut(l, cycle, time.Duration(400+r.rng.IntN(600))*time.Millisecond)
+		r.startAll()
+		lost := r.verify(l, servers)
+		l.mu.Lock()
+		total = len(l.bySeq)
+		l.mu.Unlock()
+		t.Logf("cycle %d: %d acknowledged so far, %d lost or wrong", cycle, total, len(lost))
+		if servers > 1 && len(lost) == 0 {
+			r.replicasAgree()
+		}
+		if len(lost) > 0 {
+			if *powerMeasure {
+				t.Logf("power loss (sync_interval %q): %d of %d acknowledged publishes lost, e.g. %s",
+					*powerSync, len(lost), total, lost[0])
+				return
+			}
+			t.Fatalf("after power cut %d, %d of %d acknowledged publishes are lost or wrong, e.g.\n%s\n%s",
+				cycle, len(lost), total, strings.Join(lost[:min(10, len(lost))], "\n"), r.logs())
+		}
+	}
+	if total == 0 {
+		t.Fatal("nothing was acknowledged: the test proved nothing")
+	}
+}
+
+// replicasAgree moves the stream's leadership until every server led it
+// once, and checks that each leader reports the same stream state.
+func (r *powerRig) replicasAgree() {
+	t := r.t
+	nc := connectNATS(t, r.urls())
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	states := map[string]jetstream.StreamState{}
+	leader := func() (string, jetstream.StreamState) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		st, err := js.Stream(ctx, "PL")
+		if err != nil || st.CachedInfo().Cluster == nil {
+			return "", jetstream.StreamState{}
+		}
+		return st.CachedInfo().Cluster.Leader, st.CachedInfo().State
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for len(states) < len(r.ports) && time.Now().Before(deadline) {
+		name, state := leader()
+		if name == "" {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		states[name] = state
+		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.PL", nil, 2*time.Second); err != nil {
+			continue
+		}
+		for time.Now().Before(deadline) { // until another server leads
+			if next, _ := leader(); next != "" && next != name {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if len(states) < len(r.ports) {
+		t.Fatalf("could not see every server lead the stream: %v", states)
+	}
+	var first *jetstream.StreamState
+	for name, st := range states {
+		st.Consumers = 0
+		if first == nil {
+			first = &st
+			continue
+		}
+		if st.Msgs != first.Msgs || st.Bytes != first.Bytes || st.FirstSeq != first.FirstSeq || st.LastSeq != first.LastSeq {
+			t.Fatalf("replicas differ after the power cut: %s has %+v, another %+v", name, st, *first)
+		}
+	}
+}
+
+// createStreamEventually creates cfg, retrying while a new cluster has no
+// meta leader yet.
+func createStreamEventually(t *testing.T, js jetstream.JetStream, cfg jetstream.StreamConfig) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := js.CreateStream(ctx, cfg)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("creating stream %s: %v", cfg.Name, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestPowerLossOneServer: an R1 file stream on one server survives power
+// cuts with nothing acknowledged lost.
+func TestPowerLossOneServer(t *testing.T) { runPowerLoss(t, 1) }
+
+// TestPowerLossCluster: an R3 file stream on three servers cut at once.
+func TestPowerLossCluster(t *testing.T) { runPowerLoss(t, 3) }
