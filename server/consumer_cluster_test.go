@@ -349,3 +349,73 @@ func ccDump(c *jsTestCluster, stream, name string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// Redeliveries go through the log too: an ack wait that passes (the
+// leader's timer proposes OpRedeliverDue), a nak, and max_deliver.
+func TestJetStreamClusterConsumerRedelivery(t *testing.T) {
+	c, _, js, _ := ccSetup(t, 2)
+	cons, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "R", AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 300 * time.Millisecond, MaxDeliver: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fetch1 := func() jetstream.Msg {
+		t.Helper()
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			return m
+		}
+		t.Fatalf("nothing fetched (%v)", batch.Error())
+		return nil
+	}
+	batch, err := cons.Fetch(2, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []jetstream.Msg
+	for m := range batch.Messages() {
+		got = append(got, m)
+	}
+	if len(got) != 2 {
+		t.Fatalf("fetched %d (%v)", len(got), batch.Error())
+	}
+	if err := got[1].DoubleAck(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	again := fetch1() // cc.1 was not acked: back after the ack wait
+	md, _ := again.Metadata()
+	if again.Subject() != "cc.1" || md.NumDelivered != 2 {
+		t.Fatalf("got %s delivered %d times, want cc.1 again", again.Subject(), md.NumDelivered)
+	}
+	// That was its last delivery (max_deliver 2); a nak redelivers cc.3 at once.
+	if _, err := js.Publish(ctx(t), "cc.3", nil); err != nil {
+		t.Fatal(err)
+	}
+	third := fetch1()
+	if third.Subject() != "cc.3" {
+		t.Fatalf("got %s, want cc.3", third.Subject())
+	}
+	if err := third.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	nakd := fetch1()
+	if md, _ := nakd.Metadata(); nakd.Subject() != "cc.3" || md.NumDelivered != 2 {
+		t.Fatalf("after a nak got %s (%d deliveries)", nakd.Subject(), md.NumDelivered)
+	}
+	if err := nakd.DoubleAck(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// cc.1 leaves pending when its last ack wait passes (OpRedeliverDue retires it).
+	want := "delivered 5/3 ack_floor 5/3 ack_pending 0 pending 0 redelivered 1"
+	deadline := time.Now().Add(10 * time.Second)
+	for n := ccNumbers(ccInfo(t, js, "R")); n != want; n = ccNumbers(ccInfo(t, js, "R")) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s, want %s", n, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	checkConsumersAgree(t, c, "CC")
+}
