@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"sync/atomic"
 	"time"
 
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
@@ -192,30 +193,39 @@ func (o *consumer) proposeLocked(e *cstate.Entry, reply string, tag uint64) {
 	mset := o.mset
 	data := encodeStreamEntry(&streamEntry{op: streamOpConsumer, origin: mset.jsa.js.srv.Name(), reply: reply, cons: cstate.AppendEntry(nil, e)})
 	done := &consumerProposal{o: o, tag: tag}
-	if mset.group == nil {
+	if mset.group != nil {
+		mset.group.Propose(data, done)
+	} else {
 		done.proposed(data, errGroupStopped)
+	}
+	if !done.state.CompareAndSwap(0, 1) { // refused inside Propose, under this lock
+		o.releaseTagLocked(tag)
+	}
+}
+
+// consumerProposal learns whether a leader's proposal entered the log.
+// state: 0 while Propose runs, 1 once it returned, 2 refused inside it.
+type consumerProposal struct {
+	o     *consumer
+	tag   uint64
+	state atomic.Int32
+}
+
+// proposed runs inside Propose (under the stream's lock the proposer
+// holds: the proposer gives the reservation back) or later on the group's
+// goroutine, holding no lock.
+func (p *consumerProposal) proposed(_ []byte, err error) {
+	if err == nil || p.state.CompareAndSwap(0, 2) {
 		return
 	}
-	mset.group.Propose(data, done)
+	p.o.mset.mu.Lock()
+	p.o.releaseTagLocked(p.tag)
+	p.o.mset.mu.Unlock()
 }
 
-type consumerProposal struct {
-	o   *consumer
-	tag uint64
-}
-
-// proposed runs on the group's goroutine, or inside Propose under the
-// stream's lock: the reservation is given back from another goroutine.
-func (p *consumerProposal) proposed(_ []byte, err error) {
-	if err != nil && p.tag != 0 {
-		go p.o.proposalFailed(p.tag)
-	}
-}
-
-func (o *consumer) proposalFailed(tag uint64) {
-	o.mset.mu.Lock()
-	defer o.mset.mu.Unlock()
-	if o.lead == nil {
+// releaseTagLocked gives back the reservation of a refused Deliver entry.
+func (o *consumer) releaseTagLocked(tag uint64) {
+	if o.lead == nil || tag == 0 {
 		return
 	}
 	if p := o.lead.inflight[tag]; p != nil {
