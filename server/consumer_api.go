@@ -119,12 +119,17 @@ func (r *apiRequest) consumerInfo() any {
 		return consumerErr(e)
 	}
 	mset.mu.Lock()
-	defer mset.mu.Unlock()
 	o := mset.consumers[cname]
 	if o == nil {
+		mset.mu.Unlock()
 		return consumerErr(errConsumerNotFound())
 	}
-	return &JSApiConsumerInfoResponse{ConsumerInfo: o.infoLocked()}
+	ci := o.infoLocked()
+	mset.mu.Unlock()
+	if mset.replicated { // led by the stream's leader, on the stream's replicas
+		ci.Cluster = mset.clusterInfo()
+	}
+	return &JSApiConsumerInfoResponse{ConsumerInfo: ci}
 }
 
 func (r *apiRequest) consumerDelete() any {

@@ -33,8 +33,14 @@ type deliverProp struct {
 	re    []bool // seqs[i] is a redelivery
 }
 
-// deliverBatchMax bounds the messages of one Deliver entry.
-const deliverBatchMax = 256
+// deliverBatchMax bounds the messages of one Deliver entry, and
+// deliverInflightMax the Deliver entries a consumer has in flight (what
+// the leader holds for proposals not applied yet is bounded whatever the
+// requests' batch).
+const (
+	deliverBatchMax    = 256
+	deliverInflightMax = 16
+)
 
 // leadsLocked reports whether this server acts for the consumer: always
 // on one server, on a replicated stream only while leading it.
@@ -78,7 +84,7 @@ func (o *consumer) pumpProposeLocked(sends []outMsg) []outMsg {
 		return sends
 	}
 	var sm StoreMsg
-	for i := 0; i < len(o.waiting); {
+	for i := 0; i < len(o.waiting) && len(o.lead.inflight) < deliverInflightMax; {
 		wr := o.waiting[i]
 		if wr.n <= 0 || (wr.maxBytes && wr.b <= 0) {
 			i++

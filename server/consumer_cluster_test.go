@@ -113,6 +113,9 @@ func TestJetStreamClusterConsumerPullAcrossStepdown(t *testing.T) {
 	if err := got[5].DoubleAck(ctx(t)); err != nil { // AckSync: answered once applied
 		t.Fatal(err)
 	}
+	if cl := ccInfo(t, js, "D").Cluster; cl == nil || cl.Leader != leader || len(cl.Replicas) != 2 {
+		t.Fatalf("cluster section %+v, want leader %s and two replicas", cl, leader)
+	}
 	before := ccNumbers(ccInfo(t, js, "D"))
 	if want := "delivered 10/10 ack_floor 6/6 ack_pending 4 pending 10 redelivered 0"; before != want {
 		t.Fatalf("before the stepdown: %s, want %s", before, want)
@@ -166,7 +169,7 @@ func TestJetStreamClusterConsumerPullAcrossStepdown(t *testing.T) {
 }
 
 func TestJetStreamClusterConsumerCreateInfoDelete(t *testing.T) {
-	c, _, js, _ := ccSetup(t, 3)
+	c, nc, js, leader := ccSetup(t, 3)
 	if _, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "A", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
 		t.Fatal(err)
 	}
@@ -201,6 +204,15 @@ func TestJetStreamClusterConsumerCreateInfoDelete(t *testing.T) {
 		t.Fatalf("names %v (%v)", names, lister.Err())
 	}
 	checkConsumersAgree(t, c, "CC")
+	// A consumer's stepdown is its stream's.
+	resp, err := nc.Request("$JS.API.CONSUMER.LEADER.STEPDOWN.CC.A", nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(resp.Data), `"success":true`) || !strings.Contains(string(resp.Data), "consumer_leader_stepdown_response") {
+		t.Fatalf("consumer stepdown: %s", resp.Data)
+	}
+	awaitNewLeader(t, c, nc, "CC", leader)
 	if err := js.DeleteConsumer(ctx(t), "CC", eph.CachedInfo().Name); err != nil {
 		t.Fatal(err)
 	}
@@ -418,4 +430,77 @@ func TestJetStreamClusterConsumerRedelivery(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	checkConsumersAgree(t, c, "CC")
+}
+
+// A request for more than one Deliver entry holds is served by several,
+// pipelined, in stream order; max_bytes stops a request at its limit.
+func TestJetStreamClusterConsumerLargeFetch(t *testing.T) {
+	const total = 600
+	c, _, js, _ := ccSetup(t, total)
+	cons, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "L", AckPolicy: jetstream.AckAllPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(total, jetstream.FetchMaxWait(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	var last jetstream.Msg
+	for m := range batch.Messages() {
+		n++
+		if want := fmt.Sprintf("cc.%d", n); m.Subject() != want {
+			t.Fatalf("message %d is %s", n, m.Subject())
+		}
+		last = m
+	}
+	if n != total {
+		t.Fatalf("fetched %d of %d (%v)", n, total, batch.Error())
+	}
+	if err := last.DoubleAck(ctx(t)); err != nil { // ack policy all: everything
+		t.Fatal(err)
+	}
+	if got, want := ccNumbers(ccInfo(t, js, "L")), fmt.Sprintf("delivered %d/%d ack_floor %d/%d ack_pending 0 pending 0 redelivered 0", total, total, total, total); got != want {
+		t.Fatalf("%s, want %s", got, want)
+	}
+	checkConsumersAgree(t, c, "CC")
+}
+
+// max_bytes: a replicated stream's consumer stops a request where a
+// stream on one server does.
+func TestJetStreamClusterConsumerMaxBytesAsOneServer(t *testing.T) {
+	fetched := func(js jetstream.JetStream, stream string) []string {
+		t.Helper()
+		for i := 1; i <= 10; i++ {
+			if _, err := js.Publish(ctx(t), fmt.Sprintf("%s.%d", strings.ToLower(stream), i), make([]byte, 100)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cons, err := js.CreateOrUpdateConsumer(ctx(t), stream, jetstream.ConsumerConfig{Durable: "B", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, max := range []int{450, 90, 1000} {
+			batch, err := cons.FetchBytes(max, jetstream.FetchMaxWait(2*time.Second))
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for range batch.Messages() {
+				n++
+			}
+			out = append(out, fmt.Sprintf("%d: %d msgs (%v)", max, n, batch.Error()))
+		}
+		return out
+	}
+	_, js1 := jsClient(t, runJSServer(t))
+	createStream(t, js1, jetstream.StreamConfig{Name: "CC", Subjects: []string{"cc.>"}})
+	one := fetched(js1, "CC")
+	_, _, js3, _ := ccSetup(t, 0)
+	three := fetched(js3, "CC")
+	if fmt.Sprint(one) != fmt.Sprint(three) {
+		t.Fatalf("one server: %v\nR3: %v", one, three)
+	}
+	t.Logf("%v", one)
 }
