@@ -504,3 +504,41 @@ func TestJetStreamClusterConsumerMaxBytesAsOneServer(t *testing.T) {
 	}
 	t.Logf("%v", one)
 }
+
+// An R1 stream in a cluster has a raft group of one: its consumers go
+// through its log the same way, asked through any server.
+func TestJetStreamClusterConsumerR1InCluster(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js0 := jsClient(t, c.servers[0])
+	st := createStream(t, js0, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}, Replicas: 1})
+	leader := st.CachedInfo().Cluster.Leader
+	for _, s := range c.servers {
+		if s.Name() == leader {
+			continue
+		}
+		_, js := jsClient(t, s) // a server without the stream
+		if _, err := js.Publish(ctx(t), "one.a", []byte(s.Name())); err != nil {
+			t.Fatal(err)
+		}
+		cons, err := js.CreateOrUpdateConsumer(ctx(t), "ONE", jetstream.ConsumerConfig{Durable: "C", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			if m.Subject() != "one.a" || string(m.Data()) != s.Name() {
+				t.Fatalf("got %s %q", m.Subject(), m.Data())
+			}
+			if err := m.DoubleAck(ctx(t)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ci, err := cons.Info(ctx(t))
+		if err != nil || ci.NumAckPending != 0 || ci.AckFloor.Stream != ci.Delivered.Stream || ci.Delivered.Stream == 0 {
+			t.Fatalf("info %+v %v", ci, err)
+		}
+	}
+}
