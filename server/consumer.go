@@ -35,6 +35,7 @@ type consumer struct {
 	outq     []outMsg    // decided, not yet sent (flushOut)
 	flushing bool        // a goroutine is draining outq
 	closed   bool
+	lead     *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -75,8 +76,10 @@ func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}
-	for _, seq := range o.out.Due {
-		o.queueLocked(seq)
+	if o.leadsLocked() { // the redelivery queue is the leader's
+		for _, seq := range o.out.Due {
+			o.queueLocked(seq)
+		}
 	}
 	return &o.out
 }
@@ -136,7 +139,16 @@ func (o *consumer) armAckTimerLocked() {
 		// A nak with a delay (possibly earlier) clears ackAt first.
 		return
 	}
-	at, ok := o.state.NextDeadline(func(seq uint64) bool { _, q := o.queued[seq]; return q })
+	if !o.leadsLocked() {
+		return
+	}
+	at, ok := o.state.NextDeadline(func(seq uint64) bool {
+		_, q := o.queued[seq]
+		if !q && o.lead != nil {
+			_, q = o.lead.redeliv[seq]
+		}
+		return q
+	})
 	if !ok || o.closed {
 		return
 	}
@@ -156,6 +168,11 @@ func (o *consumer) ackWaitFired() {
 	mset := o.mset
 	mset.mu.Lock()
 	if o.closed {
+		mset.mu.Unlock()
+		return
+	}
+	if mset.replicated {
+		o.redeliverDueLeaderLocked()
 		mset.mu.Unlock()
 		return
 	}

@@ -6,20 +6,17 @@ import (
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
-// The $JS.API.CONSUMER.* handlers of a server without a cluster. A
-// replicated stream (never the case here yet) keeps the "not supported"
-// answer so nothing half-works.
+// The $JS.API.CONSUMER.* handlers. On a replicated stream they run on
+// the stream's leader (clusterRoutes), and a create, update or delete is
+// proposed to the stream's log (consumer_cluster_api.go).
 
 func consumerErr(e *ApiError) *apiResponse { return &apiResponse{Error: e} }
 
 // consumerStream finds the stream a consumer call names.
 func (r *apiRequest) consumerStream(name string) (*stream, *ApiError) {
 	mset := r.jsa.lookup(name)
-	switch {
-	case mset == nil:
+	if mset == nil {
 		return nil, errStreamNotFound()
-	case mset.replicated:
-		return nil, errNotImplemented("consumers of replicated streams")
 	}
 	return mset, nil
 }
@@ -44,6 +41,9 @@ func (r *apiRequest) consumerCreate() any {
 	}
 	if req.Config.DeliverSubject != "" {
 		return consumerErr(errNotImplemented("push consumers"))
+	}
+	if mset.replicated {
+		return r.proposeConsumerCreate(mset, req)
 	}
 	ci, e := mset.createConsumer(req, r.consumerLimits())
 	if e != nil {
@@ -119,12 +119,17 @@ func (r *apiRequest) consumerInfo() any {
 		return consumerErr(e)
 	}
 	mset.mu.Lock()
-	defer mset.mu.Unlock()
 	o := mset.consumers[cname]
 	if o == nil {
+		mset.mu.Unlock()
 		return consumerErr(errConsumerNotFound())
 	}
-	return &JSApiConsumerInfoResponse{ConsumerInfo: o.infoLocked()}
+	ci := o.infoLocked()
+	mset.mu.Unlock()
+	if mset.replicated { // led by the stream's leader, on the stream's replicas
+		ci.Cluster = mset.clusterInfo()
+	}
+	return &JSApiConsumerInfoResponse{ConsumerInfo: ci}
 }
 
 func (r *apiRequest) consumerDelete() any {
@@ -135,6 +140,9 @@ func (r *apiRequest) consumerDelete() any {
 	mset, e := r.consumerStream(sname)
 	if e != nil {
 		return consumerErr(e)
+	}
+	if mset.replicated {
+		return r.proposeConsumerDelete(mset, cname)
 	}
 	mset.mu.Lock()
 	o := mset.consumers[cname]

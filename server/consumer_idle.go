@@ -43,6 +43,11 @@ func (o *consumer) idleFired() {
 		mset.mu.Unlock()
 		return
 	}
+	if mset.replicated {
+		o.idleLeaderLocked()
+		mset.mu.Unlock()
+		return
+	}
 	sends := mset.deleteConsumerLocked(o)
 	o.queueOutLocked(sends)
 	mset.mu.Unlock()

@@ -27,6 +27,7 @@ type pullRequest struct {
 	hb       time.Duration
 	timer    clock.Timer // expiry and heartbeats
 	done     bool
+	reserved int // replicated stream: messages proposed for it, not applied yet
 }
 
 func (wr *pullRequest) stop() {
@@ -227,10 +228,14 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 	if p := o.state.PausedUntil(); p > 0 && p > o.now().UnixNano() {
 		return nil
 	}
-	if m := o.cfg.MaxAckPending; m > 0 && o.cfg.AckPolicy != AckNone && o.state.NumAckPending() >= m {
+	from, pending := o.state.Delivered().Stream+1, o.state.NumAckPending()
+	if l := o.lead; l != nil && l.firsts > 0 { // first deliveries proposed, not applied yet
+		from, pending = max(from, l.cursor), pending+l.firsts
+	}
+	if m := o.cfg.MaxAckPending; m > 0 && o.cfg.AckPolicy != AckNone && pending >= m {
 		return nil
 	}
-	return storeSource{o.mset.st()}.nextMatching(o.state.Config().FilterSubjects, o.state.Delivered().Stream+1, sm)
+	return storeSource{o.mset.st()}.nextMatching(o.state.Config().FilterSubjects, from, sm)
 }
 
 // nextLocked picks the next message to offer the head request: a
@@ -254,6 +259,9 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 // applied numbers. Requests asking for no_wait that find nothing more get
 // 404 No Messages.
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
+	if o.mset.replicated {
+		return o.pumpProposeLocked(sends)
+	}
 	var sm StoreMsg
 	for len(o.waiting) > 0 && !o.closed {
 		wr := o.waiting[0]
@@ -307,7 +315,7 @@ func (o *consumer) endNoWaitLocked(sends []outMsg) []outMsg {
 	}
 	keep := o.waiting[:0]
 	for _, wr := range o.waiting {
-		if wr.noWait {
+		if wr.noWait && wr.reserved == 0 {
 			wr.stop()
 			sends = append(sends, statusMsg(wr.reply, "NATS/1.0 404 No Messages\r\n\r\n"))
 			continue

@@ -28,7 +28,8 @@ type consumerMeta struct {
 
 // persists reports whether the consumer's state goes to disk.
 func (o *consumer) persists() bool {
-	return o.mset.cfg.Storage == FileStorage && isDurableConsumer(o.cfg)
+	// A replicated stream's consumers are kept by its log and snapshots.
+	return !o.mset.replicated && o.mset.cfg.Storage == FileStorage && isDurableConsumer(o.cfg)
 }
 
 func (o *consumer) dir() string {

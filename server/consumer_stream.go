@@ -91,7 +91,7 @@ func (mset *stream) consumersTrimmedLocked() {
 	first, _ := storeSource{mset.st()}.Bounds()
 	for _, o := range mset.consumers {
 		if gone := o.state.PendingBelow(first); len(gone) > 0 {
-			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: o.now().UnixNano(), Seqs: gone, Text: reasonLimits})
+			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: mset.derivedTS(), Seqs: gone, Text: reasonLimits})
 		}
 	}
 }
@@ -99,7 +99,7 @@ func (mset *stream) consumersTrimmedLocked() {
 // consumersRemovedLocked: message seq was deleted.
 func (mset *stream) consumersRemovedLocked(seq uint64) {
 	for _, o := range mset.consumers {
-		o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: o.now().UnixNano(), Seqs: []uint64{seq}, Text: reasonDeleted})
+		o.applyLocked(&cstate.Entry{Op: cstate.OpStreamRemoved, TS: mset.derivedTS(), Seqs: []uint64{seq}, Text: reasonDeleted})
 	}
 }
 
@@ -109,7 +109,7 @@ func (mset *stream) consumersPurgedLocked(subject bool) {
 	src := storeSource{mset.st()}
 	first, _ := src.Bounds()
 	for _, o := range mset.consumers {
-		ts := o.now().UnixNano()
+		ts := mset.derivedTS()
 		if !subject {
 			o.applyLocked(&cstate.Entry{Op: cstate.OpStreamPurged, TS: ts, Seq: first})
 			continue

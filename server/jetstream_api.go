@@ -94,6 +94,9 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		subject = jsAPIPrefix + strings.TrimPrefix(subject, "$JS."+d+".API.")
 	}
 	r := &apiRequest{jsa: jsa, c: c, subject: strings.TrimPrefix(subject, jsAPIPrefix), reply: reply, hdr: hdr, body: msg}
+	if js.cluster != nil && strings.HasPrefix(r.subject, "CONSUMER.MSG.NEXT.") {
+		return // the stream's leader listens for its consumers' pull requests (consumer_cluster_api.go)
+	}
 	if js.cluster == nil && r.consumerNext() {
 		return // a pull request: the consumer answers, and it is no API call (nats-server counts none)
 	}

@@ -32,7 +32,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			}
 			return "", nil, false
 		}
-		name := r.streamName(route.prefix)
+		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
 			return route.typ, route.handler(r), true
@@ -86,6 +86,23 @@ var clusterRoutes = []struct {
 	{"STREAM.MSG.DELETE.", "stream_msg_delete_response", false, (*apiRequest).clusterStreamMsgDelete},
 	{"STREAM.LEADER.STEPDOWN.", "stream_leader_stepdown_response", false, (*apiRequest).streamStepdown},
 	{"STREAM.PEER.REMOVE.", "stream_remove_peer_response", true, (*apiRequest).streamPeerRemove},
+	{"CONSUMER.CREATE.", consumerCreateResponseType, false, (*apiRequest).consumerCreate},
+	{"CONSUMER.DURABLE.CREATE.", consumerCreateResponseType, false, (*apiRequest).consumerCreate},
+	{"CONSUMER.INFO.", consumerInfoResponseType, false, (*apiRequest).consumerInfo},
+	{"CONSUMER.DELETE.", consumerDeleteResponseType, false, (*apiRequest).consumerDelete},
+	{"CONSUMER.NAMES.", consumerNamesResponseType, false, (*apiRequest).consumerNames},
+	{"CONSUMER.LIST.", consumerListResponseType, false, (*apiRequest).consumerList},
+	{"CONSUMER.LEADER.STEPDOWN.", "consumer_leader_stepdown_response", false, (*apiRequest).consumerStepdown},
+}
+
+// routeStream is the stream a routed call names: the token after the
+// prefix (a consumer call's next token is the consumer).
+func (r *apiRequest) routeStream(prefix string) string {
+	name := r.streamName(prefix)
+	if strings.HasPrefix(prefix, "CONSUMER.") {
+		name, _, _ = strings.Cut(name, ".")
+	}
+	return name
 }
 
 func (r *apiRequest) clusterAccountInfo() any {

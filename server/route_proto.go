@@ -102,9 +102,10 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 	}
 	n := 0
 	res := matchSubject(acc, subject)
+	shown, reply := splitShownSubject(subject, reply)
 	if plain {
 		for _, sub := range res.Plain {
-			if sub.route == nil && s.deliverTo(nil, nil, acc, sub, subject, reply, hdr, msg) {
+			if sub.route == nil && s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg) {
 				n++
 			}
 		}
@@ -114,7 +115,7 @@ func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, q
 			if res.Queues[i].Name != q {
 				continue
 			}
-			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, nil, acc, sub, subject, reply, hdr, msg) {
+			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg) {
 				n++
 			}
 		}

@@ -231,6 +231,10 @@ func simStreamDigest(mset *stream, full bool) uint64 {
 		from = ss.FirstSeq
 	}
 	var sm StoreMsg
+	mset.mu.Lock()
+	binary.BigEndian.PutUint64(b[0:], mset.consumersDigestLocked()) // the consumers' states
+	mset.mu.Unlock()
+	h.Write(b[:8])
 	for seq := from; seq <= ss.LastSeq && seq > 0; seq++ {
 		m, err := st.LoadMsg(seq, &sm)
 		if err != nil {

@@ -147,10 +147,20 @@ func runSimStreamWith(t testing.TB, o simOptions) (*simWorld, error) {
 		w.fail("streams without a leader 20 s after their creation")
 		return w, w.err
 	}
+	if w.opts.consumers {
+		w.cons.acked = map[uint64]bool{}
+		if !w.runUntil(w.now+20_000, w.createConsumer) {
+			w.fail("no consumer 20 s after its creation")
+			return w, w.err
+		}
+	}
 	w.opts.duration += w.now
 	for _, cfg := range w.streams {
 		w.addClient(cfg.Name)
 		w.addClient(cfg.Name)
+	}
+	if w.opts.consumers {
+		w.at(w.rng.Int64N(100)+1, w.consumerStep)
 	}
 	w.at(w.rng.Int64N(500), w.faultStep)
 	w.runUntil(w.opts.duration, nil)
@@ -447,6 +457,9 @@ func (w *simWorld) final() {
 		}
 		w.checkAcked(cfg, lead.stream(cfg.Name))
 		w.checkCAS(cfg, lead)
+	}
+	if w.opts.consumers && w.err == nil {
+		w.checkConsumer()
 	}
 }
 

@@ -78,6 +78,7 @@ type simWorld struct {
 	clients []*simClient
 	ops     []*simOp
 	streams []StreamConfig
+	cons    simConsumerClient
 	// clk is every server's clock: virtual time, advanced before each
 	// event (its timers' callbacks run then, on this goroutine).
 	clk *clock.Manual
@@ -102,6 +103,8 @@ type simOptions struct {
 	// checker's own test: a divergence must be caught).
 	sabotage func(n *simNode, e *raft.Entry) bool
 	dir      string // the store directory on every node's MemFS
+	// consumers adds a pull consumer client of stream F (sim_consumer_test.go).
+	consumers bool
 }
 
 type simStats struct {
@@ -241,6 +244,9 @@ func (n *simNode) start() {
 		w.onReply(n, inc, subject, msg)
 	}); err != nil {
 		w.fail("%s: reply subscription: %v", n.name, err)
+	}
+	if w.opts.consumers {
+		w.subscribeConsumerClient(n, inc)
 	}
 	w.logf("%s: started (incarnation %d)", n.name, n.inc)
 	n.pump()

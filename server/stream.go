@@ -76,6 +76,7 @@ type stream struct {
 	closed     bool
 	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
+	applyTS    int64                // stamp of the last applied entry that had one (replicated; derivedTS)
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

@@ -384,6 +384,9 @@ func (mset *stream) startServing() {
 			subs = append(subs, sub)
 		}
 	}
+	if sub := mset.startConsumersLeading(); sub != nil {
+		subs = append(subs, sub)
+	}
 	mset.mu.Lock()
 	if mset.closed {
 		mset.mu.Unlock()
@@ -409,6 +412,7 @@ func (mset *stream) stopServing() {
 	for _, sub := range subs {
 		mset.jsa.acc.unsubscribe(sub)
 	}
+	mset.stopConsumersLeading()
 }
 
 // proposeInbound is the leader's side of a publish to a replicated
@@ -465,9 +469,14 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 		return
 	}
 	var resp []byte
+	var flush []*consumer
 	switch e.op {
 	case streamOpMsg:
+		mset.applyTS = e.m.ts
 		out := mset.processJetStreamMsg(&e.m)
+		if mset.leader && out.err == nil && !out.dup && len(mset.consumers) > 0 {
+			flush = mset.pumpConsumersLocked()
+		}
 		// Only the server that proposed the entry answers the client.
 		if e.reply != "" && !mset.cfg.NoAck && e.origin == s.Name() {
 			resp = mset.pubAckJSON(out, s.getOpts().JetStreamDomain)
@@ -487,10 +496,16 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 	case streamOpConfig:
 		mset.cfg = *e.cfg
 		_ = mset.st().UpdateLimits(limitsOf(e.cfg))
+	case streamOpConsumer:
+		var o *consumer
+		if resp, o = mset.applyConsumerEntryLocked(e, index); o != nil {
+			flush = append(flush, o)
+		}
 	}
 	mset.mu.Unlock()
+	flushConsumers(flush)
 	if resp != nil && e.origin == s.Name() && e.reply != "" {
-		s.deliverBatch(wake, mset.jsa.acc, e.reply, "", nil, resp)
+		s.deliverBatch(wake, mset.jsa.acc, e.reply, "", nil, resp) // an AckSync's answer is empty
 	}
 }
 

@@ -13,6 +13,10 @@ const (
 	streamOpDelete byte = 'D' // delete one message
 	streamOpExpire byte = 'E' // expire messages older than a cut-off
 	streamOpConfig byte = 'C' // new configuration (JSON StreamConfig)
+	// streamOpConsumer carries one consumer entry (cstate.AppendEntry's
+	// bytes): consumers of a replicated stream live in its log
+	// (consumer_cluster.go).
+	streamOpConsumer byte = 'K'
 )
 
 // streamEntry is the decoded form. origin is the server that proposed the
@@ -27,6 +31,7 @@ type streamEntry struct {
 	cutoff int64         // streamOpExpire
 	purge  purgeRequest  // streamOpPurge
 	cfg    *StreamConfig // streamOpConfig
+	cons   []byte        // streamOpConsumer: the encoded consumer entry
 }
 
 func encodeStreamEntry(e *streamEntry) []byte {
@@ -56,6 +61,8 @@ func encodeStreamEntry(e *streamEntry) []byte {
 	case streamOpConfig:
 		j, _ := json.Marshal(e.cfg)
 		b = appendBytes(b, j)
+	case streamOpConsumer:
+		b = appendBytes(b, e.cons)
 	}
 	return b
 }
@@ -106,6 +113,8 @@ func decodeStreamEntryAt(e *streamEntry, data []byte, self string) error {
 		if j := r.bytes(); r.err == nil && json.Unmarshal(j, e.cfg) != nil {
 			return errBadRaftMsg
 		}
+	case streamOpConsumer:
+		e.cons = r.view() // a view of data: decoded (copied) by the apply
 	default:
 		return errBadRaftMsg
 	}

@@ -67,6 +67,9 @@ type streamSnapMeta struct {
 	// Linked names the snapshot directory that holds the messages; empty
 	// when they follow the metadata.
 	Linked string `json:"linked,omitempty"`
+	// Consumers are the stream's consumers at the snapshot's index
+	// (consumer_cluster_snap.go).
+	Consumers []consumerSnap `json:"consumers,omitempty"`
 }
 
 type dedupeRecord struct {
@@ -81,7 +84,7 @@ func (mset *stream) snapMetaLocked() (streamSnapMeta, StreamState) {
 	var st StreamState
 	mset.st().FastState(&st)
 	meta := streamSnapMeta{Config: mset.cfg, First: st.FirstSeq, Last: st.LastSeq, LastID: mset.lmsgID,
-		Applied: mset.applied, Digest: mset.digest, Messages: st.Msgs}
+		Applied: mset.applied, Digest: mset.digest, Messages: st.Msgs, Consumers: mset.consumerSnapsLocked()}
 	for _, dde := range mset.ddarr[mset.ddhead:] {
 		if dde != nil && mset.ddmap[dde.id] == dde {
 			meta.Dedupe = append(meta.Dedupe, dedupeRecord{dde.id, dde.seq, dde.ts})
@@ -271,12 +274,15 @@ func (mset *stream) restoreSpooled(sp spooledSnap) error {
 // is deleted after. A failed restore leaves the old store in place.
 func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool, error)) error {
 	jsa := mset.jsa
+	consumers, err := decodeConsumerSnaps(meta.Consumers)
+	if err != nil {
+		return err
+	}
 	dir := filepath.Join(jsa.dir, mset.name)
 	mset.storeGen++
 	msgs := filepath.Join(dir, "msgs."+strconv.FormatUint(mset.storeGen, 10))
 	jsa.js.fs.RemoveAll(msgs)
 	var store StreamStore
-	var err error
 	if next == nil {
 		store, err = mset.restoreLinked(dir, msgs, &meta)
 	} else {
@@ -299,6 +305,7 @@ func (mset *stream) restoreFrom(meta streamSnapMeta, next func() (snapMsg, bool,
 		dde := &dedupeEntry{id: d.ID, seq: d.Seq, ts: d.TS}
 		mset.ddmap[d.ID], mset.ddarr = dde, append(mset.ddarr, dde)
 	}
+	mset.restoreConsumersLocked(consumers)
 	mset.mu.Unlock()
 	_ = old.Delete()
 	if mset.wal != nil {
