@@ -35,6 +35,8 @@ type consumer struct {
 	outq     []outMsg    // decided, not yet sent (flushOut)
 	flushing bool        // a goroutine is draining outq
 	closed   bool
+	push     *pushState // nil for a pull consumer (consumer_push.go)
+	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -116,6 +118,7 @@ func (o *consumer) infoLocked() *ConsumerInfo {
 	ci.NumRedelivered = o.state.NumRedelivered()
 	ci.NumWaiting = len(o.waiting)
 	ci.NumPending = o.state.NumPending(storeSource{o.mset.st()})
+	ci.PushBound = o.push != nil && o.push.active
 	return ci
 }
 
@@ -172,6 +175,10 @@ func (o *consumer) ackWaitFired() {
 // (sending them status when deleted is the caller's choice).
 func (o *consumer) stopLocked() []outMsg {
 	o.closed = true
+	if o.push != nil {
+		o.stopPushLocked()
+		o.mset.jsa.acc.unwatchDeliver(o)
+	}
 	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT} {
 		if t != nil {
 			t.Stop()

@@ -42,14 +42,15 @@ func (r *apiRequest) consumerCreate() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if req.Config.DeliverSubject != "" {
-		return consumerErr(errNotImplemented("push consumers"))
-	}
 	ci, e := mset.createConsumer(req, r.consumerLimits())
 	if e != nil {
 		return consumerErr(e)
 	}
 	mset.ensureAckSub()
+	if req.Config.DeliverSubject != "" {
+		mset.ensureFCSub()
+	}
+	mset.flushConsumerNamed(ci.Name)
 	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
 }
 
@@ -92,7 +93,8 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, errConsumerCreate(err.Error())
 	}
 	mset.addConsumerLocked(o)
-	o.armIdleLocked()
+	o.initLastPerSubjectLocked()
+	o.startLocked()
 	return o.infoLocked(), nil
 }
 
@@ -103,6 +105,7 @@ func (o *consumer) updateLocked(cfg *ConsumerConfig) (*ConsumerInfo, *ApiError) 
 		return nil, errConsumerCreate(out.Err.Error())
 	}
 	o.cfg = cfg
+	o.updatePushLocked()
 	if err := o.saveMetaLocked(); err != nil {
 		return nil, errConsumerCreate(err.Error())
 	}
@@ -216,7 +219,14 @@ func (r *apiRequest) consumerNext() bool {
 		return true
 	}
 	o.armIdleLocked()
-	sends := o.addRequestLocked(r.reply, r.body, nil)
+	var sends []outMsg
+	if o.push != nil {
+		if r.reply != "" {
+			sends = append(sends, statusMsg(strings.Clone(r.reply), "NATS/1.0 409 Consumer is push based\r\n\r\n"))
+		}
+	} else {
+		sends = o.addRequestLocked(r.reply, r.body, nil)
+	}
 	o.queueOutLocked(sends)
 	mset.mu.Unlock()
 	o.flushOut()

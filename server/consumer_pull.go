@@ -230,6 +230,11 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 	if m := o.cfg.MaxAckPending; m > 0 && o.cfg.AckPolicy != AckNone && o.state.NumAckPending() >= m {
 		return nil
 	}
+	if len(o.lss) > 0 {
+		if m := o.nextLastPerSubjectLocked(sm); m != nil {
+			return m
+		}
+	}
 	return storeSource{o.mset.st()}.nextMatching(o.state.Config().FilterSubjects, o.state.Delivered().Stream+1, sm)
 }
 
@@ -254,6 +259,9 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 // applied numbers. Requests asking for no_wait that find nothing more get
 // 404 No Messages.
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
+	if o.push != nil {
+		return o.pushPumpLocked(sends)
+	}
 	var sm StoreMsg
 	for len(o.waiting) > 0 && !o.closed {
 		wr := o.waiting[0]

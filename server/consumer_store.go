@@ -114,9 +114,11 @@ func (mset *stream) recoverConsumers() {
 		}
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
-		o.armIdleLocked()
+		o.startLocked()
 		mset.mu.Unlock()
 		mset.ensureAckSub()
+		mset.ensureFCSub()
+		mset.flushConsumerNamed(o.name)
 	}
 }
 

@@ -76,6 +76,7 @@ type stream struct {
 	closed     bool
 	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
+	fcSub      *subscription        // $JS.FC.<stream>.> while it has push consumers (consumer_push_start.go)
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

@@ -1,0 +1,72 @@
+package server
+
+import (
+	"slices"
+
+	"github.com/nats-io/nats-server/v2/internal/store"
+)
+
+// deliver_policy last_per_subject: a new consumer first delivers the last
+// message of each subject matching its filters, as the stream holds them
+// when it is created, in stream order, then everything stored after. The
+// list of those messages is leader-only soft state (o.lss), made at
+// creation; nothing that matches lies between its last entry and the
+// stream's end at creation (that message would be a last one), so once it
+// is delivered the consumer simply goes on from there.
+
+// lastPerSubjectSeqs lists the last sequence of each subject matching one
+// of filters (every subject when none), ascending.
+func lastPerSubjectSeqs(st store.StreamStore, filters []string) []uint64 {
+	if len(filters) == 0 {
+		filters = []string{">"}
+	}
+	seen := make(map[string]struct{})
+	var seqs []uint64
+	for _, f := range filters {
+		for subj, ss := range st.SubjectsState(f) {
+			if _, dup := seen[subj]; dup {
+				continue
+			}
+			seen[subj] = struct{}{}
+			seqs = append(seqs, ss.Last)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs
+}
+
+// FirstLastPerSubject is where a last_per_subject consumer starts (see
+// cstate.LastPerSubjectSource).
+func (s storeSource) FirstLastPerSubject(filters []string) uint64 {
+	seqs := lastPerSubjectSeqs(s.st, filters)
+	if len(seqs) == 0 {
+		return 0
+	}
+	return seqs[0]
+}
+
+// initLastPerSubjectLocked makes a new last_per_subject consumer's list.
+func (o *consumer) initLastPerSubjectLocked() {
+	if o.cfg.DeliverPolicy != DeliverLastPerSubject {
+		return
+	}
+	o.lss = lastPerSubjectSeqs(o.mset.st(), o.cfg.filters())
+}
+
+// nextLastPerSubjectLocked is the next message of the initial list still
+// stored and not delivered, loaded into sm; nil once the list is done.
+func (o *consumer) nextLastPerSubjectLocked(sm *StoreMsg) *StoreMsg {
+	for len(o.lss) > 0 {
+		seq := o.lss[0]
+		if seq <= o.state.Delivered().Stream {
+			o.lss = o.lss[1:]
+			continue
+		}
+		if m, err := o.mset.st().LoadMsg(seq, sm); err == nil {
+			return m
+		}
+		o.lss = o.lss[1:] // gone meanwhile
+	}
+	o.lss = nil
+	return nil
+}
