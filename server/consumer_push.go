@@ -38,17 +38,17 @@ type pushState struct {
 
 	hbT clock.Timer // idle heartbeat, reset by every delivery
 
-	fcid          string // outstanding flow control reply subject, "" when none
-	pbytes, fcsz  int    // bytes sent since the last answered flow control; at fcid
-	maxpb, pblim  int    // current window and its ceiling (0: no flow control)
-	waitT         clock.Timer
-	waiting       bool      // the pump waits for waitT (rate limit or replay)
-	rateAt        time.Time // rate limit: when the bytes sent so far are paid for
-	replay        bool      // replay_policy original, not caught up yet
-	replayEnd     uint64    // the stream's last sequence when the consumer started
-	lastTS        int64     // replay: stamp of the last message delivered
-	lastSent      time.Time // replay: when it was delivered
-	scanned       uint64    // the pump found nothing to deliver up to here
+	fcid         string // outstanding flow control reply subject, "" when none
+	pbytes, fcsz int    // bytes sent since the last answered flow control; at fcid
+	maxpb, pblim int    // current window and its ceiling (0: no flow control)
+	waitT        clock.Timer
+	waiting      bool      // the pump waits for waitT (rate limit or replay)
+	rateAt       time.Time // rate limit: when the bytes sent so far are paid for
+	replay       bool      // replay_policy original, not caught up yet
+	replayEnd    uint64    // the stream's last sequence when the consumer started
+	lastTS       int64     // replay: stamp of the last message delivered
+	lastSent     time.Time // replay: when it was delivered
+	scanned      uint64    // the pump found nothing to deliver up to here
 }
 
 // newPushState is the soft state of a new (or recovered) push consumer.
