@@ -37,6 +37,7 @@ type consumer struct {
 	closed   bool
 	push     *pushState // nil for a pull consumer (consumer_push.go)
 	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
+	lssEnd   uint64     // last_per_subject: the stream's last sequence at creation, 0 when unknown
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -117,7 +118,7 @@ func (o *consumer) infoLocked() *ConsumerInfo {
 	ci.NumAckPending = o.state.NumAckPending()
 	ci.NumRedelivered = o.state.NumRedelivered()
 	ci.NumWaiting = len(o.waiting)
-	ci.NumPending = o.state.NumPending(storeSource{o.mset.st()})
+	ci.NumPending = o.numPendingLocked()
 	ci.PushBound = o.push != nil && o.push.active
 	return ci
 }

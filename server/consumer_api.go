@@ -95,7 +95,9 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	mset.addConsumerLocked(o)
 	o.initLastPerSubjectLocked()
 	o.startLocked()
-	return o.infoLocked(), nil
+	ci := o.infoLocked()
+	o.queueOutLocked(o.pumpLocked(nil))
+	return ci, nil
 }
 
 // updateLocked applies an update (or an identical create) to o.

@@ -51,6 +51,29 @@ func (o *consumer) initLastPerSubjectLocked() {
 		return
 	}
 	o.lss = lastPerSubjectSeqs(o.mset.st(), o.cfg.filters())
+	_, o.lssEnd = storeSource{o.mset.st()}.Bounds()
+	o.lssEnd = max(o.lssEnd, 1) // 0 means "no list"
+}
+
+// numPendingLocked is the consumer's num_pending. A last_per_subject
+// consumer made on this server counts as nats-server does while it runs:
+// the initial messages not delivered yet, plus every matching message
+// stored after its creation (each will be delivered, not only the last of
+// its subject). Recovered ones (no list) count the last of each subject
+// from the next sequence on, as nats-server does after a restart.
+func (o *consumer) numPendingLocked() uint64 {
+	src := storeSource{o.mset.st()}
+	if o.lssEnd == 0 {
+		return o.state.NumPending(src)
+	}
+	d := o.state.Delivered().Stream
+	var n uint64
+	for _, seq := range o.lss {
+		if seq > d && src.Contains(seq) {
+			n++
+		}
+	}
+	return n + src.NumPending(max(d, o.lssEnd)+1, o.state.Config().FilterSubjects, false)
 }
 
 // nextLastPerSubjectLocked is the next message of the initial list still

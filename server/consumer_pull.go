@@ -292,6 +292,9 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 			break
 		}
 		d := out.Deliveries[0]
+		if o.lssEnd > 0 {
+			d.Pending = o.numPendingLocked()
+		}
 		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
 			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
 		sends = append(sends, outMsg{to: wr.reply, subj: m.Subj, reply: string(ack),
@@ -338,7 +341,7 @@ func (o *consumer) sizeLocked(m *StoreMsg) int {
 	a := cstate.AckSubject{Stream: o.mset.name, Consumer: o.name, SSeq: m.Seq, CSeq: o.state.Delivered().Consumer + 1, TS: m.TS, Deliveries: 1}
 	if p, ok := o.state.PendingOf(m.Seq); ok {
 		a.Deliveries = p.Deliveries + 1
-	} else if n := o.state.NumPending(storeSource{o.mset.st()}); n > 0 {
+	} else if n := o.numPendingLocked(); n > 0 {
 		a.Pending = n - 1
 	}
 	var buf [128]byte

@@ -64,16 +64,14 @@ func (o *consumer) newPushState() *pushState {
 	return p
 }
 
-// startPushLocked starts a push consumer's delivery: interest, the
-// heartbeat, and the messages there are.
-func (o *consumer) startPushLocked() []outMsg {
+// startPushLocked starts a push consumer: interest and the heartbeat.
+func (o *consumer) startPushLocked() {
 	p := o.push
 	p.active = hasInterest(o.mset.jsa.acc, p.subj)
 	o.armHeartbeatLocked()
 	if !p.active {
 		o.armIdleLocked()
 	}
-	return o.pumpLocked(nil)
 }
 
 // pushPumpLocked delivers to the deliver subject what the state lets
@@ -109,6 +107,9 @@ func (o *consumer) pushPumpLocked(sends []outMsg) []outMsg {
 			break
 		}
 		d := out.Deliveries[0]
+		if o.lssEnd > 0 {
+			d.Pending = o.numPendingLocked()
+		}
 		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
 			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
 		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: string(ack),

@@ -3,9 +3,10 @@ package server
 import "strings"
 
 // startLocked starts a new or recovered consumer's leader-only soft state:
-// a push consumer registers its deliver subject and delivers what it can
-// (queued; the caller flushes after the lock), a pull consumer starts its
-// inactivity clock.
+// a push consumer registers its deliver subject, a pull consumer starts
+// its inactivity clock. Delivery starts with the caller's pumpLocked
+// (after CONSUMER.CREATE's answer is made, as nats-server answers before
+// its delivery loop sends anything).
 func (o *consumer) startLocked() {
 	if !o.cfg.isPush() {
 		o.armIdleLocked()
@@ -13,7 +14,7 @@ func (o *consumer) startLocked() {
 	}
 	o.push = o.newPushState()
 	o.mset.jsa.acc.watchDeliver(o, o.push.subj)
-	o.queueOutLocked(o.startPushLocked())
+	o.startPushLocked()
 }
 
 // updatePushLocked applies an update of a push consumer's config to its

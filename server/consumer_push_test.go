@@ -288,20 +288,22 @@ func TestConsumerLastPerSubject(t *testing.T) {
 		t.Fatalf("fresh: pending %d delivered %+v", ci.NumPending, ci.Delivered)
 	}
 	js.Publish(ctx(t), "s.a", []byte("new")) // seq 7
-	if ci := consumerInfo(t, c); ci.NumPending != 2 {
+	// Every new message counts: both initial ones (4, 6) and 7, as in nats-server.
+	if ci := consumerInfo(t, c); ci.NumPending != 3 {
 		t.Fatalf("after a new s.a: pending %d", ci.NumPending)
 	}
 	b, err := c.Fetch(10, jetstream.FetchMaxWait(300*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seqs []uint64
+	var seqs, pending []uint64
 	for m := range b.Messages() {
 		md, _ := m.Metadata()
 		seqs = append(seqs, md.Sequence.Stream)
+		pending = append(pending, md.NumPending)
 	}
-	if fmt.Sprint(seqs) != "[4 6 7]" {
-		t.Fatalf("pull last_per_subject delivered %v, want [4 6 7]", seqs)
+	if fmt.Sprint(seqs) != "[4 6 7]" || fmt.Sprint(pending) != "[2 1 0]" {
+		t.Fatalf("pull last_per_subject delivered %v pending %v, want [4 6 7] [2 1 0]", seqs, pending)
 	}
 	// Push, unfiltered: 4 (s.a), 5 (s.c), 6 (s.b), 7 (s.a) are the last ones.
 	sub, _ := nc.SubscribeSync("lps")
@@ -318,4 +320,21 @@ func TestConsumerLastPerSubject(t *testing.T) {
 	if fmt.Sprint(seqs) != "[5 6 7 8]" {
 		t.Fatalf("push last_per_subject delivered %v, want [5 6 7 8]", seqs)
 	}
+}
+
+// CONSUMER.CREATE answers with the consumer as created, before it
+// delivers anything (nats-server's delivery loop starts after the answer).
+func TestConsumerPushCreateAnswersBeforeDelivery(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	sub, _ := nc.SubscribeSync("dlv")
+	ci, err := legacyJS(t, nc).AddConsumer("S", &nats.ConsumerConfig{Durable: "P", DeliverSubject: "dlv", AckPolicy: nats.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ci.Delivered.Stream != 0 || ci.NumPending != 1 || !ci.PushBound {
+		t.Fatalf("create answer: delivered %+v pending %d bound %v", ci.Delivered, ci.NumPending, ci.PushBound)
+	}
+	nextData(t, sub, 2*time.Second)
 }

@@ -115,6 +115,7 @@ func (mset *stream) recoverConsumers() {
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
 		o.startLocked()
+		o.queueOutLocked(o.pumpLocked(nil))
 		mset.mu.Unlock()
 		mset.ensureAckSub()
 		mset.ensureFCSub()
