@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -337,4 +338,69 @@ func TestConsumerPushCreateAnswersBeforeDelivery(t *testing.T) {
 		t.Fatalf("create answer: delivered %+v pending %d bound %v", ci.Delivered, ci.NumPending, ci.PushBound)
 	}
 	nextData(t, sub, 2*time.Second)
+}
+
+// An ephemeral push consumer is deleted once its deliver subject has had
+// no interest for its inactive_threshold, whether it never had any or lost
+// it; while bound it lives on.
+func TestConsumerPushEphemeralInactive(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	ljs := legacyJS(t, nc)
+	gone := func(name string) func() bool {
+		return func() bool { _, err := ljs.ConsumerInfo("S", name); return errors.Is(err, nats.ErrConsumerNotFound) }
+	}
+	ci, err := ljs.AddConsumer("S", &nats.ConsumerConfig{DeliverSubject: "nobody", AckPolicy: nats.AckNonePolicy, InactiveThreshold: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 2*time.Second, "the unbound ephemeral to go", gone(ci.Name))
+	sub, _ := nc.SubscribeSync("bound")
+	ci, err = ljs.AddConsumer("S", &nats.ConsumerConfig{DeliverSubject: "bound", AckPolicy: nats.AckNonePolicy, InactiveThreshold: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nextData(t, sub, 2*time.Second)
+	deadline := time.Now().Add(300 * time.Millisecond) // three thresholds, bound all along
+	for time.Now().Before(deadline) {
+		if gone(ci.Name)() {
+			t.Fatal("a bound ephemeral was deleted")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sub.Unsubscribe()
+	waitFor(t, 2*time.Second, "the ephemeral that lost interest to go", gone(ci.Name))
+}
+
+// A durable push consumer of a file stream resumes after a restart.
+func TestConsumerPushRestartResumes(t *testing.T) {
+	o := testOptions()
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := runServer(t, o)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 2)
+	sub, _ := nc.SubscribeSync("dlv")
+	if _, err := legacyJS(t, nc).AddConsumer("S", &nats.ConsumerConfig{Durable: "P", DeliverSubject: "dlv", AckPolicy: nats.AckExplicitPolicy, AckWait: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	nextData(t, sub, 2*time.Second).AckSync()
+	nc.Close()
+	s.Shutdown()
+	s.WaitForShutdown()
+	s = runServer(t, o)
+	nc, js = jsClient(t, s)
+	sub, _ = nc.SubscribeSync("dlv")
+	js.Publish(ctx(t), "s.3", []byte("m3"))
+	// 3 is new; 2 was delivered before the restart, unacknowledged, and
+	// comes back after its ack wait.
+	got := map[uint64]uint64{}
+	for len(got) < 2 {
+		md, _ := nextData(t, sub, 2*time.Second).Metadata()
+		got[md.Sequence.Stream] = md.NumDelivered
+	}
+	if got[2] != 2 || got[3] != 1 {
+		t.Fatalf("after restart (stream seq: deliveries): %v", got)
+	}
 }
