@@ -8,7 +8,7 @@ import (
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
-// consumer is a pull consumer of a stream on one server. Everything in it
+// consumer is a pull or push consumer of a stream on one server. Everything in it
 // is guarded by its stream's mu (no lock of its own): its durable state
 // is a cstate.State changed only through apply, in the order the stream
 // applies messages, so a replicated stream will only change where the
