@@ -81,6 +81,10 @@ func (o *consumer) flushOut() {
 			s.deliverShown(mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
 		}
 		mset.mu.Lock()
+		if len(o.outq) == 0 && o.push != nil && o.push.more && !o.closed {
+			o.push.more = false
+			o.queueOutLocked(o.pumpLocked(nil))
+		}
 	}
 	o.flushing = false
 	mset.mu.Unlock()

@@ -31,6 +31,14 @@ const (
 // at a sixteenth and doubles with every flow control answered.
 const jsFlowControlMax = 32 * 1024 * 1024
 
+// pushPassMsgs and pushPassBytes bound what one pump pass decides: the
+// rest is decided after those are sent (flushOut), so a consumer without
+// flow control or ack limits never holds a whole stream in its queue.
+const (
+	pushPassMsgs  = 1024
+	pushPassBytes = 4 * 1024 * 1024
+)
+
 type pushState struct {
 	subj   string      // deliver subject (changes only by an update)
 	active bool        // the deliver subject has interest
@@ -49,6 +57,7 @@ type pushState struct {
 	lastTS       int64     // replay: stamp of the last message delivered
 	lastSent     time.Time // replay: when it was delivered
 	scanned      uint64    // the pump found nothing to deliver up to here
+	more         bool      // a pass stopped at its bound: flushOut pumps again
 }
 
 // newPushState is the soft state of a new (or recovered) push consumer.
@@ -80,7 +89,12 @@ func (o *consumer) startPushLocked() {
 func (o *consumer) pushPumpLocked(sends []outMsg) []outMsg {
 	p := o.push
 	var sm StoreMsg
+	n, size := 0, 0
 	for !o.closed && p.active && !p.waiting {
+		if n >= pushPassMsgs || size >= pushPassBytes {
+			p.more = true
+			break
+		}
 		if p.maxpb > 0 && p.pbytes > p.maxpb {
 			break // stalled until the client answers the flow control
 		}
@@ -114,8 +128,10 @@ func (o *consumer) pushPumpLocked(sends []outMsg) []outMsg {
 			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
 		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: string(ack),
 			hdr: bytes.Clone(hdr), msg: bytes.Clone(msg)})
-		o.deliveredPushLocked(m, len(p.subj)+len(ack)+len(hdr)+len(msg))
-		if p.maxpb > 0 && o.needFlowControlLocked() {
+		sz := len(p.subj) + len(ack) + len(hdr) + len(msg)
+		o.deliveredPushLocked(m, sz)
+		n, size = n+1, size+sz
+		if p.maxpb > 0 && o.needFlowControlLocked(sz) {
 			sends = append(sends, o.flowControlLocked())
 		}
 	}
@@ -168,13 +184,13 @@ func headersOnly(hdr []byte, size int) []byte {
 
 // needFlowControlLocked: a flow control request goes out once more than
 // half the window is outstanding and none is.
-func (o *consumer) needFlowControlLocked() bool {
+func (o *consumer) needFlowControlLocked(sz int) bool {
 	p := o.push
 	if p.fcid == "" && p.pbytes > p.maxpb/2 {
 		return true
 	}
 	if p.fcid != "" && p.pbytes-p.fcsz >= p.maxpb {
-		p.fcsz = p.pbytes
+		p.fcsz += sz
 	}
 	return false
 }

@@ -404,3 +404,36 @@ func TestConsumerPushRestartResumes(t *testing.T) {
 		t.Fatalf("after restart (stream seq: deliveries): %v", got)
 	}
 }
+
+// A push consumer without flow control or ack limits decides a bounded
+// pass at a time (the rest after those are sent): it never queues the
+// whole stream at once.
+func TestConsumerPushPassBounded(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 0)
+	n := 3 * pushPassMsgs
+	for i := 0; i < n; i++ {
+		js.PublishAsync("s.x", nil)
+	}
+	<-js.PublishAsyncComplete()
+	ljs := legacyJS(t, nc)
+	if _, err := ljs.AddConsumer("S", &nats.ConsumerConfig{Durable: "P", DeliverSubject: "dlv", AckPolicy: nats.AckNonePolicy}); err != nil {
+		t.Fatal(err)
+	}
+	// Unbound: nothing was delivered. Bind it by hand and run one pass.
+	mset := s.js.Load().account("$G").lookup("S")
+	mset.mu.Lock()
+	o := mset.consumers["P"]
+	o.push.active = true
+	sends := o.pumpLocked(nil)
+	o.push.active = false
+	mset.mu.Unlock()
+	if len(sends) != pushPassMsgs {
+		t.Fatalf("one pass decided %d messages, want %d", len(sends), pushPassMsgs)
+	}
+	// Bound for real, every message arrives, pass after pass.
+	sub, _ := nc.SubscribeSync("dlv")
+	sub.SetPendingLimits(-1, -1)
+	waitFor(t, 5*time.Second, "every message", func() bool { m, _, _ := sub.Pending(); return m == n-pushPassMsgs })
+}
