@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -436,4 +437,51 @@ func TestConsumerPushPassBounded(t *testing.T) {
 	sub, _ := nc.SubscribeSync("dlv")
 	sub.SetPendingLimits(-1, -1)
 	waitFor(t, 5*time.Second, "every message", func() bool { m, _, _ := sub.Pending(); return m == n-pushPassMsgs })
+}
+
+// nats.go's legacy subscriptions on push consumers: a durable with manual
+// acks, and a queue subscription (deliver_group) whose members share the
+// messages.
+func TestConsumerPushLegacySubscribe(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 4)
+	ljs := legacyJS(t, nc)
+	sub, err := ljs.SubscribeSync("s.>", nats.Durable("D"), nats.ManualAck(), nats.AckExplicit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 4; i++ {
+		m := nextData(t, sub, 2*time.Second)
+		if string(m.Data) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("durable %d: %q", i, m.Data)
+		}
+		m.AckSync()
+	}
+	if ci, _ := sub.ConsumerInfo(); ci.AckFloor.Stream != 4 || !ci.PushBound {
+		t.Fatalf("durable info: %+v", ci)
+	}
+	var mu sync.Mutex
+	got := map[string]int{}
+	for _, member := range []string{"a", "b"} {
+		if _, err := ljs.QueueSubscribe("s.>", "Q", func(m *nats.Msg) {
+			mu.Lock()
+			got[string(m.Data)]++
+			mu.Unlock()
+			m.Ack()
+		}, nats.Durable("Q"), nats.ManualAck()); err != nil {
+			t.Fatalf("queue member %s: %v", member, err)
+		}
+	}
+	for i := 5; i <= 40; i++ {
+		js.Publish(ctx(t), "s.x", []byte(fmt.Sprintf("m%d", i)))
+	}
+	waitFor(t, 5*time.Second, "40 messages to the group", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == 40 })
+	mu.Lock()
+	defer mu.Unlock()
+	for k, n := range got {
+		if n != 1 {
+			t.Fatalf("%s delivered %d times to the group", k, n)
+		}
+	}
 }
