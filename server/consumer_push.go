@@ -172,10 +172,16 @@ func (o *consumer) requeueFrontLocked(seq uint64) {
 // headers_only consumer in place of the payload.
 func headersOnly(hdr []byte, size int) []byte {
 	var b []byte
-	if len(hdr) == 0 {
+	switch {
+	case len(hdr) == 0:
 		b = append(b, "NATS/1.0\r\n"...)
-	} else {
+	case bytes.HasSuffix(hdr, []byte("\r\n\r\n")):
 		b = append(b, hdr[:len(hdr)-2]...)
+	default: // not a well-ended header block: never cut into it
+		b = append(b, hdr...)
+		if !bytes.HasSuffix(b, []byte("\r\n")) {
+			b = append(b, "\r\n"...)
+		}
 	}
 	b = append(b, JSMsgSize+": "...)
 	b = strconv.AppendInt(b, int64(size), 10)
