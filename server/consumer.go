@@ -74,7 +74,7 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 // until the next apply.
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
-	o.state.Apply(e, storeSource{o.mset.st()}, &o.out)
+	o.state.Apply(e, o.sourceLocked(), &o.out)
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}

@@ -50,7 +50,7 @@ func (r *apiRequest) consumerCreate() any {
 	if req.Config.DeliverSubject != "" {
 		mset.ensureFCSub()
 	}
-	mset.flushConsumerNamed(ci.Name)
+	go mset.flushConsumerNamed(ci.Name) // after the answer, as nats-server
 	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"slices"
 
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 	"github.com/nats-io/nats-server/v2/internal/store"
 )
 
@@ -55,26 +56,39 @@ func (o *consumer) initLastPerSubjectLocked() {
 	o.lssEnd = max(o.lssEnd, 1) // 0 means "no list"
 }
 
-// numPendingLocked is the consumer's num_pending. A last_per_subject
-// consumer made on this server counts as nats-server does while it runs:
-// the initial messages not delivered yet, plus every matching message
-// stored after its creation (each will be delivered, not only the last of
-// its subject). Recovered ones (no list) count the last of each subject
-// from the next sequence on, as nats-server does after a restart.
-func (o *consumer) numPendingLocked() uint64 {
+// sourceLocked is what the consumer's state machine reads of its stream.
+// A last_per_subject consumer made on this server counts num_pending as
+// nats-server does while it runs: the initial messages not delivered yet,
+// plus every matching message stored after its creation (each will be
+// delivered, not only the last of its subject), in O(log n) per delivery.
+// A recovered one (no list) counts the last of each subject from the next
+// sequence on, as nats-server does after a restart.
+func (o *consumer) sourceLocked() cstate.Source {
 	src := storeSource{o.mset.st()}
 	if o.lssEnd == 0 {
-		return o.state.NumPending(src)
+		return src
 	}
-	d := o.state.Delivered().Stream
-	var n uint64
-	for _, seq := range o.lss {
-		if seq > d && src.Contains(seq) {
-			n++
-		}
-	}
-	return n + src.NumPending(max(d, o.lssEnd)+1, o.state.Config().FilterSubjects, false)
+	return lpsSource{storeSource: src, lss: o.lss, end: o.lssEnd}
 }
+
+// lpsSource is a storeSource whose last-per-subject count is the
+// consumer's running one (see sourceLocked).
+type lpsSource struct {
+	storeSource
+	lss []uint64
+	end uint64
+}
+
+func (s lpsSource) NumPending(from uint64, filters []string, lastPerSubject bool) uint64 {
+	if !lastPerSubject {
+		return s.storeSource.NumPending(from, filters, false)
+	}
+	first, _ := slices.BinarySearch(s.lss, from)
+	return uint64(len(s.lss)-first) + s.storeSource.NumPending(max(from, s.end+1), filters, false)
+}
+
+// numPendingLocked is the consumer's num_pending.
+func (o *consumer) numPendingLocked() uint64 { return o.state.NumPending(o.sourceLocked()) }
 
 // nextLastPerSubjectLocked is the next message of the initial list still
 // stored and not delivered, loaded into sm; nil once the list is done.

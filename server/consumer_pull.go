@@ -296,9 +296,6 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 			break
 		}
 		d := out.Deliveries[0]
-		if o.lssEnd > 0 {
-			d.Pending = o.numPendingLocked()
-		}
 		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
 			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
 		sends = append(sends, outMsg{to: wr.reply, subj: m.Subj, reply: string(ack),

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,5 +170,52 @@ func TestKVWatchKeysHistory(t *testing.T) {
 				t.Fatalf("keys of an empty bucket: %v", err)
 			}
 		})
+	}
+}
+
+// countingStore counts the store's last-per-subject NumPending calls
+// (each one scans every subject of the stream).
+type countingStore struct {
+	StreamStore
+	lps atomic.Int64
+}
+
+func (c *countingStore) NumPending(from uint64, filters []string, lastPerSubject bool) uint64 {
+	if lastPerSubject {
+		c.lps.Add(1)
+	}
+	return c.StreamStore.NumPending(from, filters, lastPerSubject)
+}
+
+// A watch of a bucket counts its num_pending from its own list, not by a
+// scan of every subject per delivered message (a 20,000-key watch took
+// minutes: quadratic).
+func TestKVWatchNoScanPerDelivery(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	kv, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: "B", Storage: jetstream.MemoryStorage})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 2000
+	for i := 0; i < keys; i++ {
+		js.PublishAsync(fmt.Sprintf("$KV.B.k%d", i), []byte("v"))
+	}
+	<-js.PublishAsyncComplete()
+	mset := s.js.Load().account("$G").lookup("KV_B")
+	cs := &countingStore{StreamStore: mset.st()}
+	mset.mu.Lock()
+	mset.setStore(cs)
+	mset.mu.Unlock()
+	w, err := kv.WatchAll(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := watchUntilNil(t, w); len(got) != keys {
+		t.Fatalf("watch: %d keys", len(got))
+	}
+	w.Stop()
+	if n := cs.lps.Load(); n > 10 {
+		t.Fatalf("%d last-per-subject scans for a %d-key watch", n, keys)
 	}
 }
