@@ -41,6 +41,7 @@ type Account struct {
 	nclients   atomic.Int32
 	srv        *Server
 	cfgImports []importSpec
+	pushWatch  atomic.Pointer[[]pushWatcher] // push consumers' deliver subjects (consumer_push_interest.go)
 }
 
 // NewAccount returns an account with an empty subject space.
@@ -86,6 +87,7 @@ func (a *Account) insertSub(sub *subscription) error {
 	if a.srv != nil && sub.route == nil {
 		a.srv.interestChanged(a, sub, 1)
 	}
+	a.deliverInterestChanged(sub.subject)
 	return nil
 }
 
@@ -96,6 +98,7 @@ func (a *Account) unsubscribe(sub *subscription) {
 	if a.sl.Remove(sub.subject, sub.queue, sub) == nil && a.srv != nil && sub.route == nil {
 		a.srv.interestChanged(a, sub, -1)
 	}
+	a.deliverInterestChanged(sub.subject)
 }
 
 // registry of accounts on a server.

@@ -8,7 +8,7 @@ import (
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
-// consumer is a pull consumer of a stream on one server. Everything in it
+// consumer is a pull or push consumer of a stream on one server. Everything in it
 // is guarded by its stream's mu (no lock of its own): its durable state
 // is a cstate.State changed only through apply, in the order the stream
 // applies messages, so a replicated stream will only change where the
@@ -36,6 +36,9 @@ type consumer struct {
 	flushing bool        // a goroutine is draining outq
 	closed   bool
 	lead     *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
+	push     *pushState // nil for a pull consumer (consumer_push.go)
+	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
+	lssEnd   uint64     // last_per_subject: the stream's last sequence at creation, 0 when unknown
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -72,7 +75,7 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 // until the next apply.
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
-	o.state.Apply(e, storeSource{o.mset.st()}, &o.out)
+	o.state.Apply(e, o.sourceLocked(), &o.out)
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}
@@ -118,7 +121,8 @@ func (o *consumer) infoLocked() *ConsumerInfo {
 	ci.NumAckPending = o.state.NumAckPending()
 	ci.NumRedelivered = o.state.NumRedelivered()
 	ci.NumWaiting = len(o.waiting)
-	ci.NumPending = o.state.NumPending(storeSource{o.mset.st()})
+	ci.NumPending = o.numPendingLocked()
+	ci.PushBound = o.push != nil && o.push.active
 	return ci
 }
 
@@ -189,6 +193,10 @@ func (o *consumer) ackWaitFired() {
 // (sending them status when deleted is the caller's choice).
 func (o *consumer) stopLocked() []outMsg {
 	o.closed = true
+	if o.push != nil {
+		o.stopPushLocked()
+		o.mset.jsa.acc.unwatchDeliver(o)
+	}
 	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT} {
 		if t != nil {
 			t.Stop()

@@ -39,10 +39,10 @@ func (r *apiRequest) consumerCreate() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if req.Config.DeliverSubject != "" {
-		return consumerErr(errNotImplemented("push consumers"))
-	}
 	if mset.replicated {
+		if req.Config.DeliverSubject != "" {
+			return consumerErr(errNotImplemented("push consumers of replicated streams"))
+		}
 		return r.proposeConsumerCreate(mset, req)
 	}
 	ci, e := mset.createConsumer(req, r.consumerLimits())
@@ -50,6 +50,10 @@ func (r *apiRequest) consumerCreate() any {
 		return consumerErr(e)
 	}
 	mset.ensureAckSub()
+	if req.Config.DeliverSubject != "" {
+		mset.ensureFCSub()
+	}
+	go mset.flushConsumerNamed(ci.Name) // after the answer, as nats-server
 	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
 }
 
@@ -92,8 +96,11 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, errConsumerCreate(err.Error())
 	}
 	mset.addConsumerLocked(o)
-	o.armIdleLocked()
-	return o.infoLocked(), nil
+	o.initLastPerSubjectLocked()
+	o.startLocked()
+	ci := o.infoLocked()
+	o.queueOutLocked(o.pumpLocked(nil))
+	return ci, nil
 }
 
 // updateLocked applies an update (or an identical create) to o.
@@ -103,6 +110,7 @@ func (o *consumer) updateLocked(cfg *ConsumerConfig) (*ConsumerInfo, *ApiError) 
 		return nil, errConsumerCreate(out.Err.Error())
 	}
 	o.cfg = cfg
+	o.updatePushLocked()
 	if err := o.saveMetaLocked(); err != nil {
 		return nil, errConsumerCreate(err.Error())
 	}
@@ -224,7 +232,14 @@ func (r *apiRequest) consumerNext() bool {
 		return true
 	}
 	o.armIdleLocked()
-	sends := o.addRequestLocked(r.reply, r.body, nil)
+	var sends []outMsg
+	if o.push != nil {
+		if r.reply != "" {
+			sends = append(sends, statusMsg(strings.Clone(r.reply), "NATS/1.0 409 Consumer is push based\r\n\r\n"))
+		}
+	} else {
+		sends = o.addRequestLocked(r.reply, r.body, nil)
+	}
 	o.queueOutLocked(sends)
 	mset.mu.Unlock()
 	o.flushOut()

@@ -34,9 +34,10 @@ func (o *consumer) idleFired() {
 		return
 	}
 	d := o.cfg.InactiveThreshold
-	if idle := o.now().Sub(o.active); len(o.waiting) > 0 || idle < d {
+	bound := len(o.waiting) > 0 || (o.push != nil && o.push.active)
+	if idle := o.now().Sub(o.active); bound || idle < d {
 		wait := d - idle
-		if len(o.waiting) > 0 {
+		if bound {
 			o.active, wait = o.now(), d
 		}
 		o.idleT.Reset(max(wait, time.Millisecond))

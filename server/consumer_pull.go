@@ -82,6 +82,10 @@ func (o *consumer) flushOut() {
 			s.deliverShown(mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
 		}
 		mset.mu.Lock()
+		if len(o.outq) == 0 && o.push != nil && o.push.more && !o.closed {
+			o.push.more = false
+			o.queueOutLocked(o.pumpLocked(nil))
+		}
 	}
 	o.flushing = false
 	mset.mu.Unlock()
@@ -235,6 +239,11 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 	if m := o.cfg.MaxAckPending; m > 0 && o.cfg.AckPolicy != AckNone && pending >= m {
 		return nil
 	}
+	if len(o.lss) > 0 {
+		if m := o.nextLastPerSubjectLocked(sm); m != nil {
+			return m
+		}
+	}
 	return storeSource{o.mset.st()}.nextMatching(o.state.Config().FilterSubjects, from, sm)
 }
 
@@ -261,6 +270,9 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 	if o.mset.replicated {
 		return o.pumpProposeLocked(sends)
+	}
+	if o.push != nil {
+		return o.pushPumpLocked(sends)
 	}
 	var sm StoreMsg
 	for len(o.waiting) > 0 && !o.closed {
@@ -338,7 +350,7 @@ func (o *consumer) sizeLocked(m *StoreMsg) int {
 	a := cstate.AckSubject{Stream: o.mset.name, Consumer: o.name, SSeq: m.Seq, CSeq: o.state.Delivered().Consumer + 1, TS: m.TS, Deliveries: 1}
 	if p, ok := o.state.PendingOf(m.Seq); ok {
 		a.Deliveries = p.Deliveries + 1
-	} else if n := o.state.NumPending(storeSource{o.mset.st()}); n > 0 {
+	} else if n := o.numPendingLocked(); n > 0 {
 		a.Pending = n - 1
 	}
 	var buf [128]byte

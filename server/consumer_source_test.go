@@ -142,7 +142,8 @@ func TestConsumerSourceStart(t *testing.T) {
 				{cstate.Config{DeliverPolicy: cstate.DeliverLast, FilterSubjects: []string{"k.c"}}, 13, 1},
 				{cstate.Config{DeliverPolicy: cstate.DeliverByStartTime, OptStartTime: 1550}, 15, 4},
 				{cstate.Config{DeliverPolicy: cstate.DeliverByStartTime, OptStartTime: 1850, FilterSubjects: []string{"k.c"}}, 18, 0},
-				{cstate.Config{DeliverPolicy: cstate.DeliverLastPerSubject, FilterSubjects: []string{"k.>"}}, 0, 3},
+				// Starts at the first of the last ones (k.c at 14, k.b at 17, k.a at 20), as nats-server.
+				{cstate.Config{DeliverPolicy: cstate.DeliverLastPerSubject, FilterSubjects: []string{"k.>"}}, 13, 3},
 			}
 			for i, c := range cases {
 				var s cstate.State

@@ -115,9 +115,12 @@ func (mset *stream) recoverConsumers() {
 		}
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
-		o.armIdleLocked()
+		o.startLocked()
+		o.queueOutLocked(o.pumpLocked(nil))
 		mset.mu.Unlock()
 		mset.ensureAckSub()
+		mset.ensureFCSub()
+		mset.flushConsumerNamed(o.name)
 	}
 }
 

@@ -54,8 +54,9 @@ func (mset *stream) consumerListLocked() []*consumer {
 // stopConsumersLocked stops every consumer as the stream stops: saving
 // the durable ones' state when keep, else (the stream is deleted) queueing
 // 409 Consumer Deleted for their waiting requests. It returns the ack
-// subscription to remove and the consumers to flush after the lock.
-func (mset *stream) stopConsumersLocked(keep bool) (*subscription, []*consumer) {
+// subscriptions to remove (nil ones among them) and the consumers to
+// flush after the lock.
+func (mset *stream) stopConsumersLocked(keep bool) ([]*subscription, []*consumer) {
 	var flush []*consumer
 	for _, o := range mset.consumers {
 		if keep && o.dirty {
@@ -70,9 +71,9 @@ func (mset *stream) stopConsumersLocked(keep bool) (*subscription, []*consumer) 
 		o.stopLocked()
 	}
 	mset.consumers = nil
-	sub := mset.ackSub
-	mset.ackSub = nil
-	return sub, flush
+	subs := []*subscription{mset.ackSub, mset.fcSub}
+	mset.ackSub, mset.fcSub = nil, nil
+	return subs, flush
 }
 
 // nats-server's reasons for a pending message that left the stream.
@@ -132,7 +133,7 @@ func (mset *stream) numConsumers() int {
 func (mset *stream) pumpConsumersLocked() []*consumer {
 	var out []*consumer
 	for _, o := range mset.consumers {
-		if len(o.waiting) == 0 {
+		if len(o.waiting) == 0 && o.push == nil {
 			continue
 		}
 		if msgs := o.pumpLocked(nil); len(msgs) > 0 {

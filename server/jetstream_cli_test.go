@@ -25,8 +25,6 @@ func runCLIResult(t *testing.T, cli string, args ...string) (string, error) {
 	return string(out), err
 }
 
-// needsConsumers reports whether a CLI failure is only Tern's missing
-// consumer API, so the step can be skipped with a note instead of failing.
 // cliAgainst runs the nats CLI against s and returns its output (the test
 // fails if the command fails).
 func cliAgainst(t *testing.T, cli string, s *Server) func(args ...string) string {
@@ -35,10 +33,6 @@ func cliAgainst(t *testing.T, cli string, s *Server) func(args ...string) string
 		t.Helper()
 		return runCLI(t, cli, append(srv, args...)...)
 	}
-}
-
-func needsConsumers(out string) bool {
-	return strings.Contains(out, "consumers is not supported by this server yet")
 }
 
 func TestJSCLIStream(t *testing.T) {
@@ -105,14 +99,6 @@ func TestJSCLIKV(t *testing.T) {
 	out, err := runCLIResult(t, cli, "-s", s.ClientURL(), "kv", "update", "B", "k", "v2", "7")
 	if err == nil || !strings.Contains(out, "wrong last sequence: 1") {
 		t.Fatalf("kv update with a stale revision: %v\n%s", err, out)
-	}
-	// History is read with an ordered consumer, which Tern does not have yet.
-	out, err = runCLIResult(t, cli, "-s", s.ClientURL(), "kv", "history", "B", "k")
-	switch {
-	case err != nil && needsConsumers(out):
-		t.Logf("skipping `nats kv history`: it needs consumers, not implemented yet (%s)", strings.TrimSpace(out))
-	case err != nil:
-		t.Fatalf("kv history: %v\n%s", err, out)
 	}
 
 	// The value the CLI wrote is what nats.go reads.

@@ -77,6 +77,7 @@ type stream struct {
 	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 	applyTS    int64                // stamp of the last applied entry that had one (replicated; derivedTS)
+	fcSub      *subscription        // $JS.FC.<stream>.> while it has push consumers (consumer_push_start.go)
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

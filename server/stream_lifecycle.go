@@ -281,9 +281,11 @@ func (mset *stream) stop(deleteData bool) error {
 		mset.expiry.Stop()
 	}
 	syncer := mset.syncer
-	ackSub, released := mset.stopConsumersLocked(!deleteData)
-	if ackSub != nil {
-		subs = append(subs, ackSub)
+	csubs, released := mset.stopConsumersLocked(!deleteData)
+	for _, sub := range csubs {
+		if sub != nil {
+			subs = append(subs, sub)
+		}
 	}
 	mset.mu.Unlock()
 	flushConsumers(released)

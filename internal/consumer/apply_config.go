@@ -25,17 +25,33 @@ func (s *State) create(e *Entry, src Source, out *Outcome) {
 	out.event(Event{Kind: EventCreated})
 }
 
+// LastPerSubjectSource is a Source that also knows the first of the last
+// messages of each subject matching filters (0 when none matches): a
+// last_per_subject consumer starts there, as in nats-server. A Source
+// without it starts such a consumer at the stream's first sequence.
+type LastPerSubjectSource interface {
+	FirstLastPerSubject(filters []string) uint64
+}
+
 // startSeq is the first stream sequence a new consumer may deliver, as
-// nats-server chooses it. For last_per_subject it is the stream's first
-// sequence: which messages of it the consumer delivers is the leader's
-// delivery cursor (leader-only state), the apply only sees them go by.
+// nats-server chooses it. For last_per_subject it is the first of the last
+// messages of each subject (the stream's last when none matches): which
+// messages after it the consumer delivers is the leader's delivery cursor
+// (leader-only state), the apply only sees them go by.
 func startSeq(c *Config, src Source) uint64 {
 	first, last := src.Bounds()
 	var seq uint64
 	switch {
 	case c.OptStartSeq > 0:
 		seq = c.OptStartSeq
-	case c.DeliverPolicy == DeliverAll, c.DeliverPolicy == DeliverLastPerSubject:
+	case c.DeliverPolicy == DeliverLastPerSubject:
+		seq = first
+		if lp, ok := src.(LastPerSubjectSource); ok && last > 0 {
+			if seq = lp.FirstLastPerSubject(c.FilterSubjects); seq == 0 {
+				seq = last
+			}
+		}
+	case c.DeliverPolicy == DeliverAll:
 		seq = first
 	case c.DeliverPolicy == DeliverLast:
 		seq = src.LastMatching(c.FilterSubjects)

@@ -1,0 +1,109 @@
+package server
+
+import (
+	"slices"
+
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+	"github.com/nats-io/nats-server/v2/internal/store"
+)
+
+// deliver_policy last_per_subject: a new consumer first delivers the last
+// message of each subject matching its filters, as the stream holds them
+// when it is created, in stream order, then everything stored after. The
+// list of those messages is leader-only soft state (o.lss), made at
+// creation; nothing that matches lies between its last entry and the
+// stream's end at creation (that message would be a last one), so once it
+// is delivered the consumer simply goes on from there.
+
+// lastPerSubjectSeqs lists the last sequence of each subject matching one
+// of filters (every subject when none), ascending.
+func lastPerSubjectSeqs(st store.StreamStore, filters []string) []uint64 {
+	if len(filters) == 0 {
+		filters = []string{">"}
+	}
+	seen := make(map[string]struct{})
+	var seqs []uint64
+	for _, f := range filters {
+		for subj, ss := range st.SubjectsState(f) {
+			if _, dup := seen[subj]; dup {
+				continue
+			}
+			seen[subj] = struct{}{}
+			seqs = append(seqs, ss.Last)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs
+}
+
+// FirstLastPerSubject is where a last_per_subject consumer starts (see
+// cstate.LastPerSubjectSource).
+func (s storeSource) FirstLastPerSubject(filters []string) uint64 {
+	seqs := lastPerSubjectSeqs(s.st, filters)
+	if len(seqs) == 0 {
+		return 0
+	}
+	return seqs[0]
+}
+
+// initLastPerSubjectLocked makes a new last_per_subject consumer's list.
+func (o *consumer) initLastPerSubjectLocked() {
+	if o.cfg.DeliverPolicy != DeliverLastPerSubject {
+		return
+	}
+	o.lss = lastPerSubjectSeqs(o.mset.st(), o.cfg.filters())
+	_, o.lssEnd = storeSource{o.mset.st()}.Bounds()
+	o.lssEnd = max(o.lssEnd, 1) // 0 means "no list"
+}
+
+// sourceLocked is what the consumer's state machine reads of its stream.
+// A last_per_subject consumer made on this server counts num_pending as
+// nats-server does while it runs: the initial messages not delivered yet,
+// plus every matching message stored after its creation (each will be
+// delivered, not only the last of its subject), in O(log n) per delivery.
+// A recovered one (no list) counts the last of each subject from the next
+// sequence on, as nats-server does after a restart.
+func (o *consumer) sourceLocked() cstate.Source {
+	src := storeSource{o.mset.st()}
+	if o.lssEnd == 0 {
+		return src
+	}
+	return lpsSource{storeSource: src, lss: o.lss, end: o.lssEnd}
+}
+
+// lpsSource is a storeSource whose last-per-subject count is the
+// consumer's running one (see sourceLocked).
+type lpsSource struct {
+	storeSource
+	lss []uint64
+	end uint64
+}
+
+func (s lpsSource) NumPending(from uint64, filters []string, lastPerSubject bool) uint64 {
+	if !lastPerSubject {
+		return s.storeSource.NumPending(from, filters, false)
+	}
+	first, _ := slices.BinarySearch(s.lss, from)
+	return uint64(len(s.lss)-first) + s.storeSource.NumPending(max(from, s.end+1), filters, false)
+}
+
+// numPendingLocked is the consumer's num_pending.
+func (o *consumer) numPendingLocked() uint64 { return o.state.NumPending(o.sourceLocked()) }
+
+// nextLastPerSubjectLocked is the next message of the initial list still
+// stored and not delivered, loaded into sm; nil once the list is done.
+func (o *consumer) nextLastPerSubjectLocked(sm *StoreMsg) *StoreMsg {
+	for len(o.lss) > 0 {
+		seq := o.lss[0]
+		if seq <= o.state.Delivered().Stream {
+			o.lss = o.lss[1:]
+			continue
+		}
+		if m, err := o.mset.st().LoadMsg(seq, sm); err == nil {
+			return m
+		}
+		o.lss = o.lss[1:] // gone meanwhile
+	}
+	o.lss = nil
+	return nil
+}
