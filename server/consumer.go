@@ -71,7 +71,9 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 // until the next apply.
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
+	floor, filters := o.state.AckFloor().Stream, o.state.Config().FilterSubjects
 	o.state.Apply(e, storeSource{o.mset.st()}, &o.out)
+	o.mset.retainLocked(o, e, &o.out, floor, filters)
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}

@@ -137,7 +137,13 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 	if err := mset.checkDiscardNew(m); err != nil {
 		return pubOutcome{err: err}
 	}
-	seq, serr := mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	var seq uint64
+	var serr error
+	if mset.noInterestLocked(m.subj) {
+		seq, serr = mset.skipNoInterestLocked() // interest retention: nobody would ever read it
+	} else {
+		seq, serr = mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	}
 	if serr != nil {
 		return pubOutcome{err: errStoreFailed(serr)}
 	}
