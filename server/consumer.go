@@ -72,8 +72,17 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
 	floor, filters := o.state.AckFloor().Stream, o.state.Config().FilterSubjects
+	var sample cstate.Pending
+	sampled := false
+	if e.Op == cstate.OpAck && o.cfg.SampleFrequency != "" && o.cfg.AckPolicy == AckExplicit {
+		sample, sampled = o.state.PendingOf(e.Seq)
+	}
 	o.state.Apply(e, storeSource{o.mset.st()}, &o.out)
 	o.mset.retainLocked(o, e, &o.out, floor, filters)
+	if sampled && len(o.out.Acked) > 0 {
+		o.sampleAckLocked(e.Seq, e.CSeq, sample)
+	}
+	o.eventsLocked(o.out.Events)
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}

@@ -50,6 +50,9 @@ func (r *apiRequest) consumerCreate() any {
 		return consumerErr(e)
 	}
 	mset.ensureAckSub()
+	if o := mset.lookupConsumer(ci.Name); o != nil {
+		o.flushOut() // the created advisory
+	}
 	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
 }
 

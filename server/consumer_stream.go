@@ -120,6 +120,13 @@ func (mset *stream) consumersPurgedLocked(subject bool) {
 	}
 }
 
+// lookupConsumer finds a consumer by name.
+func (mset *stream) lookupConsumer(name string) *consumer {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.consumers[name]
+}
+
 // numConsumers is the stream's consumer count (STREAM.INFO, INFO).
 func (mset *stream) numConsumers() int {
 	mset.mu.Lock()
@@ -132,15 +139,28 @@ func (mset *stream) numConsumers() int {
 func (mset *stream) pumpConsumersLocked() []*consumer {
 	var out []*consumer
 	for _, o := range mset.consumers {
-		if len(o.waiting) == 0 {
-			continue
+		if len(o.waiting) > 0 {
+			o.queueOutLocked(o.pumpLocked(nil))
 		}
-		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
-			o.queueOutLocked(msgs)
+		if len(o.outq) > 0 { // deliveries, or advisories of messages the limits removed
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// flushConsumersOut sends what the stream's consumers queued (advisories
+// of a delete, purge or expiry). Called without mset.mu.
+func (mset *stream) flushConsumersOut() {
+	mset.mu.Lock()
+	var os []*consumer
+	for _, o := range mset.consumers {
+		if len(o.outq) > 0 {
+			os = append(os, o)
+		}
+	}
+	mset.mu.Unlock()
+	flushConsumers(os)
 }
 
 func flushConsumers(os []*consumer) {

@@ -426,6 +426,7 @@ func (mset *stream) expire() {
 		mset.applyExpire(cutoff)
 		mset.scheduleExpiryLocked()
 		mset.mu.Unlock()
+		mset.flushConsumersOut()
 		return
 	}
 	lead := mset.leader
