@@ -31,6 +31,7 @@ type consumer struct {
 	dirty    bool        // state changed since it was last saved (file streams)
 	saveT    clock.Timer // saves a dirty state within consumerSaveEvery
 	idleT    clock.Timer // inactive_threshold: deletes the consumer once idle that long
+	pauseT   clock.Timer // ends the pause in force (consumer_pause.go)
 	active   time.Time   // last pull request (server clock)
 	outq     []outMsg    // decided, not yet sent (flushOut)
 	flushing bool        // a goroutine is draining outq
@@ -183,7 +184,7 @@ func (o *consumer) ackWaitFired() {
 // (sending them status when deleted is the caller's choice).
 func (o *consumer) stopLocked() []outMsg {
 	o.closed = true
-	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT} {
+	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT, o.pauseT} {
 		if t != nil {
 			t.Stop()
 		}

@@ -161,6 +161,8 @@ func (o *consumer) eventsLocked(evs []cstate.Event) {
 					Stream: stream, Consumer: name, Domain: dom}
 				if ev.Kind == cstate.EventPaused {
 					e.Paused, e.PauseUntil = true, time.Unix(0, ev.Until).UTC()
+				} else if p := o.cfg.PauseUntil; p != nil { // the pause that ended
+					e.PauseUntil = p.UTC()
 				}
 				return e
 			})

@@ -96,6 +96,7 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	}
 	mset.addConsumerLocked(o)
 	o.armIdleLocked()
+	o.armPauseLocked()
 	return o.infoLocked(), nil
 }
 

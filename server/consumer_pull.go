@@ -236,6 +236,9 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 // nextLocked picks the next message to offer the head request: a
 // redelivery first, else a first delivery.
 func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
+	if p := o.state.PausedUntil(); p > 0 && p > o.now().UnixNano() {
+		return nil // paused: redeliveries wait in the queue too
+	}
 	for len(o.rdq) > 0 {
 		seq := o.popLocked()
 		if _, ok := o.state.PendingOf(seq); !ok {

@@ -116,6 +116,7 @@ func (mset *stream) recoverConsumers() {
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
 		o.armIdleLocked()
+		o.armPauseLocked()
 		mset.mu.Unlock()
 		mset.ensureAckSub()
 	}

@@ -62,6 +62,7 @@ var apiRoutes = []struct {
 	{"CONSUMER.DURABLE.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
 	{"CONSUMER.INFO.", consumerInfoResponseType, (*apiRequest).consumerInfo},
 	{"CONSUMER.DELETE.", consumerDeleteResponseType, (*apiRequest).consumerDelete},
+	{"CONSUMER.PAUSE.", consumerPauseResponseType, (*apiRequest).consumerPause},
 	{"CONSUMER.NAMES.", consumerNamesResponseType, (*apiRequest).consumerNames},
 	{"CONSUMER.LIST.", consumerListResponseType, (*apiRequest).consumerList},
 }
