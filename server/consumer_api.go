@@ -57,8 +57,9 @@ func (r *apiRequest) consumerCreate() any {
 }
 
 func (r *apiRequest) consumerLimits() consumerLimits {
+	l := r.jsa.limits()
 	return consumerLimits{Server: r.jsa.js.srv.getOpts().JetStreamLimits,
-		Account: JetStreamAccountLimits{MaxConsumers: -1, MaxAckPending: -1}}
+		Account: JetStreamAccountLimits{MaxConsumers: l.MaxConsumers, MaxAckPending: l.MaxAckPending}}
 }
 
 // createConsumer decides and applies a create or update under the

@@ -259,8 +259,8 @@ func (r *apiRequest) accountInfo() any {
 	js := r.jsa.js
 	l := r.jsa.limits()
 	st := &JetStreamAccountStats{Domain: js.srv.getOpts().JetStreamDomain,
-		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: -1,
-			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
+		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: l.MaxConsumers,
+			MaxAckPending: l.MaxAckPending, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
 		API: js.apiStats()}
 	for _, mset := range r.jsa.streamList() {
 		var ss StreamState
