@@ -85,7 +85,11 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, e
 	}
 	if o := mset.consumers[name]; o != nil {
-		return o.updateLocked(cfg)
+		ci, e := o.updateLocked(cfg)
+		if e == nil {
+			o.pausedAdvisoryLocked()
+		}
+		return ci, e
 	}
 	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
@@ -98,6 +102,7 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	mset.addConsumerLocked(o)
 	o.armIdleLocked()
 	o.armPauseLocked()
+	o.pausedAdvisoryLocked()
 	return o.infoLocked(), nil
 }
 

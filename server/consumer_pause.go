@@ -105,3 +105,11 @@ func (o *consumer) pauseFired(until int64) {
 	mset.mu.Unlock()
 	o.flushOut()
 }
+
+// pausedAdvisoryLocked: nats-server answers every create or update of a
+// paused consumer with a pause advisory too.
+func (o *consumer) pausedAdvisoryLocked() {
+	if p := o.state.PausedUntil(); p > o.now().UnixNano() {
+		o.eventsLocked([]cstate.Event{{Kind: cstate.EventPaused, Until: p}})
+	}
+}

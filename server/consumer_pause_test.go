@@ -2,15 +2,33 @@ package server
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestConsumerPauseResume(t *testing.T) {
 	s := runJSServer(t)
-	nc, js := jsClient(t, s)
+	pauseScenario(t, connectNATS(t, s.ClientURL()))
+}
+
+// TestConsumerPauseResumeRef runs the same scenario against nats-server.
+func TestConsumerPauseResumeRef(t *testing.T) {
+	bin := os.Getenv("TERN_REF_NATS_SERVER")
+	if bin == "" {
+		t.Skip("set TERN_REF_NATS_SERVER to a nats-server v2.15.2 binary")
+	}
+	pauseScenario(t, ccStartRef(t, bin, ""))
+}
+
+func pauseScenario(t *testing.T, nc *nats.Conn) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
 	consumerStream(t, js, jetstream.FileStorage, 2)
 	adv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.D")
 	if err != nil {
@@ -84,5 +102,28 @@ func TestConsumerPauseResume(t *testing.T) {
 	}
 	if _, err := js.PauseConsumer(ctx(t), "S", "NOPE", until); apiCode(err) != 10014 {
 		t.Fatalf("pause of a missing consumer: %v", err)
+	}
+	// Created paused: a pause advisory, and the pause ends by itself.
+	padv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.P")
+	if err != nil {
+		t.Fatal(err)
+	}
+	until = time.Now().Add(500 * time.Millisecond).UTC()
+	p, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "P", PauseUntil: &until})
+	if err != nil || !p.CachedInfo().Paused {
+		t.Fatalf("created paused: %v", err)
+	}
+	for _, paused := range []bool{true, false} {
+		m, err := padv.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a JSConsumerPauseAdvisory
+		if err := json.Unmarshal(m.Data, &a); err != nil || a.Paused != paused || !a.PauseUntil.Equal(until) {
+			t.Fatalf("advisory %s, want paused %v", m.Data, paused)
+		}
+	}
+	if ci := consumerInfo(t, p); ci.Paused {
+		t.Fatal("still paused after the pause ended")
 	}
 }

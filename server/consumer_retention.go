@@ -34,15 +34,17 @@ func (mset *stream) retentionLocked() cstate.Retention {
 }
 
 // consumerStatesLocked lists the states of the consumers that exist, in
-// name order (Removable does not depend on the order; the scan is cheap to
-// keep deterministic anyway).
+// no particular order: Removable's answer does not depend on it. The list
+// reuses the stream's buffer and is valid until the next call.
 func (mset *stream) consumerStatesLocked() []*cstate.State {
-	states := make([]*cstate.State, 0, len(mset.consumers))
-	for _, o := range mset.consumerListLocked() {
+	states := mset.statesBuf[:0]
+	for _, o := range mset.consumers {
 		if o.state.Exists() {
 			states = append(states, &o.state)
 		}
 	}
+	clear(states[len(states):cap(states)]) // no deleted consumer kept alive
+	mset.statesBuf = states
 	return states
 }
 

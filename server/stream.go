@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
 // inMsg is one publish as it enters a stream: everything the apply
@@ -75,6 +76,7 @@ type stream struct {
 	syncer     *groupCommit
 	closed     bool
 	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
+	statesBuf  []*cstate.State      // consumerStatesLocked's, guarded by mu
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 }
 
