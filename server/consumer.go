@@ -72,7 +72,11 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 // until the next apply.
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
-	floor, filters := o.state.AckFloor().Stream, o.state.Config().FilterSubjects
+	var floor uint64
+	var filters []string
+	if e.Op == cstate.OpDelete || e.Op == cstate.OpUpdate { // what retention needs to know of before
+		floor, filters = o.state.InterestFloor(), o.state.Config().FilterSubjects
+	}
 	var sample cstate.Pending
 	sampled := false
 	if e.Op == cstate.OpAck && o.cfg.SampleFrequency != "" && o.cfg.AckPolicy == AckExplicit {
