@@ -286,3 +286,47 @@ func TestRetentionGoldenRecord(t *testing.T) {
 		}
 	}
 }
+
+// An interest stream's removals and consumers survive a restart, and a
+// message published after it is kept for the recovered consumer.
+func TestRetentionInterestRestart(t *testing.T) {
+	o := testOptions()
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := runServer(t, o)
+	nc, js := jsClient(t, s)
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "R", Subjects: []string{"s.>"}, Retention: jetstream.InterestPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "R", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := js.Publish(ctx(t), "s.x", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := c.Next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DoubleAck(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	s.Shutdown()
+	s.WaitForShutdown()
+	s = runServer(t, o)
+	_, js = jsClient(t, s)
+	if _, err := js.Publish(ctx(t), "s.x", nil); err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx(t), "R")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ss := st.CachedInfo().State; ss.Msgs != 3 || ss.FirstSeq != 2 || ss.LastSeq != 4 {
+		t.Fatalf("after restart: %+v", ss)
+	}
+}
