@@ -32,6 +32,10 @@ type consumer struct {
 	saveT    clock.Timer // saves a dirty state within consumerSaveEvery
 	idleT    clock.Timer // inactive_threshold: deletes the consumer once idle that long
 	pauseT   clock.Timer // ends the pause in force (consumer_pause.go)
+	pinT     clock.Timer // ends the pin after priority_timeout (consumer_priority.go)
+	pinGroup string      // the group of the pin in force (its advisories')
+	// unpinReason is the unpinned advisory's reason while OpUnpin applies.
+	unpinReason string
 	active   time.Time   // last pull request (server clock)
 	outq     []outMsg    // decided, not yet sent (flushOut)
 	flushing bool        // a goroutine is draining outq
@@ -132,6 +136,7 @@ func (o *consumer) infoLocked() *ConsumerInfo {
 	ci.NumRedelivered = o.state.NumRedelivered()
 	ci.NumWaiting = len(o.waiting)
 	ci.NumPending = o.state.NumPending(storeSource{o.mset.st()})
+	o.priorityInfoLocked(ci)
 	return ci
 }
 
@@ -188,7 +193,7 @@ func (o *consumer) ackWaitFired() {
 // (sending them status when deleted is the caller's choice).
 func (o *consumer) stopLocked() []outMsg {
 	o.closed = true
-	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT, o.pauseT} {
+	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT, o.pauseT, o.pinT} {
 		if t != nil {
 			t.Stop()
 		}

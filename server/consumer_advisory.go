@@ -176,6 +176,8 @@ func (o *consumer) eventsLocked(evs []cstate.Event) {
 				return &JSConsumerDeliveryNakAdvisory{TypedEvent: o.typedEvent(JSConsumerDeliveryNakAdvisoryType),
 					Stream: stream, Consumer: name, ConsumerSeq: ev.CSeq, StreamSeq: ev.SSeq, Deliveries: ev.Deliveries, Domain: dom}
 			})
+		case cstate.EventPinned, cstate.EventUnpinned:
+			o.pinEventLocked(ev, dom)
 		case cstate.EventTerminated:
 			o.queueAdvisoryLocked(JSAdvisoryConsumerMsgTerminatedPre, func() any {
 				return &JSConsumerDeliveryTerminatedAdvisory{TypedEvent: o.typedEvent(JSConsumerDeliveryTerminatedAdvisoryType),

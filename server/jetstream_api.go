@@ -63,6 +63,7 @@ var apiRoutes = []struct {
 	{"CONSUMER.INFO.", consumerInfoResponseType, (*apiRequest).consumerInfo},
 	{"CONSUMER.DELETE.", consumerDeleteResponseType, (*apiRequest).consumerDelete},
 	{"CONSUMER.PAUSE.", consumerPauseResponseType, (*apiRequest).consumerPause},
+	{"CONSUMER.UNPIN.", consumerUnpinResponseType, (*apiRequest).consumerUnpin},
 	{"CONSUMER.NAMES.", consumerNamesResponseType, (*apiRequest).consumerNames},
 	{"CONSUMER.LIST.", consumerListResponseType, (*apiRequest).consumerList},
 }
