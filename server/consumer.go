@@ -36,10 +36,10 @@ type consumer struct {
 	pinGroup string      // the group of the pin in force (its advisories')
 	// unpinReason is the unpinned advisory's reason while OpUnpin applies.
 	unpinReason string
-	active   time.Time   // last pull request (server clock)
-	outq     []outMsg    // decided, not yet sent (flushOut)
-	flushing bool        // a goroutine is draining outq
-	closed   bool
+	active      time.Time // last pull request (server clock)
+	outq        []outMsg  // decided, not yet sent (flushOut)
+	flushing    bool      // a goroutine is draining outq
+	closed      bool
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
