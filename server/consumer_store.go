@@ -117,6 +117,9 @@ func (mset *stream) recoverConsumers() {
 		o.armAckTimerLocked()
 		o.armIdleLocked()
 		o.armPauseLocked()
+		if pin, _ := o.state.Pinned(); pin != "" {
+			o.armPinLocked(pin) // a recovered pin times out like a new one
+		}
 		mset.mu.Unlock()
 		mset.ensureAckSub()
 	}
