@@ -179,3 +179,28 @@ func priorityScenario(t *testing.T, nc *nats.Conn) {
 		t.Fatalf("priority 5 request should time out empty: %v %v", lm, err)
 	}
 }
+
+// A pin recovered with a durable consumer's state still times out.
+func TestConsumerPinRecoveredTimesOut(t *testing.T) {
+	o := testOptions()
+	o.JetStream = true
+	o.StoreDir = t.TempDir()
+	s := runServer(t, o)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.FileStorage, 3)
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "P", AckPolicy: jetstream.AckExplicitPolicy,
+		PriorityPolicy: jetstream.PriorityPolicyPinned, PriorityGroups: []string{"A"}, PinnedTTL: 500 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	if got := pullOne(t, nc, "P", `{"batch":1,"group":"A"}`); got != "msg m1 pin=true" {
+		t.Fatal(got)
+	}
+	nc.Close()
+	s.Shutdown()
+	s.WaitForShutdown()
+	s = runServer(t, o)
+	nc = connectNATS(t, s.ClientURL())
+	if got := pullOne(t, nc, "P", `{"batch":1,"group":"A","expires":2500000000}`); got != "msg m2 pin=true" {
+		t.Fatalf("after restart the old pin should time out and a new one be given: %s", got)
+	}
+}
