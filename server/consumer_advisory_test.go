@@ -148,3 +148,29 @@ func TestConsumerAdvisoriesRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Deleting a stream deletes its consumers with an advisory each, as
+// nats-server does.
+func TestConsumerDeletedWithStreamAdvisory(t *testing.T) {
+	s := runJSServer(t)
+	nc, js := jsClient(t, s)
+	consumerStream(t, js, jetstream.MemoryStorage, 1)
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", jetstream.ConsumerConfig{Durable: "D"}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync(JSAdvisoryConsumerDeletedPre + ".S.D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx(t), "S"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(3 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a JSConsumerActionAdvisory
+	if err := json.Unmarshal(m.Data, &a); err != nil || a.Action != DeleteEvent || a.Stream != "S" || a.Consumer != "D" {
+		t.Fatalf("advisory %s: %v", m.Data, err)
+	}
+}

@@ -53,7 +53,7 @@ func (mset *stream) consumerListLocked() []*consumer {
 
 // stopConsumersLocked stops every consumer as the stream stops: saving
 // the durable ones' state when keep, else (the stream is deleted) queueing
-// 409 Consumer Deleted for their waiting requests. It returns the ack
+// 409 Consumer Deleted for their waiting requests and a deleted advisory. It returns the ack
 // subscription to remove and the consumers to flush after the lock.
 func (mset *stream) stopConsumersLocked(keep bool) (*subscription, []*consumer) {
 	var flush []*consumer
@@ -63,8 +63,11 @@ func (mset *stream) stopConsumersLocked(keep bool) (*subscription, []*consumer) 
 				mset.jsa.js.srv.Errorf("JetStream: saving consumer %q > %q: %v", mset.name, o.name, err)
 			}
 		}
-		if !keep && len(o.waiting) > 0 {
+		if !keep {
 			o.queueOutLocked(o.releaseRequestsLocked())
+			o.eventsLocked([]cstate.Event{{Kind: cstate.EventDeleted}}) // deleted with its stream
+		}
+		if len(o.outq) > 0 {
 			flush = append(flush, o)
 		}
 		o.stopLocked()
