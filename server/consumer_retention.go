@@ -88,7 +88,8 @@ func (mset *stream) removeUnwantedLocked(ret cstate.Retention, cands []uint64, s
 // interestLostLocked: a consumer of an interest stream went away or
 // narrowed its filters. With no consumer left the stream is purged (as
 // nats-server does); else every message above from that no consumer needs
-// any more is removed. O(messages above from).
+// any more is removed: O(messages above from), up to where an unfiltered
+// consumer still needs everything.
 func (mset *stream) interestLostLocked(from uint64) {
 	states := mset.consumerStatesLocked()
 	st := mset.st()
@@ -97,6 +98,11 @@ func (mset *stream) interestLostLocked(from uint64) {
 		return
 	}
 	first, last := st.Bounds()
+	for _, s := range states { // an unfiltered consumer needs everything it has not had yet
+		if len(s.Config().FilterSubjects) == 0 {
+			last = min(last, s.NeedsAllAbove())
+		}
+	}
 	var cands []uint64
 	var sm StoreMsg
 	for seq := max(from+1, first); seq <= last; seq++ {

@@ -107,3 +107,23 @@ func TestInterestFloorBelowMaxed(t *testing.T) {
 		t.Fatalf("interest floor %d after acking 2, want 2", i)
 	}
 }
+
+// Above NeedsAllAbove every matching message is needed (NeedsAck).
+func TestNeedsAllAbove(t *testing.T) {
+	src := &memSource{}
+	for range 6 {
+		src.add("x", 1)
+	}
+	for _, ap := range []AckPolicy{AckExplicit, AckAll, AckNone} {
+		s := &State{}
+		var out Outcome
+		s.Apply(&Entry{Op: OpCreate, Gen: 1, Config: &Config{AckPolicy: ap, AckWait: 100, MaxAckPending: 100}}, src, &out)
+		s.Apply(&Entry{Op: OpDeliver, Gen: 1, Seqs: []uint64{1, 2, 3, 4}}, src, &out)
+		s.Apply(&Entry{Op: OpAck, Seq: 2}, src, &out)
+		for seq := s.NeedsAllAbove() + 1; seq <= 6; seq++ {
+			if !s.NeedsAck(seq, "x") {
+				t.Fatalf("ack policy %d: %d above %d not needed", ap, seq, s.NeedsAllAbove())
+			}
+		}
+	}
+}

@@ -183,3 +183,13 @@ func (s *State) InterestFloor() uint64 {
 	}
 	return f
 }
+
+// NeedsAllAbove is a sequence above which this consumer needs every
+// message its filter matches (NeedsAck is true for them): its delivered
+// position under explicit acks, its ack floor otherwise.
+func (s *State) NeedsAllAbove() uint64 {
+	if s.cfg.AckPolicy == AckExplicit {
+		return s.delivered.Stream
+	}
+	return s.floor.Stream
+}
