@@ -25,8 +25,9 @@ type retScenario struct {
 	name   string
 	stream jetstream.StreamConfig
 	steps  []string
-	// hideFloor leaves the ack floors out: nats-server keeps a consumer's
-	// floor below messages that reached max_deliver, Tern's moves over
+	// hideFloor leaves the ack floors out: nats-server reports its consumer
+	// store's floor, which only acks move, so it stays below messages that
+	// reached max_deliver; Tern's floor (derived from pending) moves over
 	// them (a known difference of the state machine, not of retention).
 	hideFloor bool
 }
