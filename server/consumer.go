@@ -31,14 +31,19 @@ type consumer struct {
 	dirty    bool        // state changed since it was last saved (file streams)
 	saveT    clock.Timer // saves a dirty state within consumerSaveEvery
 	idleT    clock.Timer // inactive_threshold: deletes the consumer once idle that long
-	active   time.Time   // last pull request (server clock)
-	outq     []outMsg    // decided, not yet sent (flushOut)
-	flushing bool        // a goroutine is draining outq
-	closed   bool
-	lead     *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
-	push     *pushState // nil for a pull consumer (consumer_push.go)
-	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
-	lssEnd   uint64     // last_per_subject: the stream's last sequence at creation, 0 when unknown
+	pauseT   clock.Timer // ends the pause in force (consumer_pause.go)
+	pinT     clock.Timer // ends the pin after priority_timeout (consumer_priority.go)
+	pinGroup string      // the group of the pin in force (its advisories')
+	// unpinReason is the unpinned advisory's reason while OpUnpin applies.
+	unpinReason string
+	active      time.Time // last pull request (server clock)
+	outq        []outMsg  // decided, not yet sent (flushOut)
+	flushing    bool      // a goroutine is draining outq
+	closed      bool
+	lead        *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
+	push        *pushState    // nil for a pull consumer (consumer_push.go)
+	lss         []uint64      // last_per_subject: the initial messages still to deliver (consumer_lps.go)
+	lssEnd      uint64        // last_per_subject: the stream's last sequence at creation, 0 when unknown
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
@@ -75,7 +80,26 @@ func (o *consumer) now() time.Time { return o.mset.jsa.js.srv.clock.Now() }
 // until the next apply.
 func (o *consumer) applyLocked(e *cstate.Entry) *cstate.Outcome {
 	e.Consumer = o.name
+	var floor uint64
+	var filters []string
+	if e.Op == cstate.OpDelete || e.Op == cstate.OpUpdate { // what retention needs to know of before
+		floor, filters = o.state.InterestFloor(), o.state.Config().FilterSubjects
+	}
+	var sample cstate.Pending
+	sampled := false
+	if e.Op == cstate.OpAck && o.cfg.SampleFrequency != "" && o.cfg.AckPolicy == AckExplicit {
+		sample, sampled = o.state.PendingOf(e.Seq)
+	}
 	o.state.Apply(e, o.sourceLocked(), &o.out)
+	o.mset.retainLocked(o, e, &o.out, floor, filters)
+	// Advisories and ack metrics are the stream leader's to send: every
+	// replica applies the entry, one speaks.
+	if speaks := !o.mset.replicated || o.mset.leader; speaks {
+		if sampled && len(o.out.Acked) > 0 {
+			o.sampleAckLocked(e.Seq, e.CSeq, sample)
+		}
+		o.eventsLocked(o.out.Events)
+	}
 	if o.out.Changed {
 		o.markDirtyLocked()
 	}
@@ -123,6 +147,7 @@ func (o *consumer) infoLocked() *ConsumerInfo {
 	ci.NumWaiting = len(o.waiting)
 	ci.NumPending = o.numPendingLocked()
 	ci.PushBound = o.push != nil && o.push.active
+	o.priorityInfoLocked(ci)
 	return ci
 }
 
@@ -197,7 +222,7 @@ func (o *consumer) stopLocked() []outMsg {
 		o.stopPushLocked()
 		o.mset.jsa.acc.unwatchDeliver(o)
 	}
-	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT} {
+	for _, t := range []clock.Timer{o.ackT, o.saveT, o.idleT, o.pauseT, o.pinT} {
 		if t != nil {
 			t.Stop()
 		}

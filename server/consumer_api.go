@@ -53,13 +53,14 @@ func (r *apiRequest) consumerCreate() any {
 	if req.Config.DeliverSubject != "" {
 		mset.ensureFCSub()
 	}
-	go mset.flushConsumerNamed(ci.Name) // after the answer, as nats-server
+	go mset.flushConsumerNamed(ci.Name) // after the answer, as nats-server (the created advisory too)
 	return &JSApiConsumerCreateResponse{ConsumerInfo: ci}
 }
 
 func (r *apiRequest) consumerLimits() consumerLimits {
+	l := r.jsa.limits()
 	return consumerLimits{Server: r.jsa.js.srv.getOpts().JetStreamLimits,
-		Account: JetStreamAccountLimits{MaxConsumers: -1, MaxAckPending: -1}}
+		Account: JetStreamAccountLimits{MaxConsumers: l.MaxConsumers, MaxAckPending: l.MaxAckPending}}
 }
 
 // createConsumer decides and applies a create or update under the
@@ -85,7 +86,11 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, e
 	}
 	if o := mset.consumers[name]; o != nil {
-		return o.updateLocked(cfg)
+		ci, e := o.updateLocked(cfg)
+		if e == nil {
+			o.pausedAdvisoryLocked()
+		}
+		return ci, e
 	}
 	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
@@ -98,6 +103,8 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 	mset.addConsumerLocked(o)
 	o.initLastPerSubjectLocked()
 	o.startLocked()
+	o.armPauseLocked()
+	o.pausedAdvisoryLocked()
 	ci := o.infoLocked()
 	o.queueOutLocked(o.pumpLocked(nil))
 	return ci, nil

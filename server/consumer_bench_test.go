@@ -8,11 +8,22 @@ import (
 )
 
 // BenchmarkConsumerFetchAck: fetch in batches of 500 and ack each message,
-// 128-byte messages, a file stream, as `nats bench js fetch`.
+// 128-byte messages, a file stream, as `nats bench js fetch`; under each
+// retention (work queue and interest remove each message at its ack).
 func BenchmarkConsumerFetchAck(b *testing.B) {
+	for _, ret := range []jetstream.RetentionPolicy{jetstream.LimitsPolicy, jetstream.WorkQueuePolicy, jetstream.InterestPolicy} {
+		b.Run(ret.String(), func(b *testing.B) { benchFetchAck(b, ret) })
+	}
+}
+
+func benchFetchAck(b *testing.B, ret jetstream.RetentionPolicy) {
 	s := runJSServer(b)
 	nc, js := jsClient(b, s)
-	if _, err := js.CreateStream(ctx(b), jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}}); err != nil {
+	if _, err := js.CreateStream(ctx(b), jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Retention: ret}); err != nil {
+		b.Fatal(err)
+	}
+	c, err := js.CreateOrUpdateConsumer(ctx(b), "B", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
 		b.Fatal(err)
 	}
 	payload := make([]byte, 128)
@@ -20,10 +31,6 @@ func BenchmarkConsumerFetchAck(b *testing.B) {
 		js.PublishAsync("b.x", payload)
 	}
 	<-js.PublishAsyncComplete()
-	c, err := js.CreateOrUpdateConsumer(ctx(b), "B", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		b.Fatal(err)
-	}
 	b.ResetTimer()
 	n := 0
 	for n < b.N {
@@ -37,4 +44,11 @@ func BenchmarkConsumerFetchAck(b *testing.B) {
 		}
 	}
 	nc.Flush()
+	if ret != jetstream.LimitsPolicy {
+		b.StopTimer()
+		waitFor(b, 5*time.Second, "the stream to empty", func() bool {
+			st, err := js.Stream(ctx(b), "B")
+			return err == nil && st.CachedInfo().State.Msgs == 0
+		})
+	}
 }

@@ -198,3 +198,7 @@ func errConsumerAckFCRequiresNoMaxDeliver() *ApiError {
 func errClusteringRequired() *ApiError {
 	return apiErr(503, 10010, "JetStream clustering support required")
 }
+
+func errConsumerStoreFailed(err error) *ApiError {
+	return apiErr(500, 10104, "error creating store for consumer: "+err.Error())
+}

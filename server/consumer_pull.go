@@ -27,7 +27,8 @@ type pullRequest struct {
 	hb       time.Duration
 	timer    clock.Timer // expiry and heartbeats
 	done     bool
-	reserved int // replicated stream: messages proposed for it, not applied yet
+	reserved int            // replicated stream: messages proposed for it, not applied yet
+	pg       *PriorityGroup // the request's priority fields; nil when it was not JSON
 }
 
 func (wr *pullRequest) stop() {
@@ -94,17 +95,20 @@ func (o *consumer) flushOut() {
 // parsePullRequest reads a MSG.NEXT body as nats-server does: empty or
 // anything else that is not JSON is one message (a plain number a batch),
 // bad JSON is an error for a 400 status.
-func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, error) {
+func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, *PriorityGroup, error) {
 	req := &JSApiConsumerGetNextRequest{Batch: 1}
+	var pg *PriorityGroup
 	body = bytes.TrimSpace(body)
 	switch {
 	case len(body) > 0 && body[0] == '{':
 		if err := json.Unmarshal(body, req); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if req.Heartbeat > 0 && req.Heartbeat*2 > req.Expires {
-			return nil, errors.New("heartbeat value too large")
+			return nil, nil, errors.New("heartbeat value too large")
 		}
+		g := req.PriorityGroup
+		pg = &g
 	case len(body) > 0:
 		if n, err := strconv.Atoi(string(body)); err == nil {
 			req.Batch = n
@@ -113,7 +117,7 @@ func parsePullRequest(body []byte) (*JSApiConsumerGetNextRequest, error) {
 	if req.Batch <= 0 {
 		req.Batch = 1
 	}
-	return req, nil
+	return req, pg, nil
 }
 
 // checkPullLimits applies the consumer's max_batch, max_expires and
@@ -141,15 +145,18 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	// The reply is a view of the requester's read buffer, and what is
 	// queued here may be sent by another goroutine after that buffer moved on.
 	reply = strings.Clone(reply)
-	req, err := parsePullRequest(body)
+	req, pg, err := parsePullRequest(body)
 	if err != nil {
 		return append(sends, statusMsg(reply, "NATS/1.0 400 Bad Request - "+err.Error()+"\r\n\r\n"))
 	}
 	if st := o.checkPullLimits(req); st != "" {
 		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
 	}
+	if st := o.checkPriorityLocked(pg); st != "" {
+		return append(sends, statusMsg(reply, "NATS/1.0 "+st+"\r\n\r\n"))
+	}
 	wr := &pullRequest{o: o, reply: reply, n: req.Batch, b: req.MaxBytes, maxBytes: req.MaxBytes > 0,
-		noWait: req.NoWait, hb: max(req.Heartbeat, time.Millisecond)}
+		noWait: req.NoWait, hb: max(req.Heartbeat, time.Millisecond), pg: pg}
 	if req.Heartbeat <= 0 {
 		wr.hb = 0
 	}
@@ -159,7 +166,7 @@ func (o *consumer) addRequestLocked(reply string, body []byte, sends []outMsg) [
 	if wr.noWait && !o.hasWorkLocked() {
 		return append(sends, statusMsg(reply, "NATS/1.0 404 No Messages\r\n\r\n"))
 	}
-	o.waiting = append(o.waiting, wr)
+	o.enqueueLocked(wr)
 	o.armRequestLocked(wr)
 	return o.pumpLocked(sends)
 }
@@ -250,6 +257,9 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 // nextLocked picks the next message to offer the head request: a
 // redelivery first, else a first delivery.
 func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
+	if p := o.state.PausedUntil(); p > 0 && p > o.now().UnixNano() {
+		return nil // paused: redeliveries wait in the queue too
+	}
 	for len(o.rdq) > 0 {
 		seq := o.popLocked()
 		if _, ok := o.state.PendingOf(seq); !ok {
@@ -276,16 +286,19 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 	}
 	var sm StoreMsg
 	for len(o.waiting) > 0 && !o.closed {
-		wr := o.waiting[0]
-		if r := matchSubject(o.mset.jsa.acc, wr.reply); len(r.Plain) == 0 && len(r.Queues) == 0 {
-			o.removeRequestLocked(wr) // its client went away: deliver nothing into the void
-			continue
+		var wr *pullRequest
+		if wr, sends = o.pickLocked(sends); wr == nil {
+			break
 		}
 		m := o.nextLocked(&sm)
 		if m == nil {
 			break
 		}
-		size := o.sizeLocked(m)
+		pin := o.pinLocked(wr)
+		if pin != "" {
+			m.Hdr = appendHeaders(m.Hdr, JSPullRequestNatsPinId, pin)
+		}
+		size := o.sizeLocked(wr, m)
 		if wr.maxBytes && size > wr.b {
 			o.removeRequestLocked(wr)
 			sends = append(sends, pendingStatus(wr.reply, "409 Message Size Exceeds MaxBytes", wr.n, wr.b))
@@ -343,8 +356,8 @@ func (o *consumer) endNoWaitLocked(sends []outMsg) []outMsg {
 // subject's numbers are the ones the apply will assign (num_pending
 // predicted; it only decides the length of one token). Computed only for
 // requests with max_bytes.
-func (o *consumer) sizeLocked(m *StoreMsg) int {
-	if len(o.waiting) == 0 || !o.waiting[0].maxBytes {
+func (o *consumer) sizeLocked(wr *pullRequest, m *StoreMsg) int {
+	if !wr.maxBytes {
 		return len(m.Subj) + len(m.Hdr) + len(m.Msg)
 	}
 	a := cstate.AckSubject{Stream: o.mset.name, Consumer: o.name, SSeq: m.Seq, CSeq: o.state.Delivered().Consumer + 1, TS: m.TS, Deliveries: 1}

@@ -112,10 +112,15 @@ func (mset *stream) recoverConsumers() {
 		} else {
 			js.srv.Warnf("JetStream: consumer %q > %q state not recovered (%v): starting it afresh", mset.name, o.name, err)
 			o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: meta.Created.UnixNano(), Config: stateConfig(o.cfg)})
+			o.outq = nil // recovered, not created: no advisory
 		}
 		mset.addConsumerLocked(o)
 		o.armAckTimerLocked()
 		o.startLocked()
+		o.armPauseLocked()
+		if pin, _ := o.state.Pinned(); pin != "" {
+			o.armPinLocked(pin) // a recovered pin times out like a new one
+		}
 		o.queueOutLocked(o.pumpLocked(nil))
 		mset.mu.Unlock()
 		mset.ensureAckSub()

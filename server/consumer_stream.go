@@ -53,9 +53,8 @@ func (mset *stream) consumerListLocked() []*consumer {
 
 // stopConsumersLocked stops every consumer as the stream stops: saving
 // the durable ones' state when keep, else (the stream is deleted) queueing
-// 409 Consumer Deleted for their waiting requests. It returns the ack
-// subscriptions to remove (nil ones among them) and the consumers to
-// flush after the lock.
+// 409 Consumer Deleted for their waiting requests and a deleted advisory. It returns the
+// ack subscriptions to remove (nil ones among them) and the consumers to flush after the lock.
 func (mset *stream) stopConsumersLocked(keep bool) ([]*subscription, []*consumer) {
 	var flush []*consumer
 	for _, o := range mset.consumers {
@@ -64,8 +63,11 @@ func (mset *stream) stopConsumersLocked(keep bool) ([]*subscription, []*consumer
 				mset.jsa.js.srv.Errorf("JetStream: saving consumer %q > %q: %v", mset.name, o.name, err)
 			}
 		}
-		if !keep && len(o.waiting) > 0 {
+		if !keep {
 			o.queueOutLocked(o.releaseRequestsLocked())
+			o.eventsLocked([]cstate.Event{{Kind: cstate.EventDeleted}}) // deleted with its stream
+		}
+		if len(o.outq) > 0 {
 			flush = append(flush, o)
 		}
 		o.stopLocked()
@@ -121,6 +123,13 @@ func (mset *stream) consumersPurgedLocked(subject bool) {
 	}
 }
 
+// lookupConsumer finds a consumer by name.
+func (mset *stream) lookupConsumer(name string) *consumer {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.consumers[name]
+}
+
 // numConsumers is the stream's consumer count (STREAM.INFO, INFO).
 func (mset *stream) numConsumers() int {
 	mset.mu.Lock()
@@ -133,15 +142,28 @@ func (mset *stream) numConsumers() int {
 func (mset *stream) pumpConsumersLocked() []*consumer {
 	var out []*consumer
 	for _, o := range mset.consumers {
-		if len(o.waiting) == 0 && o.push == nil {
-			continue
+		if len(o.waiting) > 0 || o.push != nil {
+			o.queueOutLocked(o.pumpLocked(nil))
 		}
-		if msgs := o.pumpLocked(nil); len(msgs) > 0 {
-			o.queueOutLocked(msgs)
+		if len(o.outq) > 0 { // deliveries, or advisories of messages the limits removed
 			out = append(out, o)
 		}
 	}
 	return out
+}
+
+// flushConsumersOut sends what the stream's consumers queued (advisories
+// of a delete, purge or expiry). Called without mset.mu.
+func (mset *stream) flushConsumersOut() {
+	mset.mu.Lock()
+	var os []*consumer
+	for _, o := range mset.consumers {
+		if len(o.outq) > 0 {
+			os = append(os, o)
+		}
+	}
+	mset.mu.Unlock()
+	flushConsumers(os)
 }
 
 func flushConsumers(os []*consumer) {

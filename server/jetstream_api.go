@@ -62,6 +62,8 @@ var apiRoutes = []struct {
 	{"CONSUMER.DURABLE.CREATE.", consumerCreateResponseType, (*apiRequest).consumerCreate},
 	{"CONSUMER.INFO.", consumerInfoResponseType, (*apiRequest).consumerInfo},
 	{"CONSUMER.DELETE.", consumerDeleteResponseType, (*apiRequest).consumerDelete},
+	{"CONSUMER.PAUSE.", consumerPauseResponseType, (*apiRequest).consumerPause},
+	{"CONSUMER.UNPIN.", consumerUnpinResponseType, (*apiRequest).consumerUnpin},
 	{"CONSUMER.NAMES.", consumerNamesResponseType, (*apiRequest).consumerNames},
 	{"CONSUMER.LIST.", consumerListResponseType, (*apiRequest).consumerList},
 }
@@ -261,8 +263,8 @@ func (r *apiRequest) accountInfo() any {
 	js := r.jsa.js
 	l := r.jsa.limits()
 	st := &JetStreamAccountStats{Domain: js.srv.getOpts().JetStreamDomain,
-		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: -1,
-			MaxAckPending: -1, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
+		Limits: JetStreamAccountLimits{MaxMemory: l.MaxMemory, MaxStore: l.MaxStore, MaxStreams: l.MaxStreams, MaxConsumers: l.MaxConsumers,
+			MaxAckPending: l.MaxAckPending, MemoryMaxStreamBytes: -1, StoreMaxStreamBytes: -1},
 		API: js.apiStats()}
 	for _, mset := range r.jsa.streamList() {
 		var ss StreamState

@@ -28,6 +28,7 @@ func (r *apiRequest) streamPurge() any {
 	if req.Sequence > 0 && req.Keep > 0 {
 		return &purgeResponse{apiResponse: apiResponse{Error: errBadRequest()}}
 	}
+	defer mset.flushConsumersOut() // after the unlock: advisories the purge queued
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	switch {
@@ -151,6 +152,7 @@ func (r *apiRequest) streamMsgDelete() any {
 	if e := r.unmarshal(&req); e != nil {
 		return fail(e)
 	}
+	defer mset.flushConsumersOut() // after the unlock: advisories the delete queued
 	mset.mu.Lock()
 	defer mset.mu.Unlock()
 	switch {

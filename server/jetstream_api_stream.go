@@ -160,8 +160,10 @@ func (jsa *jsAccount) updateStream(mset *stream, cfg *StreamConfig) *ApiError {
 		jsa.mu.Unlock()
 		return errStreamGeneral(err)
 	}
+	oldRet := mset.cfg.Retention
 	mset.cfg = *cfg
 	_ = mset.st().UpdateLimits(limitsOf(cfg))
+	mset.retentionChangedLocked(oldRet)
 	mset.scheduleExpiryLocked()
 	mset.mu.Unlock()
 	jsa.mu.Unlock()

@@ -15,12 +15,17 @@ type jsLimits struct {
 	MaxMemory  int64
 	MaxStore   int64
 	MaxStreams int
+	// MaxConsumers caps each stream's consumers, MaxAckPending each
+	// consumer's max_ack_pending (and lowers its default).
+	MaxConsumers  int
+	MaxAckPending int
 }
 
-var unlimited = jsLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1}
+var unlimited = jsLimits{MaxMemory: -1, MaxStore: -1, MaxStreams: -1, MaxConsumers: -1, MaxAckPending: -1}
 
 // parseAccountJetStream reads `jetstream: enabled` or a map of limits
-// (max_mem|max_memory, max_file|max_store, max_streams) for an account.
+// (max_mem|max_memory, max_file|max_store, max_streams, max_consumers,
+// max_ack_pending) for an account.
 func parseAccountJetStream(ce *configErrors, acc *Account, tk any) {
 	m, ok := conf.Unwrap(tk).(map[string]any)
 	if !ok {
@@ -37,6 +42,10 @@ func parseAccountJetStream(ce *configErrors, acc *Account, tk any) {
 			l.MaxStore = asStorageSize(ce, v)
 		case "max_streams", "streams":
 			l.MaxStreams = asInt(ce, v)
+		case "max_consumers", "consumers":
+			l.MaxConsumers = asInt(ce, v)
+		case "max_ack_pending":
+			l.MaxAckPending = asInt(ce, v)
 		case "enabled", "enable":
 			acc.jetstream = asBool(ce, v)
 		case "disabled", "disable":

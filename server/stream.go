@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
+	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
 // inMsg is one publish as it enters a stream: everything the apply
@@ -75,6 +76,7 @@ type stream struct {
 	syncer     *groupCommit
 	closed     bool
 	consumers  map[string]*consumer // guarded by mu (consumer_stream.go)
+	statesBuf  []*cstate.State      // consumerStatesLocked's, guarded by mu
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 	applyTS    int64                // stamp of the last applied entry that had one (replicated; derivedTS)
 	fcSub      *subscription        // $JS.FC.<stream>.> while it has push consumers (consumer_push_start.go)
@@ -139,7 +141,13 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 	if err := mset.checkDiscardNew(m); err != nil {
 		return pubOutcome{err: err}
 	}
-	seq, serr := mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	var seq uint64
+	var serr error
+	if mset.noInterestLocked(m.subj) {
+		seq, serr = mset.skipNoInterestLocked() // interest retention: nobody would ever read it
+	} else {
+		seq, serr = mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
+	}
 	if serr != nil {
 		return pubOutcome{err: errStoreFailed(serr)}
 	}

@@ -243,8 +243,8 @@ func checkUpdate(old, nw *StreamConfig) *ApiError {
 		return errStreamInvalidConfig("stream configuration update can not change storage type")
 	case old.Replicas != nw.Replicas:
 		return errReplicasNotUpdatable()
-	case old.Retention != nw.Retention:
-		return errStreamInvalidConfig("stream configuration update can not change retention policy")
+	case old.Retention != nw.Retention && (old.Retention == WorkQueuePolicy || nw.Retention == WorkQueuePolicy):
+		return errStreamInvalidConfig("stream configuration update can not change retention policy to/from workqueue")
 	case old.Sealed && !nw.Sealed:
 		return errStreamInvalidConfig("stream configuration update can not unseal a sealed stream")
 	case old.DenyDelete && !nw.DenyDelete:

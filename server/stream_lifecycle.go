@@ -141,12 +141,14 @@ func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recoverin
 			mset.rebuildDedupe()
 		}
 	}
+	if recovering && cfg.Storage == FileStorage {
+		// Before the stream listens: an interest stream keeps a message
+		// only if a consumer matches it, so its consumers must be back first.
+		mset.recoverConsumers()
+	}
 	if err := mset.start(); err != nil {
 		mset.stop(!recovering)
 		return nil, errStreamCreate(err)
-	}
-	if recovering && cfg.Storage == FileStorage {
-		mset.recoverConsumers()
 	}
 	return mset, nil
 }
@@ -428,6 +430,7 @@ func (mset *stream) expire() {
 		mset.applyExpire(cutoff)
 		mset.scheduleExpiryLocked()
 		mset.mu.Unlock()
+		mset.flushConsumersOut()
 		return
 	}
 	lead := mset.leader

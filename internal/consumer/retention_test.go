@@ -85,3 +85,45 @@ func TestRemovableWorkQueue(t *testing.T) {
 		t.Fatal("terminated message kept")
 	}
 }
+
+// A message past max_deliver keeps interest below the ack floor, so the
+// scan after a consumer's delete starts below it (InterestFloor).
+func TestInterestFloorBelowMaxed(t *testing.T) {
+	src := &memSource{}
+	for range 3 {
+		src.add("x", 1)
+	}
+	s := &State{}
+	var out Outcome
+	s.Apply(&Entry{Op: OpCreate, Gen: 1, Config: &Config{AckPolicy: AckExplicit, AckWait: 1, MaxDeliver: 1}}, src, &out)
+	s.Apply(&Entry{Op: OpDeliver, Gen: 1, Seqs: []uint64{1, 2, 3}}, src, &out)
+	s.Apply(&Entry{Op: OpAck, Seq: 1}, src, &out)
+	s.Apply(&Entry{Op: OpRedeliverDue, TS: 10}, src, &out)
+	if f, i := s.AckFloor().Stream, s.InterestFloor(); f != 3 || i != 1 {
+		t.Fatalf("ack floor %d interest floor %d, want 3 and 1", f, i)
+	}
+	s.Apply(&Entry{Op: OpAck, Seq: 2}, src, &out)
+	if i := s.InterestFloor(); i != 2 {
+		t.Fatalf("interest floor %d after acking 2, want 2", i)
+	}
+}
+
+// Above NeedsAllAbove every matching message is needed (NeedsAck).
+func TestNeedsAllAbove(t *testing.T) {
+	src := &memSource{}
+	for range 6 {
+		src.add("x", 1)
+	}
+	for _, ap := range []AckPolicy{AckExplicit, AckAll, AckNone} {
+		s := &State{}
+		var out Outcome
+		s.Apply(&Entry{Op: OpCreate, Gen: 1, Config: &Config{AckPolicy: ap, AckWait: 100, MaxAckPending: 100}}, src, &out)
+		s.Apply(&Entry{Op: OpDeliver, Gen: 1, Seqs: []uint64{1, 2, 3, 4}}, src, &out)
+		s.Apply(&Entry{Op: OpAck, Seq: 2}, src, &out)
+		for seq := s.NeedsAllAbove() + 1; seq <= 6; seq++ {
+			if !s.NeedsAck(seq, "x") {
+				t.Fatalf("ack policy %d: %d above %d not needed", ap, seq, s.NeedsAllAbove())
+			}
+		}
+	}
+}

@@ -169,3 +169,27 @@ func (s *State) Deadline(p Pending) int64 { return p.TS + s.cfg.wait(p.Deliverie
 
 // Gen is the generation a Deliver entry must name (see Entry).
 func (s *State) Gen() uint64 { return s.gen }
+
+// InterestFloor is the highest stream sequence at and below which this
+// consumer needs nothing: its ack floor, or one below the lowest message
+// past max_deliver when that is lower (such messages keep interest until
+// acknowledged, but the floor moves over them).
+func (s *State) InterestFloor() uint64 {
+	f := s.floor.Stream
+	for seq := range s.maxed {
+		if seq <= f {
+			f = seq - 1
+		}
+	}
+	return f
+}
+
+// NeedsAllAbove is a sequence above which this consumer needs every
+// message its filter matches (NeedsAck is true for them): its delivered
+// position under explicit acks, its ack floor otherwise.
+func (s *State) NeedsAllAbove() uint64 {
+	if s.cfg.AckPolicy == AckExplicit {
+		return s.delivered.Stream
+	}
+	return s.floor.Stream
+}
