@@ -159,9 +159,9 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return nil, err
 	}
 	o := s.getOpts()
-	syncEvery := o.SyncInterval
-	if o.SyncAlways {
-		syncEvery = 0
+	syncEvery := o.SyncInterval // an opt-out: fsynced every interval
+	if o.syncEachWrite() {
+		syncEvery = 0 // each batch fsynced before it is answered or applied
 	}
 	log, err := openWALLogKind(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
 	if err != nil {
@@ -209,7 +209,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		// The raft log makes entries durable; the store still syncs every
 		// sync_interval, which checkpoints it, compacts blocks and removes
 		// the files of dropped ones.
-		mset.syncer = newGroupCommit(mset, false, o.SyncInterval)
+		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
 	}
 	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server,

@@ -190,7 +190,7 @@ func (mset *stream) start() error {
 	}
 	o := mset.jsa.js.srv.getOpts()
 	if mset.cfg.Storage == FileStorage {
-		mset.syncer = newGroupCommit(mset, o.SyncAlways, o.SyncInterval)
+		mset.syncer = newGroupCommit(mset, o.syncEachWrite(), o.backgroundSync())
 	}
 	mset.mu.Lock()
 	mset.scheduleExpiryLocked()

@@ -1,0 +1,129 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/store"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Durable by default (issue 19): with no sync_interval configured, an R1
+// file stream acknowledges a publish only once an fsync covers it, so a
+// power loss right after the acks (no clock advanced, no periodic sync)
+// keeps every acknowledged message.
+func TestDurableDefaultR1(t *testing.T) {
+	fsys := vfs.NewMem()
+	s, _, nc := runManualClockServer(t, func(o *Options) { o.fsys = fsys })
+	jsCreate(t, nc, "S", `{"name":"S","subjects":["s"],"storage":"file"}`)
+	for i := 1; i <= 3; i++ {
+		wantPubOK(t, jsPubRaw(t, nc, "s", "x"), "S", uint64(i))
+	}
+	mset := s.js.Load().account(globalAccountName).lookup("S")
+	dir := filepath.Join(mset.jsa.dir, "S", "msgs")
+	fsys.Crash()
+	st, err := store.OpenFileStore(fsys, dir, store.FileStoreConfig{}, store.StoreLimits{})
+	if err != nil {
+		t.Fatalf("reopen after the crash: %v", err)
+	}
+	defer st.Stop()
+	if got := st.State().Msgs; got != 3 {
+		t.Fatalf("%d of 3 acknowledged messages survived the power loss", got)
+	}
+}
+
+// errFenced fails every file operation of a server whose machine lost
+// power: nothing it does after the cut reaches the disk.
+var errFenced = errors.New("fenced: the machine lost power")
+
+// Durable by default, replicated: with no sync_interval configured every
+// replica fsyncs its raft log before it answers an append, so an
+// acknowledged publish survives all three servers losing power at once.
+func TestDurableDefaultCluster(t *testing.T) {
+	disks := make([]*vfs.MemFS, 3)
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		disks[i] = vfs.NewMem()
+		o.fsys = disks[i]
+	})
+	nc, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "D", Subjects: []string{"d.>"}, Replicas: 3})
+	const n = 100
+	for i := 1; i <= n; i++ {
+		ack, err := js.Publish(ctx(t), fmt.Sprintf("d.%d", i%7), []byte(fmt.Sprintf("m%d", i)))
+		if err != nil || ack.Sequence != uint64(i) {
+			t.Fatalf("publish %d: %+v %v", i, ack, err)
+		}
+	}
+	nc.Close()
+	// The power goes: nothing written from now on is kept, then every
+	// disk drops what was not fsynced.
+	for _, d := range disks {
+		d.InjectError(func(string, string) error { return errFenced })
+	}
+	for _, s := range c.servers {
+		s.Shutdown()
+	}
+	for _, d := range disks {
+		d.Crash()
+		d.InjectError(nil)
+	}
+	for i := range c.servers {
+		c.servers[i] = runServer(t, c.opts[i])
+	}
+	c.waitMetaLeader()
+	nc, js = jsClient(t, c.servers[1])
+	awaitNewLeader(t, c, nc, "D", "")
+	st, err := js.Stream(ctx(t), "D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		var m *jetstream.RawStreamMsg
+		waitFor(t, 10*time.Second, "the message back", func() bool {
+			m, err = st.GetMsg(ctx(t), uint64(i))
+			return err == nil
+		})
+		if string(m.Data) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("seq %d holds %q after the power loss", i, m.Data)
+		}
+	}
+}
+
+// /jsz and /varz show the effective setting: the default acknowledges
+// after an fsync (sync_always) with a background sync every 2 minutes; an
+// explicit interval is an opt-out and shows as one.
+func TestDurableDefaultMonitoring(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		interval time.Duration
+		always   bool
+		want     JetStreamConfig
+	}{
+		{"default", 0, false, JetStreamConfig{SyncInterval: 2 * time.Minute, SyncAlways: true}},
+		{"always", 0, true, JetStreamConfig{SyncInterval: 2 * time.Minute, SyncAlways: true}},
+		{"opt-out", time.Second, false, JetStreamConfig{SyncInterval: time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := testOptions()
+			o.JetStream, o.StoreDir, o.HTTPHost, o.HTTPPort = true, t.TempDir(), "127.0.0.1", RANDOM_PORT
+			o.SyncInterval, o.SyncAlways = tc.interval, tc.always
+			s := runServer(t, o)
+			var jsz JSInfo
+			httpJSON(t, s, "/jsz", &jsz)
+			var varz struct {
+				JetStream JetStreamVarz `json:"jetstream"`
+			}
+			httpJSON(t, s, "/varz", &varz)
+			for what, got := range map[string]JetStreamConfig{"jsz": jsz.Config, "varz": *varz.JetStream.Config} {
+				if got.SyncInterval != tc.want.SyncInterval || got.SyncAlways != tc.want.SyncAlways {
+					t.Errorf("%s: sync_interval %v sync_always %v, want %v %v", what, got.SyncInterval, got.SyncAlways,
+						tc.want.SyncInterval, tc.want.SyncAlways)
+				}
+			}
+		})
+	}
+}
