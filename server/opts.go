@@ -61,11 +61,11 @@ type Options struct {
 	Routes    []*url.URL  `json:"-"`
 	RoutesStr string      `json:"-"`
 
-	JetStream          bool          `json:"jetstream"`
-	JetStreamMaxMemory int64         `json:"-"`
-	JetStreamMaxStore  int64         `json:"-"`
-	JetStreamDomain    string        `json:"-"`
-	StoreDir           string        `json:"-"`
+	JetStream          bool   `json:"jetstream"`
+	JetStreamMaxMemory int64  `json:"-"`
+	JetStreamMaxStore  int64  `json:"-"`
+	JetStreamDomain    string `json:"-"`
+	StoreDir           string `json:"-"`
 	// SyncInterval 0 (nothing configured) is the durable default: a
 	// publish is acknowledged only once an fsync covers it, as with
 	// SyncAlways. A positive interval opts out: the stores and raft logs
