@@ -54,7 +54,7 @@ func (s *Server) enableJetStream() error {
 	if js.fs == nil {
 		js.fs = vfs.Default
 	}
-	if err := js.fs.MkdirAll(js.storeDir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
 	s.js.Store(js)
@@ -101,7 +101,7 @@ func (s *Server) jsAccounts(o *Options) []*Account {
 
 func (js *jetStream) enableAccount(acc *Account) error {
 	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
-	if err := js.fs.MkdirAll(jsa.dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, jsa.dir, 0o750); err != nil {
 		return err
 	}
 	js.mu.Lock()

@@ -166,7 +166,7 @@ func (jc *jsCluster) waitForPeers() []string {
 		}
 		if len(names) >= want {
 			sort.Strings(names)
-			_ = jc.js.fs.MkdirAll(jc.metaDir(), 0o750)
+			_ = vfs.MkdirAllSynced(jc.js.fs, jc.metaDir(), 0o750)
 			b, _ := json.Marshal(names)
 			if err := jc.js.writeFileSync(file, b); err != nil {
 				s.Errorf("JetStream cluster: %v", err)

@@ -233,7 +233,7 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
 	} else if err == nil {
 		return nil
 	}
-	if err := js.fs.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
 		return err
 	}
 	return js.writeFileSync(file, want)

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"github.com/nats-io/nats-server/v2/internal/store"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recoverin
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
 		}
 		meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: created})
-		if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
+		if err := vfs.MkdirAllSynced(jsa.js.fs, dir, 0o750); err != nil {
 			store.Delete()
 			return nil, errStreamCreate(err)
 		}
@@ -164,7 +165,7 @@ func (jsa *jsAccount) openStoreIn(dir, msgs string, cfg *StreamConfig) (StreamSt
 	if cfg.Storage == MemoryStorage {
 		return store.NewMemStore(limits), nil
 	}
-	if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(jsa.js.fs, dir, 0o750); err != nil {
 		return nil, err
 	}
 	return store.OpenFileStore(jsa.js.fs, msgs, fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)

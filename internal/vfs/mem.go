@@ -5,6 +5,7 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,13 +18,15 @@ var ErrCrashed = errors.New("vfs: file system crashed")
 
 // MemFS is an in-memory FS that models what survives a power loss: a file's
 // content survives up to its last Sync, and a creation, rename or removal
-// survives only once SyncDir was called on its directory. Directories are
-// durable as soon as they are made. It is safe for concurrent use.
+// survives only once SyncDir was called on its directory. A directory made
+// survives once the directory holding it was synced (MkdirAllSynced); a
+// removal is durable at once. It is safe for concurrent use.
 type MemFS struct {
 	mu      lockorder.Mutex[lockorder.MemFS]
 	files   map[string]*memInode // the namespace as the running system sees it
 	durable map[string]*memInode // the namespace as of the last SyncDir calls
 	dirs    map[string]bool
+	durDirs map[string]bool // the directories as of the last SyncDir calls
 	inject  func(op, name string) error
 	gen     uint64 // incremented by Crash; older handles fail
 }
@@ -39,6 +42,7 @@ func NewMem() *MemFS {
 		files:   map[string]*memInode{},
 		durable: map[string]*memInode{},
 		dirs:    map[string]bool{"/": true, ".": true},
+		durDirs: map[string]bool{"/": true, ".": true},
 	}
 }
 
@@ -72,8 +76,20 @@ func (m *MemFS) CrashKeep(keep func(name string, n int) int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	dirs := map[string]bool{}
+	for d := range m.durDirs {
+		if m.durableDirLocked(d) {
+			dirs[d] = true
+		}
+	}
+	m.dirs = dirs
+	m.durDirs = maps.Clone(dirs)
 	files := make(map[string]*memInode, len(m.durable))
 	for name, ino := range m.durable {
+		if !dirs[filepath.Dir(name)] {
+			delete(m.durable, name)
+			continue
+		}
 		data := append([]byte(nil), ino.synced...)
 		if n := len(ino.data) - len(ino.synced); keep != nil && n > 0 {
 			k := min(max(keep(name, n), 0), n)
@@ -95,11 +111,23 @@ func (m *MemFS) Kill() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	m.durDirs = maps.Clone(m.dirs)
 	m.durable = make(map[string]*memInode, len(m.files))
 	for name, ino := range m.files {
 		ino.synced = append([]byte(nil), ino.data...)
 		m.durable[name] = ino
 	}
+}
+
+// durableDirLocked reports whether d and every directory holding it
+// survive a crash.
+func (m *MemFS) durableDirLocked(d string) bool {
+	for ; d != "/" && d != "."; d = filepath.Dir(d) {
+		if !m.durDirs[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // FlipBit flips one bit of a file's content (synced and not), as a disk
@@ -166,6 +194,7 @@ func (m *MemFS) Remove(name string) error {
 			}
 		}
 		delete(m.dirs, name)
+		delete(m.durDirs, name)
 		return nil
 	}
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
@@ -187,9 +216,11 @@ func (m *MemFS) RemoveAll(name string) error {
 			}
 		}
 	}
-	for d := range m.dirs {
-		if under(d) && d != "/" && d != "." {
-			delete(m.dirs, d)
+	for _, ds := range []map[string]bool{m.dirs, m.durDirs} {
+		for d := range ds {
+			if under(d) && d != "/" && d != "." {
+				delete(ds, d)
+			}
 		}
 	}
 	return nil
@@ -309,6 +340,11 @@ func (m *MemFS) SyncDir(dir string) error {
 	for p, ino := range m.files {
 		if filepath.Dir(p) == dir {
 			m.durable[p] = ino
+		}
+	}
+	for d := range m.dirs {
+		if d != dir && filepath.Dir(d) == dir {
+			m.durDirs[d] = true
 		}
 	}
 	return nil

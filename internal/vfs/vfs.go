@@ -73,6 +73,35 @@ func (osFS) SyncDir(dir string) error {
 	return err
 }
 
+// MkdirAllSynced makes dir and any missing parents, and syncs the
+// directory holding each one it made, so that they survive a power loss
+// (a directory entry is durable only once its directory is synced).
+func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for i := len(made) - 1; i >= 0; i-- { // outermost first
+		if err := fs.SyncDir(filepath.Dir(made[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadFile reads a whole file.
 func ReadFile(fs FS, name string) ([]byte, error) {
 	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
