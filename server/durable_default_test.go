@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -76,11 +77,16 @@ func TestDurableDefaultCluster(t *testing.T) {
 	}
 	c.waitMetaLeader()
 	nc, js = jsClient(t, c.servers[1])
-	awaitNewLeader(t, c, nc, "D", "")
-	st, err := js.Stream(ctx(t), "D")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// (A request in the first moments after a whole-cluster restart can
+	// go unanswered while the leader's interest spreads: retried.)
+	var st jetstream.Stream
+	var err error
+	waitFor(t, 15*time.Second, "the stream's leader answering", func() bool {
+		c, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st, err = js.Stream(c, "D")
+		return err == nil
+	})
 	for i := 1; i <= n; i++ {
 		var m *jetstream.RawStreamMsg
 		waitFor(t, 10*time.Second, "the message back", func() bool {
