@@ -60,18 +60,7 @@ func TestDurableDefaultCluster(t *testing.T) {
 		}
 	}
 	nc.Close()
-	// The power goes: nothing written from now on is kept, then every
-	// disk drops what was not fsynced.
-	for _, d := range disks {
-		d.InjectError(func(string, string) error { return errFenced })
-	}
-	for _, s := range c.servers {
-		s.Shutdown()
-	}
-	for _, d := range disks {
-		d.Crash()
-		d.InjectError(nil)
-	}
+	powerCut(disks, c.servers)
 	for i := range c.servers {
 		c.servers[i] = runServer(t, c.opts[i])
 	}
@@ -131,5 +120,50 @@ func TestDurableDefaultMonitoring(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// powerCut fences disks (nothing written from now on is kept), shuts the
+// servers down and drops from each disk what was not fsynced.
+func powerCut(disks []*vfs.MemFS, servers []*Server) {
+	for _, d := range disks {
+		d.InjectError(func(string, string) error { return errFenced })
+	}
+	for _, s := range servers {
+		s.Shutdown()
+	}
+	for _, d := range disks {
+		d.Crash()
+		d.InjectError(nil)
+	}
+}
+
+// A stream whose creation was answered exists after a power loss right
+// after the answer, with its configuration (its directories and metadata
+// were fsynced into their parents first).
+func TestDurableStreamCreate(t *testing.T) {
+	disk := vfs.NewMem()
+	o := testOptions()
+	o.JetStream, o.StoreDir, o.fsys = true, t.TempDir(), disk
+	s := runServer(t, o)
+	_, js := jsClient(t, s)
+	for _, name := range []string{"A", "B"} {
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name + ".>"}, MaxMsgs: 77})
+	}
+	powerCut([]*vfs.MemFS{disk}, []*Server{s})
+	s = runServer(t, o)
+	_, js = jsClient(t, s)
+	for _, name := range []string{"A", "B"} {
+		st, err := js.Stream(ctx(t), name)
+		if err != nil {
+			t.Fatalf("stream %s after the power loss: %v", name, err)
+		}
+		if st.CachedInfo().Config.MaxMsgs != 77 {
+			t.Fatalf("stream %s came back with %+v", name, st.CachedInfo().Config)
+		}
+		ack, err := js.Publish(ctx(t), name+".x", nil)
+		if err != nil || ack.Sequence != 1 {
+			t.Fatalf("publish to %s after the power loss: %+v %v", name, ack, err)
+		}
 	}
 }
