@@ -167,3 +167,30 @@ func TestDurableStreamCreate(t *testing.T) {
 		}
 	}
 }
+
+// A stream whose deletion was answered does not come back after a power
+// loss right after the answer.
+func TestDurableStreamDelete(t *testing.T) {
+	disk := vfs.NewMem()
+	o := testOptions()
+	o.JetStream, o.StoreDir, o.fsys = true, t.TempDir(), disk
+	s := runServer(t, o)
+	_, js := jsClient(t, s)
+	createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}})
+	createStream(t, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}})
+	if _, err := js.Publish(ctx(t), "a", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := js.DeleteStream(ctx(t), "A"); err != nil {
+		t.Fatal(err)
+	}
+	powerCut([]*vfs.MemFS{disk}, []*Server{s})
+	s = runServer(t, o)
+	_, js = jsClient(t, s)
+	if _, err := js.Stream(ctx(t), "A"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("deleted stream A after the power loss: %v", err)
+	}
+	if _, err := js.Stream(ctx(t), "B"); err != nil {
+		t.Fatalf("stream B after the power loss: %v", err)
+	}
+}

@@ -297,7 +297,7 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 	jsa.mu.Unlock()
 	if mset == nil {
 		if deleteData && sa != nil { // the log a departed replica kept
-			jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
+			vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
 		}
 		return
 	}
@@ -319,7 +319,7 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {
-		jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
+		vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
 	}
 }
 

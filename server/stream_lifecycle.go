@@ -296,7 +296,7 @@ func (mset *stream) stop(deleteData bool) error {
 	}
 	if deleteData {
 		err := mset.st().Delete()
-		mset.jsa.js.fs.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
+		vfs.RemoveAllSynced(mset.jsa.js.fs, filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
 	err := mset.st().Stop()

@@ -19,8 +19,9 @@ var ErrCrashed = errors.New("vfs: file system crashed")
 // MemFS is an in-memory FS that models what survives a power loss: a file's
 // content survives up to its last Sync, and a creation, rename or removal
 // survives only once SyncDir was called on its directory. A directory made
-// survives once the directory holding it was synced (MkdirAllSynced); a
-// removal is durable at once. It is safe for concurrent use.
+// survives once the directory holding it was synced (MkdirAllSynced), and
+// so does a directory's removal (RemoveAllSynced). It is safe for
+// concurrent use.
 type MemFS struct {
 	mu      lockorder.Mutex[lockorder.MemFS]
 	files   map[string]*memInode // the namespace as the running system sees it
@@ -194,13 +195,34 @@ func (m *MemFS) Remove(name string) error {
 			}
 		}
 		delete(m.dirs, name)
-		delete(m.durDirs, name)
 		return nil
 	}
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 }
 
-// RemoveAll removes name and everything below it, durably.
+// under reports whether p is dir or inside it.
+func under(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// forgetLocked drops dir and everything below it from the durable
+// namespace.
+func (m *MemFS) forgetLocked(dir string) {
+	for p := range m.durable {
+		if under(dir, p) {
+			delete(m.durable, p)
+		}
+	}
+	for d := range m.durDirs {
+		if under(dir, d) && d != "/" && d != "." {
+			delete(m.durDirs, d)
+		}
+	}
+}
+
+// RemoveAll removes name and everything below it; like any removal, the
+// directory's is durable once the directory holding it is synced (until
+// then a crash brings back what was durable in it).
 func (m *MemFS) RemoveAll(name string) error {
 	name = filepath.Clean(name)
 	m.mu.Lock()
@@ -208,20 +230,18 @@ func (m *MemFS) RemoveAll(name string) error {
 	if err := m.check("remove", name); err != nil {
 		return err
 	}
-	under := func(p string) bool { return p == name || strings.HasPrefix(p, name+string(filepath.Separator)) }
-	for _, ns := range []map[string]*memInode{m.files, m.durable} {
-		for p := range ns {
-			if under(p) {
-				delete(ns, p)
-			}
+	for p := range m.files {
+		if under(name, p) {
+			delete(m.files, p)
 		}
 	}
-	for _, ds := range []map[string]bool{m.dirs, m.durDirs} {
-		for d := range ds {
-			if under(d) && d != "/" && d != "." {
-				delete(ds, d)
-			}
+	for d := range m.dirs {
+		if under(name, d) && d != "/" && d != "." {
+			delete(m.dirs, d)
 		}
+	}
+	if !m.durDirs[name] {
+		m.forgetLocked(name) // a file, or a directory never durable: gone for good
 	}
 	return nil
 }
@@ -345,6 +365,11 @@ func (m *MemFS) SyncDir(dir string) error {
 	for d := range m.dirs {
 		if d != dir && filepath.Dir(d) == dir {
 			m.durDirs[d] = true
+		}
+	}
+	for d := range m.durDirs {
+		if d != dir && filepath.Dir(d) == dir && !m.dirs[d] {
+			m.forgetLocked(d)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,6 +101,19 @@ func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
 		}
 	}
 	return nil
+}
+
+// RemoveAllSynced removes dir and everything below it and syncs the
+// directory that held it, so that a power loss cannot bring it back.
+func RemoveAllSynced(fs FS, dir string) error {
+	if err := fs.RemoveAll(dir); err != nil {
+		return err
+	}
+	err := fs.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the directory holding it is gone too
+	}
+	return err
 }
 
 // ReadFile reads a whole file.

@@ -286,3 +286,32 @@ func TestVFSMemDirectoryDurability(t *testing.T) {
 		t.Fatalf("a directory made before a kill: %v", err)
 	}
 }
+
+// A directory removed comes back with what was durable in it after a
+// power loss, unless the directory holding it was synced
+// (RemoveAllSynced).
+func TestVFSMemDirectoryRemovalDurability(t *testing.T) {
+	m := NewMem()
+	for _, d := range []string{"/s1/a", "/s2/b"} {
+		if err := MkdirAllSynced(m, d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFileAtomic(m, d+"/meta", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.RemoveAll("/s1/a")
+	if err := RemoveAllSynced(m, "/s2/b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stat("/s1/a"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/s1/a still there before the crash: %v", err)
+	}
+	m.Crash()
+	if got := readAll(t, m, "/s1/a/meta"); got != "/s1/a" {
+		t.Fatalf("/s1/a/meta after the crash: %q", got)
+	}
+	if _, err := m.Stat("/s2/b"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/s2/b came back: %v", err)
+	}
+}
