@@ -57,12 +57,17 @@ func (s *Server) enableJetStream() error {
 	if err := vfs.MkdirAllSynced(js.fs, js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
-	s.js.Store(js)
-	s.registerJetStreamRouteHooks()
 	if s.clusteredJetStream() {
 		if s.getOpts().ServerName == "" {
 			return fmt.Errorf("jetstream cluster requires `server_name` to be set")
 		}
+		// Set before js is published: route hooks read js.cluster.
+		js.cluster = &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
+			leaders: newLeaderMap()}
+	}
+	s.js.Store(js)
+	s.registerJetStreamRouteHooks()
+	if js.cluster != nil {
 		js.startJetStreamCluster()
 	}
 	s.Noticef("Starting JetStream")
