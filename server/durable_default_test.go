@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -192,5 +194,42 @@ func TestDurableStreamDelete(t *testing.T) {
 	}
 	if _, err := js.Stream(ctx(t), "B"); err != nil {
 		t.Fatalf("stream B after the power loss: %v", err)
+	}
+}
+
+// The publishes of one read buffer share one fsync: their acks are handed
+// to the group commit at the end of the read, so the fsync does not start
+// with the first publish and leave the rest to a second.
+func TestDurableDefaultOneFsyncPerRead(t *testing.T) {
+	fsys := vfs.NewMem()
+	var syncs atomic.Int64
+	fsys.InjectError(func(op, name string) error {
+		if op == "sync" && strings.HasSuffix(name, ".blk") { // the messages' block
+			syncs.Add(1)
+		}
+		return nil
+	})
+	s, _, nc := runManualClockServer(t, func(o *Options) { o.fsys = fsys })
+	jsCreate(t, nc, "S", `{"name":"S","subjects":["s"],"storage":"file"}`)
+	for round := 0; round < 5; round++ {
+		before := syncs.Load()
+		r := dialRaw(t, s)
+		r.line() // INFO
+		var b strings.Builder
+		b.WriteString("CONNECT {\"verbose\":false}\r\nSUB acks 1\r\n")
+		const n = 300
+		for range n {
+			b.WriteString("PUB s acks 1\r\nx\r\n")
+		}
+		r.send(b.String())
+		for range n {
+			if l := r.line(); !strings.HasPrefix(l, "MSG acks 1 ") {
+				t.Fatalf("got %q", l)
+			}
+			r.line()
+		}
+		if got := syncs.Load() - before; got != 1 {
+			t.Fatalf("round %d: %d fsyncs for one read of %d publishes, want 1", round, got, n)
+		}
 	}
 }

@@ -341,6 +341,8 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	}
 	ack := mset.pubAckJSON(out, mset.jsa.js.srv.getOpts().JetStreamDomain)
 	switch {
+	case syncer != nil && syncer.always && out.err == nil && c != nil && c.route == nil:
+		deferSyncedAck(c, mset, syncer, reply, ack) // after this read, an fsync
 	case syncer != nil && syncer.always && out.err == nil:
 		syncer.ackAfterSync(strings.Clone(reply), ack) // after an fsync
 	case syncer != nil && out.err == nil && c != nil && c.route == nil:
