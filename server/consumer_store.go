@@ -42,7 +42,7 @@ func (o *consumer) saveMetaLocked() error {
 		return nil
 	}
 	js := o.mset.jsa.js
-	if err := js.fs.MkdirAll(o.dir(), 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, o.dir(), 0o750); err != nil {
 		return err
 	}
 	b, _ := json.Marshal(consumerMeta{Config: o.cfg, Created: o.created})

@@ -54,15 +54,20 @@ func (s *Server) enableJetStream() error {
 	if js.fs == nil {
 		js.fs = vfs.Default
 	}
-	if err := js.fs.MkdirAll(js.storeDir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}
-	s.js.Store(js)
-	s.registerJetStreamRouteHooks()
 	if s.clusteredJetStream() {
 		if s.getOpts().ServerName == "" {
 			return fmt.Errorf("jetstream cluster requires `server_name` to be set")
 		}
+		// Set before js is published: route hooks read js.cluster.
+		js.cluster = &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
+			leaders: newLeaderMap()}
+	}
+	s.js.Store(js)
+	s.registerJetStreamRouteHooks()
+	if js.cluster != nil {
 		js.startJetStreamCluster()
 	}
 	s.Noticef("Starting JetStream")
@@ -101,7 +106,7 @@ func (s *Server) jsAccounts(o *Options) []*Account {
 
 func (js *jetStream) enableAccount(acc *Account) error {
 	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
-	if err := js.fs.MkdirAll(jsa.dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, jsa.dir, 0o750); err != nil {
 		return err
 	}
 	js.mu.Lock()

@@ -93,15 +93,14 @@ func (s *Server) clusteredJetStream() bool {
 	return o.JetStream && (o.Cluster.Port != 0 && len(o.Routes) > 0 || o.raftHost != nil)
 }
 
-// startJetStreamCluster sets up the cluster state; startMetaGroup starts
+// startJetStreamCluster sets up the cluster state (js.cluster, made before
+// js was published); startMetaGroup starts
 // the meta group once the JetStream accounts are enabled.
 func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
 	// Transfers a previous run was receiving are of no use now.
 	js.fs.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
-	jc := &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
-		leaders: newLeaderMap()}
-	js.cluster = jc
+	jc := js.cluster
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
@@ -166,7 +165,7 @@ func (jc *jsCluster) waitForPeers() []string {
 		}
 		if len(names) >= want {
 			sort.Strings(names)
-			_ = jc.js.fs.MkdirAll(jc.metaDir(), 0o750)
+			_ = vfs.MkdirAllSynced(jc.js.fs, jc.metaDir(), 0o750)
 			b, _ := json.Marshal(names)
 			if err := jc.js.writeFileSync(file, b); err != nil {
 				s.Errorf("JetStream cluster: %v", err)

@@ -49,7 +49,7 @@ type JetStreamConfig struct {
 func (js *jetStream) jsConfig() JetStreamConfig {
 	o := js.srv.getOpts()
 	return JetStreamConfig{MaxMemory: o.JetStreamMaxMemory, MaxStore: o.JetStreamMaxStore,
-		StoreDir: js.storeDir, SyncInterval: o.SyncInterval, SyncAlways: o.SyncAlways,
+		StoreDir: js.storeDir, SyncInterval: o.backgroundSync(), SyncAlways: o.syncEachWrite(),
 		Domain: o.JetStreamDomain, CompressOK: true, Strict: true}
 }
 

@@ -61,13 +61,18 @@ type Options struct {
 	Routes    []*url.URL  `json:"-"`
 	RoutesStr string      `json:"-"`
 
-	JetStream          bool          `json:"jetstream"`
-	JetStreamMaxMemory int64         `json:"-"`
-	JetStreamMaxStore  int64         `json:"-"`
-	JetStreamDomain    string        `json:"-"`
-	StoreDir           string        `json:"-"`
-	SyncInterval       time.Duration `json:"-"`
-	SyncAlways         bool          `json:"-"`
+	JetStream          bool   `json:"jetstream"`
+	JetStreamMaxMemory int64  `json:"-"`
+	JetStreamMaxStore  int64  `json:"-"`
+	JetStreamDomain    string `json:"-"`
+	StoreDir           string `json:"-"`
+	// SyncInterval 0 (nothing configured) is the durable default: a
+	// publish is acknowledged only once an fsync covers it, as with
+	// SyncAlways. A positive interval opts out: the stores and raft logs
+	// are fsynced every SyncInterval, and a power loss can lose what was
+	// acknowledged within it.
+	SyncInterval time.Duration `json:"-"`
+	SyncAlways   bool          `json:"-"`
 
 	PidFile      string `json:"-"`
 	PortsFileDir string `json:"-"`
@@ -296,11 +301,26 @@ func setBaselineOptions(o *Options) {
 	if o.LameDuckGracePeriod == 0 {
 		o.LameDuckGracePeriod = DEFAULT_LAME_DUCK_GRACE_PERIOD
 	}
-	if o.SyncInterval == 0 {
-		o.SyncInterval = 2 * time.Minute
-	}
 	setStoreDirDefault(o)
 }
+
+// syncEachWrite reports whether acknowledgements wait for an fsync: the
+// default (no sync_interval configured) and sync_interval "always".
+func (o *Options) syncEachWrite() bool {
+	return o.SyncAlways || o.SyncInterval <= 0
+}
+
+// backgroundSync is how often a store is fsynced in the background (which
+// also checkpoints it and removes the files of dropped blocks): the
+// configured sync_interval, else every 2 minutes.
+func (o *Options) backgroundSync() time.Duration {
+	if o.SyncInterval > 0 {
+		return o.SyncInterval
+	}
+	return defaultBackgroundSync
+}
+
+const defaultBackgroundSync = 2 * time.Minute
 
 // setStoreDirDefault gives JetStream its default store directory.
 func setStoreDirDefault(o *Options) {

@@ -89,15 +89,19 @@ type simOptions struct {
 	nodes    int
 	duration int64 // ms of faults and clients; then heal and converge
 	verbose  bool
-	// durable runs the servers with sync_interval: always, where a crash
-	// is a power loss of the machine (unsynced writes dropped, the last
-	// ones torn) and all machines may lose power at once. Without it (the
-	// default sync interval, issue 19) a crash is a kill -9: the kernel
-	// keeps what the process wrote.
-	durable bool
-	// powerLoss makes every crash a power loss even without durable: a
-	// measurement of what the default sync interval loses (-sim.powerloss;
-	// the run reports lost acknowledged publishes instead of failing).
+	// always runs the servers with sync_interval: always; without it and
+	// without optOut they run the default config. Both are durable: a
+	// publish is acknowledged once fsynced, a crash is a power loss of
+	// the machine (unsynced writes dropped, the last ones torn) and all
+	// machines may lose power at once.
+	always bool
+	// optOut runs the servers with an explicit sync_interval of 2 minutes
+	// (the documented opt-out): a crash is a kill -9, the kernel keeping
+	// what the process wrote.
+	optOut bool
+	// powerLoss makes every crash a power loss under optOut too: a
+	// measurement of what the opt-out loses (-sim.powerloss; the run
+	// reports lost acknowledged publishes instead of failing).
 	powerLoss bool
 	// sabotage, if set, makes a replica skip applying an entry (the
 	// checker's own test: a divergence must be caught).
@@ -105,6 +109,18 @@ type simOptions struct {
 	dir      string // the store directory on every node's MemFS
 	// consumers adds a pull consumer client of stream F (sim_consumer_test.go).
 	consumers bool
+}
+
+// durable reports whether the servers acknowledge only what is fsynced.
+func (o simOptions) durable() bool { return !o.optOut }
+
+// syncInterval is the servers' Options.SyncInterval: 0 (the default
+// config) unless the run opts out.
+func (o simOptions) syncInterval() time.Duration {
+	if o.optOut {
+		return 2 * time.Minute
+	}
+	return 0
 }
 
 type simStats struct {
@@ -151,7 +167,7 @@ func newSimWorld(o simOptions) *simWorld {
 		// learned them from the routes, durable before anything else.
 		dir := filepath.Join(o.dir, "jetstream", "_raft_", metaGroupName)
 		b, _ := json.Marshal(names)
-		if err := n.disk.MkdirAll(dir, 0o750); err != nil {
+		if err := vfs.MkdirAllSynced(n.disk, dir, 0o750); err != nil {
 			panic(err)
 		}
 		if err := vfs.WriteFileAtomic(n.disk, filepath.Join(dir, "peers.json"), b); err != nil {
@@ -228,7 +244,7 @@ func (n *simNode) start() {
 	n.fs = &simFS{FS: n.disk}
 	n.groups, n.halted = nil, map[*raftGroup]bool{}
 	o := &Options{ServerName: n.name, Host: "127.0.0.1", DontListen: true, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.durable, fsys: n.fs, clock: w.clk, raftHost: &simHost{n: n, inc: n.inc}}
+		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.always, SyncInterval: w.opts.syncInterval(), fsys: n.fs, clock: w.clk, raftHost: &simHost{n: n, inc: n.inc}}
 	s, err := NewServer(o)
 	if err != nil {
 		w.fail("%s: NewServer: %v", n.name, err)
@@ -310,7 +326,7 @@ func (n *simNode) crash() {
 	w := n.w
 	n.up = false
 	n.fs.fence()
-	if w.opts.durable || w.opts.powerLoss {
+	if w.opts.durable() || w.opts.powerLoss {
 		// How much of each file's unsynced tail survives depends on the
 		// file and one draw per crash, not on the order the file system
 		// visits its files in (a map's: random).

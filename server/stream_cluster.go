@@ -159,9 +159,9 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return nil, err
 	}
 	o := s.getOpts()
-	syncEvery := o.SyncInterval
-	if o.SyncAlways {
-		syncEvery = 0
+	syncEvery := o.SyncInterval // an opt-out: fsynced every interval
+	if o.syncEachWrite() {
+		syncEvery = 0 // each batch fsynced before it is answered or applied
 	}
 	log, err := openWALLogKind(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
 	if err != nil {
@@ -209,7 +209,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		// The raft log makes entries durable; the store still syncs every
 		// sync_interval, which checkpoints it, compacts blocks and removes
 		// the files of dropped ones.
-		mset.syncer = newGroupCommit(mset, false, o.SyncInterval)
+		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
 	}
 	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
@@ -233,7 +233,7 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
 	} else if err == nil {
 		return nil
 	}
-	if err := js.fs.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
 		return err
 	}
 	return js.writeFileSync(file, want)
@@ -297,7 +297,7 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 	jsa.mu.Unlock()
 	if mset == nil {
 		if deleteData && sa != nil { // the log a departed replica kept
-			jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
+			vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
 		}
 		return
 	}
@@ -319,7 +319,7 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {
-		jsa.js.fs.RemoveAll(jsa.js.groupDir(sa))
+		vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
 	}
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"github.com/nats-io/nats-server/v2/internal/store"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,7 +128,7 @@ func (jsa *jsAccount) makeStream(cfg *StreamConfig, created time.Time, recoverin
 			_ = store.SkipMsgs(cfg.FirstSeq - 1)
 		}
 		meta, _ := json.Marshal(streamMeta{Config: *cfg, Created: created})
-		if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
+		if err := vfs.MkdirAllSynced(jsa.js.fs, dir, 0o750); err != nil {
 			store.Delete()
 			return nil, errStreamCreate(err)
 		}
@@ -166,7 +167,7 @@ func (jsa *jsAccount) openStoreIn(dir, msgs string, cfg *StreamConfig) (StreamSt
 	if cfg.Storage == MemoryStorage {
 		return store.NewMemStore(limits), nil
 	}
-	if err := jsa.js.fs.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(jsa.js.fs, dir, 0o750); err != nil {
 		return nil, err
 	}
 	return store.OpenFileStore(jsa.js.fs, msgs, fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)
@@ -192,7 +193,7 @@ func (mset *stream) start() error {
 	}
 	o := mset.jsa.js.srv.getOpts()
 	if mset.cfg.Storage == FileStorage {
-		mset.syncer = newGroupCommit(mset, o.SyncAlways, o.SyncInterval)
+		mset.syncer = newGroupCommit(mset, o.syncEachWrite(), o.backgroundSync())
 	}
 	mset.mu.Lock()
 	mset.scheduleExpiryLocked()
@@ -299,7 +300,7 @@ func (mset *stream) stop(deleteData bool) error {
 	}
 	if deleteData {
 		err := mset.st().Delete()
-		mset.jsa.js.fs.RemoveAll(filepath.Join(mset.jsa.dir, mset.name))
+		vfs.RemoveAllSynced(mset.jsa.js.fs, filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
 	err := mset.st().Stop()
@@ -344,6 +345,8 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	}
 	ack := mset.pubAckJSON(out, mset.jsa.js.srv.getOpts().JetStreamDomain)
 	switch {
+	case syncer != nil && syncer.always && out.err == nil && c != nil && c.route == nil:
+		deferSyncedAck(c, mset, syncer, reply, ack) // after this read, an fsync
 	case syncer != nil && syncer.always && out.err == nil:
 		syncer.ackAfterSync(strings.Clone(reply), ack) // after an fsync
 	case syncer != nil && out.err == nil && c != nil && c.route == nil:

@@ -14,6 +14,8 @@ type groupCommit struct {
 	mset    *stream
 	always  bool
 	pending []pendingAck
+	spare   []pendingAck // the previous batch's slice, reused
+	stopped bool
 	sig     chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
@@ -33,9 +35,27 @@ func newGroupCommit(mset *stream, always bool, interval time.Duration) *groupCom
 
 // ackAfterSync queues an ack to be sent once the message is on disk.
 func (g *groupCommit) ackAfterSync(reply string, ack []byte) {
+	g.queue(reply, ack)
+	g.signal()
+}
+
+// queue adds an ack to the next sync without starting it (signal does):
+// a client's read buffer queues all its publishes, then signals once, so
+// one fsync covers them. After stop (the stream's store was stopped,
+// synced) the ack goes at once.
+func (g *groupCommit) queue(reply string, ack []byte) {
 	g.mu.Lock()
+	if g.stopped {
+		g.mu.Unlock()
+		g.mset.jsa.js.srv.deliver(nil, g.mset.jsa.acc, reply, "", nil, ack)
+		return
+	}
 	g.pending = append(g.pending, pendingAck{reply, ack})
 	g.mu.Unlock()
+}
+
+// signal starts a sync of what is queued (if one is not pending already).
+func (g *groupCommit) signal() {
 	select {
 	case g.sig <- struct{}{}:
 	default:
@@ -68,11 +88,20 @@ func (g *groupCommit) loop(interval time.Duration) {
 func (g *groupCommit) flush() {
 	g.mu.Lock()
 	batch := g.pending
-	g.pending = nil
+	g.pending, g.spare = g.spare[:0], nil
 	g.mu.Unlock()
 	if len(batch) == 0 {
+		g.mu.Lock()
+		g.spare = batch
+		g.mu.Unlock()
 		return
 	}
+	defer func() {
+		clear(batch)
+		g.mu.Lock()
+		g.spare = batch[:0]
+		g.mu.Unlock()
+	}()
 	err := g.mset.st().Sync()
 	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
 	for _, p := range batch {
@@ -87,4 +116,8 @@ func (g *groupCommit) flush() {
 func (g *groupCommit) stop() {
 	close(g.quit)
 	<-g.done
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+	g.flush() // what was queued after the loop's last flush
 }

@@ -61,7 +61,10 @@
 //
 //   - Everything in Ready.Entries, Ready.Snapshot and a Ready.HardState whose
 //     term or vote changed (Ready.MustSync) must be durable before any of
-//     Ready.Messages is sent.
+//     Ready.Messages is sent, except when Ready.LeaderMayPipeline: a
+//     leader's appends may leave while its own log syncs, provided no peer
+//     message is stepped before that sync completed (Driver.Process does
+//     both in one call).
 //   - Between Ready and Advance nothing else may be called on the Node.
 //   - A node joining an existing group starts with empty storage and no
 //     Config.Peers; giving it peers would bootstrap a conflicting log.

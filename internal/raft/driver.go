@@ -93,6 +93,10 @@ func (d *Driver) Process() (done bool, err error) {
 			return true, fmt.Errorf("raft: persisting: %w", err)
 		}
 	}
+	early := rd.LeaderMayPipeline() // sent while the leader's own log syncs
+	if early {
+		d.Net.Send(rd.Messages)
+	}
 	if rd.MustSync {
 		if err := d.Log.Sync(); err != nil {
 			return true, fmt.Errorf("raft: syncing: %w", err)
@@ -103,7 +107,7 @@ func (d *Driver) Process() (done bool, err error) {
 			return true, fmt.Errorf("raft: installing snapshot %d: %w", rd.Snapshot.Index, err)
 		}
 	}
-	if len(rd.Messages) > 0 {
+	if len(rd.Messages) > 0 && !early {
 		d.Net.Send(rd.Messages)
 	}
 	if len(rd.CommittedEntries) > 0 {

@@ -108,6 +108,7 @@ func (n *Node) Ready() Ready {
 	if hs := r.hardState(); hs != n.prevHard {
 		rd.HardState = &hs
 		rd.MustSync = hs.Term != n.prevHard.Term || hs.Vote != n.prevHard.Vote
+		rd.voteChanged = rd.MustSync
 		n.prevHard = hs
 	}
 	if s := r.log.u.snap; s != nil {

@@ -212,8 +212,33 @@ type Ready struct {
 	// state machine has applied its Index.
 	ReadStates []ReadState
 	// MustSync is true when the batch contains entries, a snapshot, or a
-	// changed term or vote: those must be durable before Messages leave.
+	// changed term or vote: those must be durable before Messages leave
+	// (but see LeaderMayPipeline).
 	MustSync bool
+	// voteChanged is true when HardState changes the term or the vote.
+	voteChanged bool
+}
+
+// LeaderMayPipeline reports whether rd's Messages may leave before its
+// entries are durable: they are a leader's appends, heartbeats and
+// snapshots, and the batch changes neither term nor vote (nor installs a
+// snapshot). A leader writes its own log in parallel with replicating it
+// (Raft thesis, 10.2.1): it counts itself toward a commit only through
+// the responses it steps after this batch was synced, and a follower
+// answers an append only once it made the entries durable itself, so a
+// committed entry is still durable on a quorum.
+func (rd *Ready) LeaderMayPipeline() bool {
+	if rd.SoftState.Role != Leader || rd.voteChanged || rd.Snapshot != nil || len(rd.Messages) == 0 {
+		return false
+	}
+	for i := range rd.Messages {
+		switch rd.Messages[i].Type {
+		case MsgApp, MsgHeartbeat, MsgSnap:
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 var (

@@ -146,7 +146,7 @@ func newFileStore(fsys vfs.FS, dir string, cfg FileStoreConfig, limits StoreLimi
 	default:
 		return nil, fmt.Errorf("file store: unknown compression %q", cfg.Compression)
 	}
-	if err := fsys.MkdirAll(dir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(fsys, dir, 0o750); err != nil {
 		return nil, err
 	}
 	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: subjects.New()}

@@ -159,7 +159,7 @@ func RestoreLinked(fsys vfs.FS, snapDir, storeDir string) error {
 	if _, err := fsys.Stat(filepath.Join(snapDir, fsCheckpointFile)); err != nil {
 		return fmt.Errorf("snapshot %s has no checkpoint: %w", snapDir, err)
 	}
-	if err := fsys.MkdirAll(storeDir, 0o750); err != nil {
+	if err := vfs.MkdirAllSynced(fsys, storeDir, 0o750); err != nil {
 		return err
 	}
 	var active uint32

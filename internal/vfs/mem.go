@@ -5,6 +5,7 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,13 +18,16 @@ var ErrCrashed = errors.New("vfs: file system crashed")
 
 // MemFS is an in-memory FS that models what survives a power loss: a file's
 // content survives up to its last Sync, and a creation, rename or removal
-// survives only once SyncDir was called on its directory. Directories are
-// durable as soon as they are made. It is safe for concurrent use.
+// survives only once SyncDir was called on its directory. A directory made
+// survives once the directory holding it was synced (MkdirAllSynced), and
+// so does a directory's removal (RemoveAllSynced). It is safe for
+// concurrent use.
 type MemFS struct {
 	mu      lockorder.Mutex[lockorder.MemFS]
 	files   map[string]*memInode // the namespace as the running system sees it
 	durable map[string]*memInode // the namespace as of the last SyncDir calls
 	dirs    map[string]bool
+	durDirs map[string]bool // the directories as of the last SyncDir calls
 	inject  func(op, name string) error
 	gen     uint64 // incremented by Crash; older handles fail
 }
@@ -39,6 +43,7 @@ func NewMem() *MemFS {
 		files:   map[string]*memInode{},
 		durable: map[string]*memInode{},
 		dirs:    map[string]bool{"/": true, ".": true},
+		durDirs: map[string]bool{"/": true, ".": true},
 	}
 }
 
@@ -72,8 +77,20 @@ func (m *MemFS) CrashKeep(keep func(name string, n int) int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	dirs := map[string]bool{}
+	for d := range m.durDirs {
+		if m.durableDirLocked(d) {
+			dirs[d] = true
+		}
+	}
+	m.dirs = dirs
+	m.durDirs = maps.Clone(dirs)
 	files := make(map[string]*memInode, len(m.durable))
 	for name, ino := range m.durable {
+		if !dirs[filepath.Dir(name)] {
+			delete(m.durable, name)
+			continue
+		}
 		data := append([]byte(nil), ino.synced...)
 		if n := len(ino.data) - len(ino.synced); keep != nil && n > 0 {
 			k := min(max(keep(name, n), 0), n)
@@ -95,11 +112,23 @@ func (m *MemFS) Kill() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.gen++
+	m.durDirs = maps.Clone(m.dirs)
 	m.durable = make(map[string]*memInode, len(m.files))
 	for name, ino := range m.files {
 		ino.synced = append([]byte(nil), ino.data...)
 		m.durable[name] = ino
 	}
+}
+
+// durableDirLocked reports whether d and every directory holding it
+// survive a crash.
+func (m *MemFS) durableDirLocked(d string) bool {
+	for ; d != "/" && d != "."; d = filepath.Dir(d) {
+		if !m.durDirs[d] {
+			return false
+		}
+	}
+	return true
 }
 
 // FlipBit flips one bit of a file's content (synced and not), as a disk
@@ -171,7 +200,29 @@ func (m *MemFS) Remove(name string) error {
 	return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 }
 
-// RemoveAll removes name and everything below it, durably.
+// under reports whether p is dir or inside it.
+func under(dir, p string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// forgetLocked drops dir and everything below it from the durable
+// namespace.
+func (m *MemFS) forgetLocked(dir string) {
+	for p := range m.durable {
+		if under(dir, p) {
+			delete(m.durable, p)
+		}
+	}
+	for d := range m.durDirs {
+		if under(dir, d) && d != "/" && d != "." {
+			delete(m.durDirs, d)
+		}
+	}
+}
+
+// RemoveAll removes name and everything below it; like any removal, the
+// directory's is durable once the directory holding it is synced (until
+// then a crash brings back what was durable in it).
 func (m *MemFS) RemoveAll(name string) error {
 	name = filepath.Clean(name)
 	m.mu.Lock()
@@ -179,18 +230,18 @@ func (m *MemFS) RemoveAll(name string) error {
 	if err := m.check("remove", name); err != nil {
 		return err
 	}
-	under := func(p string) bool { return p == name || strings.HasPrefix(p, name+string(filepath.Separator)) }
-	for _, ns := range []map[string]*memInode{m.files, m.durable} {
-		for p := range ns {
-			if under(p) {
-				delete(ns, p)
-			}
+	for p := range m.files {
+		if under(name, p) {
+			delete(m.files, p)
 		}
 	}
 	for d := range m.dirs {
-		if under(d) && d != "/" && d != "." {
+		if under(name, d) && d != "/" && d != "." {
 			delete(m.dirs, d)
 		}
+	}
+	if !m.durDirs[name] {
+		m.forgetLocked(name) // a file, or a directory never durable: gone for good
 	}
 	return nil
 }
@@ -309,6 +360,16 @@ func (m *MemFS) SyncDir(dir string) error {
 	for p, ino := range m.files {
 		if filepath.Dir(p) == dir {
 			m.durable[p] = ino
+		}
+	}
+	for d := range m.dirs {
+		if d != dir && filepath.Dir(d) == dir {
+			m.durDirs[d] = true
+		}
+	}
+	for d := range m.durDirs {
+		if d != dir && filepath.Dir(d) == dir && !m.dirs[d] {
+			m.forgetLocked(d)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@
 package vfs
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -69,6 +70,48 @@ func (osFS) SyncDir(dir string) error {
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// MkdirAllSynced makes dir and any missing parents, and syncs the
+// directory holding each one it made, so that they survive a power loss
+// (a directory entry is durable only once its directory is synced).
+func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
+	dir = filepath.Clean(dir)
+	var made []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := fs.Stat(d); err == nil {
+			break
+		}
+		made = append(made, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if len(made) == 0 {
+		return nil
+	}
+	if err := fs.MkdirAll(dir, perm); err != nil {
+		return err
+	}
+	for i := len(made) - 1; i >= 0; i-- { // outermost first
+		if err := fs.SyncDir(filepath.Dir(made[i])); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RemoveAllSynced removes dir and everything below it and syncs the
+// directory that held it, so that a power loss cannot bring it back.
+func RemoveAllSynced(fs FS, dir string) error {
+	if err := fs.RemoveAll(dir); err != nil {
+		return err
+	}
+	err := fs.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // the directory holding it is gone too
 	}
 	return err
 }

@@ -25,7 +25,7 @@ func readAll(t *testing.T, fs FS, name string) string {
 
 func TestVFSMemCrashDropsUnsynced(t *testing.T) {
 	m := NewMem()
-	if err := m.MkdirAll("/d", 0o750); err != nil {
+	if err := MkdirAllSynced(m, "/d", 0o750); err != nil {
 		t.Fatal(err)
 	}
 	f, err := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o640)
@@ -62,7 +62,7 @@ func TestVFSMemCrashDropsUnsynced(t *testing.T) {
 
 func TestVFSMemCrashKeepTorn(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d", 0o750)
+	MkdirAllSynced(m, "/d", 0o750)
 	f, _ := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE, 0o640)
 	mustWrite(t, f, "abc")
 	f.Sync()
@@ -81,7 +81,7 @@ func TestVFSMemCrashKeepTorn(t *testing.T) {
 
 func TestVFSMemRenameAndRemoveDurability(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d", 0o750)
+	MkdirAllSynced(m, "/d", 0o750)
 	if err := WriteFileAtomic(m, "/d/ck", []byte("v1")); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestVFSMemRenameAndRemoveDurability(t *testing.T) {
 
 func TestVFSMemTruncateWriteAtFlip(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d", 0o750)
+	MkdirAllSynced(m, "/d", 0o750)
 	f, _ := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE, 0o640)
 	mustWrite(t, f, "0123456789")
 	if _, err := f.WriteAt([]byte("xy"), 3); err != nil {
@@ -154,7 +154,7 @@ func TestVFSMemTruncateWriteAtFlip(t *testing.T) {
 
 func TestVFSMemInjectError(t *testing.T) {
 	m := NewMem()
-	m.MkdirAll("/d", 0o750)
+	MkdirAllSynced(m, "/d", 0o750)
 	f, _ := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE, 0o640)
 	mustWrite(t, f, "abc")
 	f.Sync()
@@ -217,7 +217,7 @@ func TestVFSOS(t *testing.T) {
 // creations survive; the old handles do not.
 func TestVFSMemKillKeepsUnsynced(t *testing.T) {
 	m := NewMem()
-	if err := m.MkdirAll("/d", 0o750); err != nil {
+	if err := MkdirAllSynced(m, "/d", 0o750); err != nil {
 		t.Fatal(err)
 	}
 	f, err := m.OpenFile("/d/a", os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o640)
@@ -238,5 +238,80 @@ func TestVFSMemKillKeepsUnsynced(t *testing.T) {
 	m.Crash()
 	if got := readAll(t, m, "/d/a"); got != "hello" {
 		t.Fatalf("after kill and crash %q", got)
+	}
+}
+
+// A directory survives a power loss only once the directory holding it was
+// synced, and the files in it with it; MkdirAllSynced syncs each level it
+// makes. Kill (the process ends, the machine runs on) keeps it.
+func TestVFSMemDirectoryDurability(t *testing.T) {
+	m := NewMem()
+	if err := m.MkdirAll("/a/b", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(m, "/a/b/f", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	m.Crash()
+	for _, p := range []string{"/a/b/f", "/a/b", "/a"} {
+		if _, err := m.Stat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s survived although /a was never synced into /: %v", p, err)
+		}
+	}
+	if err := m.MkdirAll("/a/b", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	m.SyncDir("/") // /a durable, /a/b not yet
+	m.Crash()
+	if _, err := m.Stat("/a"); err != nil {
+		t.Fatalf("/a: %v", err)
+	}
+	if _, err := m.Stat("/a/b"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/a/b survived without a sync of /a: %v", err)
+	}
+	if err := MkdirAllSynced(m, "/a/b/c", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(m, "/a/b/c/f", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	m.Crash()
+	if got := readAll(t, m, "/a/b/c/f"); got != "x" {
+		t.Fatalf("after MkdirAllSynced and a crash: %q", got)
+	}
+	m.MkdirAll("/k", 0o750)
+	m.Kill()
+	m.Crash()
+	if _, err := m.Stat("/k"); err != nil {
+		t.Fatalf("a directory made before a kill: %v", err)
+	}
+}
+
+// A directory removed comes back with what was durable in it after a
+// power loss, unless the directory holding it was synced
+// (RemoveAllSynced).
+func TestVFSMemDirectoryRemovalDurability(t *testing.T) {
+	m := NewMem()
+	for _, d := range []string{"/s1/a", "/s2/b"} {
+		if err := MkdirAllSynced(m, d, 0o750); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFileAtomic(m, d+"/meta", []byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.RemoveAll("/s1/a")
+	if err := RemoveAllSynced(m, "/s2/b"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Stat("/s1/a"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/s1/a still there before the crash: %v", err)
+	}
+	m.Crash()
+	if got := readAll(t, m, "/s1/a/meta"); got != "/s1/a" {
+		t.Fatalf("/s1/a/meta after the crash: %q", got)
+	}
+	if _, err := m.Stat("/s2/b"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("/s2/b came back: %v", err)
 	}
 }

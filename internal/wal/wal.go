@@ -114,13 +114,7 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
 // makeDir creates dir if needed and makes its entry in the parent durable,
 // so that segments synced in it cannot vanish with it.
 func makeDir(fs vfs.FS, dir string) error {
-	if _, err := fs.Stat(dir); err == nil {
-		return nil
-	}
-	if err := fs.MkdirAll(dir, 0o750); err != nil {
-		return err
-	}
-	return fs.SyncDir(filepath.Dir(filepath.Clean(dir)))
+	return vfs.MkdirAllSynced(fs, dir, 0o750)
 }
 
 // createSegment creates the next segment file and makes it active, with a
