@@ -36,6 +36,7 @@ type consumer struct {
 	flushing bool        // a goroutine is draining outq
 	closed   bool
 	lead     *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
+	local    bool          // replicated stream: off the log, on its leader only (consumer_local.go)
 	push     *pushState // nil for a pull consumer (consumer_push.go)
 	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
 	lssEnd   uint64     // last_per_subject: the stream's last sequence at creation, 0 when unknown
@@ -175,7 +176,7 @@ func (o *consumer) ackWaitFired() {
 		mset.mu.Unlock()
 		return
 	}
-	if mset.replicated {
+	if o.viaLog() {
 		o.redeliverDueLeaderLocked()
 		mset.mu.Unlock()
 		return

@@ -39,7 +39,7 @@ func (r *apiRequest) consumerCreate() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if mset.replicated {
+	if mset.replicated && !mset.createsLocal(&req.Config) {
 		if req.Config.DeliverSubject != "" {
 			return consumerErr(errNotImplemented("push consumers of replicated streams"))
 		}
@@ -48,6 +48,9 @@ func (r *apiRequest) consumerCreate() any {
 	ci, e := mset.createConsumer(req, r.consumerLimits())
 	if e != nil {
 		return consumerErr(e)
+	}
+	if mset.replicated {
+		ci.Cluster = mset.clusterInfo()
 	}
 	mset.ensureAckSub()
 	if req.Config.DeliverSubject != "" {
@@ -80,14 +83,20 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 			st.Others = append(st.Others, o.cfg)
 		}
 	}
+	if mset.replicated && !mset.leader { // a local consumer (consumer_local.go) lives on the leader
+		return nil, errClusterNotAvail()
+	}
 	cfg, name, e := decideConsumerCreate(st, req)
 	if e != nil {
 		return nil, e
 	}
 	if o := mset.consumers[name]; o != nil {
+		if o.viaLog() {
+			return nil, errConsumerAlreadyExists()
+		}
 		return o.updateLocked(cfg)
 	}
-	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
+	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC(), local: mset.replicated}
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
 	if out.Err != nil {
 		return nil, errConsumerCreate(out.Err.Error())
@@ -149,7 +158,7 @@ func (r *apiRequest) consumerDelete() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if mset.replicated {
+	if mset.replicated && !mset.isLocalConsumer(cname) {
 		return r.proposeConsumerDelete(mset, cname)
 	}
 	mset.mu.Lock()

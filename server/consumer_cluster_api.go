@@ -100,8 +100,11 @@ func (mset *stream) pullRequestMsg(_ *subscription, _ *client, _ *Account, subje
 	}
 	mset.mu.Lock()
 	o := mset.consumers[cname]
-	if o == nil || o.closed || o.lead == nil {
+	if o == nil || o.closed || !o.leadsLocked() {
 		mset.mu.Unlock()
+		if o == nil { // nats-server: nobody listens for it, the requester hears 503
+			mset.jsa.js.srv.deliver(nil, mset.jsa.acc, strings.Clone(reply), "", []byte("NATS/1.0 503\r\nNats-Subject: "+subject+"\r\n\r\n"), nil)
+		}
 		return
 	}
 	o.armIdleLocked()
@@ -116,7 +119,7 @@ func (mset *stream) startConsumersLeading() *subscription {
 	sub := mset.subscribeConsumerRequests()
 	mset.mu.Lock()
 	if mset.leader && !mset.closed {
-		for _, o := range mset.consumerListLocked() {
+		for _, o := range mset.logConsumersLocked() {
 			o.startLeadingLocked()
 			o.pumpLeaderLocked()
 		}
@@ -129,7 +132,7 @@ func (mset *stream) startConsumersLeading() *subscription {
 // subscription when the stream's leader stops leading.
 func (mset *stream) stopConsumersLeading() {
 	mset.mu.Lock()
-	var flush []*consumer
+	flush := mset.dropLocalConsumersLocked()
 	for _, o := range mset.consumerListLocked() {
 		if sends := o.stopLeadingLocked(); len(sends) > 0 {
 			o.queueOutLocked(sends)

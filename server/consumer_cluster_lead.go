@@ -44,7 +44,11 @@ const (
 
 // leadsLocked reports whether this server acts for the consumer: always
 // on one server, on a replicated stream only while leading it.
-func (o *consumer) leadsLocked() bool { return !o.mset.replicated || o.lead != nil }
+func (o *consumer) leadsLocked() bool { return !o.viaLog() || o.lead != nil }
+
+// viaLog reports whether o's changes are entries of the stream's raft log
+// (a consumer of a replicated stream that is not local).
+func (o *consumer) viaLog() bool { return o.mset.replicated && !o.local }
 
 // startLeadingLocked rebuilds the soft state from the applied State.
 func (o *consumer) startLeadingLocked() {

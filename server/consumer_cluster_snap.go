@@ -24,7 +24,7 @@ type consumerSnap struct {
 // consumerSnapsLocked captures the consumers' states.
 func (mset *stream) consumerSnapsLocked() []consumerSnap {
 	var out []consumerSnap
-	for _, o := range mset.consumerListLocked() {
+	for _, o := range mset.logConsumersLocked() {
 		out = append(out, consumerSnap{Name: o.name, State: o.state.AppendSnapshot(nil)})
 	}
 	return out
@@ -53,7 +53,7 @@ func decodeConsumerSnaps(snaps []consumerSnap) (map[string]*consumer, error) {
 // and requests refer to it); one the snapshot does not have is dropped.
 func (mset *stream) restoreConsumersLocked(snaps map[string]*consumer) {
 	for name, o := range mset.consumers {
-		if snaps[name] == nil {
+		if snaps[name] == nil && !o.local {
 			o.queueOutLocked(mset.removeConsumerLocked(o))
 		}
 	}
@@ -78,7 +78,7 @@ func stampTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 func (mset *stream) consumersDigestLocked() uint64 {
 	h := fnv.New64a()
 	var b [8]byte
-	for _, o := range mset.consumerListLocked() {
+	for _, o := range mset.logConsumersLocked() {
 		h.Write([]byte(o.name))
 		binary.BigEndian.PutUint64(b[:], o.state.Digest())
 		h.Write(b[:])

@@ -268,7 +268,7 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 // applied numbers. Requests asking for no_wait that find nothing more get
 // 404 No Messages.
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
-	if o.mset.replicated {
+	if o.viaLog() {
 		return o.pumpProposeLocked(sends)
 	}
 	if o.push != nil {
