@@ -37,9 +37,9 @@ type consumer struct {
 	closed   bool
 	lead     *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
 	local    bool          // replicated stream: off the log, on its leader only (consumer_local.go)
-	push     *pushState // nil for a pull consumer (consumer_push.go)
-	lss      []uint64   // last_per_subject: the initial messages still to deliver (consumer_lps.go)
-	lssEnd   uint64     // last_per_subject: the stream's last sequence at creation, 0 when unknown
+	push     *pushState    // nil for a pull consumer (consumer_push.go)
+	lss      []uint64      // last_per_subject: the initial messages still to deliver (consumer_lps.go)
+	lssEnd   uint64        // last_per_subject: the stream's last sequence at creation, 0 when unknown
 }
 
 // stateConfig is the part of cfg the state machine reads, and the whole
