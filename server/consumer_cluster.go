@@ -39,6 +39,9 @@ func (mset *stream) applyConsumerEntryLocked(se *streamEntry, index uint64) ([]b
 	if ce.Op == cstate.OpCreate || ce.Op == cstate.OpUpdate {
 		ce.Gen = index // unique and increasing on every replica
 		resp, o := mset.applyConsumerConfigLocked(&ce)
+		if cr, ok := resp.(*JSApiConsumerCreateResponse); ok && mine && cr.ConsumerInfo != nil {
+			cr.ConsumerInfo.Cluster = mset.clusterInfoLocked() // as INFO's
+		}
 		if o != nil && mset.leader {
 			o.pumpLeaderLocked()
 		}

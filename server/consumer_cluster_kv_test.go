@@ -117,7 +117,7 @@ func kvNext(t *testing.T, w jetstream.KeyWatcher) jetstream.KeyValueEntry {
 }
 
 func TestJetStreamClusterObjectStoreR3(t *testing.T) {
-	_, _, js := clusterClientOffLeader(t, "OBJ_O", func(js0 jetstream.JetStream) {
+	c, _, js := clusterClientOffLeader(t, "OBJ_O", func(js0 jetstream.JetStream) {
 		if _, err := js0.CreateObjectStore(ctx(t), jetstream.ObjectStoreConfig{Bucket: "O", Replicas: 3}); err != nil {
 			t.Fatal(err)
 		}
@@ -133,6 +133,9 @@ func TestJetStreamClusterObjectStoreR3(t *testing.T) {
 	if _, err := obs.PutString(ctx(t), "small", "hello"); err != nil {
 		t.Fatal(err)
 	}
+	// Direct gets (object info) may be answered by a replica that lags the
+	// pub acks, as nats-server's followers may: read once all applied them.
+	waitReplicasApplied(t, c, "OBJ_O")
 	got, err := obs.GetBytes(ctx(t), "big")
 	if err != nil {
 		t.Fatal(err)
@@ -155,4 +158,20 @@ func TestJetStreamClusterObjectStoreR3(t *testing.T) {
 	if !slices.Equal(names, []string{"big", "small"}) {
 		t.Fatalf("list %v", names)
 	}
+}
+
+// waitReplicasApplied waits until every replica of the stream applied the
+// same last index.
+func waitReplicasApplied(t *testing.T, c *jsTestCluster, stream string) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "replicas applied alike", func() bool {
+		reps := c.replicas(stream)
+		var idx []uint64
+		for _, m := range reps {
+			m.mu.Lock()
+			idx = append(idx, m.lastIndex)
+			m.mu.Unlock()
+		}
+		return len(idx) == 3 && idx[0] == idx[1] && idx[1] == idx[2]
+	})
 }
