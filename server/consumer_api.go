@@ -40,9 +40,6 @@ func (r *apiRequest) consumerCreate() any {
 		return consumerErr(e)
 	}
 	if mset.replicated && !mset.createsLocal(&req.Config) {
-		if req.Config.DeliverSubject != "" {
-			return consumerErr(errNotImplemented("push consumers of replicated streams"))
-		}
 		return r.proposeConsumerCreate(mset, req)
 	}
 	ci, e := mset.createConsumer(req, r.consumerLimits())

@@ -91,6 +91,11 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 			return fail(errConsumerCreate(out.Err.Error())), o
 		}
 		o.cfg = &cfg
+		if o.push != nil && o.lead != nil {
+			o.updatePushLocked()
+		} else if o.push != nil {
+			o.push.subj = cfg.DeliverSubject
+		}
 		return &JSApiConsumerCreateResponse{ConsumerInfo: o.infoLocked()}, o
 	}
 	if o != nil { // created meanwhile: the same config is a success, another one is not
@@ -103,9 +108,15 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 	if out := o.applyLocked(ce); out.Err != nil {
 		return fail(errConsumerCreate(out.Err.Error())), nil
 	}
+	if cfg.isPush() {
+		o.push = &pushState{subj: cfg.DeliverSubject}
+	}
 	mset.addConsumerLocked(o)
 	if mset.leader {
 		o.startLeadingLocked()
+		if o.push != nil {
+			go mset.ensureFCSub() // subscribing never under the stream's lock
+		}
 	}
 	return &JSApiConsumerCreateResponse{ConsumerInfo: o.infoLocked()}, o
 }

@@ -108,7 +108,11 @@ func (mset *stream) pullRequestMsg(_ *subscription, _ *client, _ *Account, subje
 		return
 	}
 	o.armIdleLocked()
-	o.queueOutLocked(o.addRequestLocked(reply, msg, nil))
+	if o.push != nil {
+		o.queueOutLocked([]outMsg{statusMsg(strings.Clone(reply), "NATS/1.0 409 Consumer is push based\r\n\r\n")})
+	} else {
+		o.queueOutLocked(o.addRequestLocked(reply, msg, nil))
+	}
 	mset.mu.Unlock()
 	o.flushOut()
 }
@@ -125,6 +129,7 @@ func (mset *stream) startConsumersLeading() *subscription {
 		}
 	}
 	mset.mu.Unlock()
+	mset.ensureFCSub() // push consumers' clients answer flow control to the leader
 	return sub
 }
 

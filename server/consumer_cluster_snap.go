@@ -64,6 +64,9 @@ func (mset *stream) restoreConsumersLocked(snaps map[string]*consumer) {
 			continue
 		}
 		n.mset, n.created = mset, stampTime(n.state.Created())
+		if n.cfg.isPush() {
+			n.push = &pushState{subj: n.cfg.DeliverSubject}
+		}
 		mset.addConsumerLocked(n)
 		if mset.leader {
 			n.startLeadingLocked()

@@ -269,6 +269,9 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 // 404 No Messages.
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 	if o.viaLog() {
+		if o.push != nil {
+			return o.pushProposeLocked(sends)
+		}
 		return o.pumpProposeLocked(sends)
 	}
 	if o.push != nil {
