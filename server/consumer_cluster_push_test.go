@@ -79,10 +79,33 @@ func TestJetStreamClusterPushDurableAcrossStepdown(t *testing.T) {
 		}
 	}
 	checkConsumersAgree(t, c, "CC")
+}
 
-	// The client goes: the leader sees the route's interest go (RS-).
-	cc.Stop()
-	waitFor(t, 10*time.Second, "push_bound false", func() bool { return !pushInfo(t, js, "P").PushBound })
+// push_bound follows a subscriber on a server that does not lead the
+// stream: it comes with the route's RS+ and goes with its RS-.
+func TestJetStreamClusterPushBoundAcrossRoute(t *testing.T) {
+	_, nc, js, _ := ccSetup(t, 1)
+	if _, err := js.CreateOrUpdatePushConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "Q", DeliverSubject: "push.Q",
+		AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if pushInfo(t, js, "Q").PushBound {
+		t.Fatal("bound without a subscriber")
+	}
+	sub, err := nc.SubscribeSync("push.Q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.NextMsg(5 * time.Second); err != nil || m.Subject != "cc.1" {
+		t.Fatalf("got %v %v, want cc.1", m, err)
+	}
+	if !pushInfo(t, js, "Q").PushBound {
+		t.Fatal("not bound with a subscriber across a route")
+	}
+	if err := sub.Unsubscribe(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "push_bound false", func() bool { return !pushInfo(t, js, "Q").PushBound })
 }
 
 // pushInfo is ccInfo for a push consumer.
