@@ -55,6 +55,9 @@ func (mset *stream) applyConsumerEntryLocked(se *streamEntry, index uint64) ([]b
 		return nil, nil
 	}
 	out := o.applyLocked(&ce)
+	if ce.Op == cstate.OpDeliver {
+		o.trimLastPerSubjectLocked()
+	}
 	switch {
 	case ce.Op == cstate.OpDelete:
 		o.queueOutLocked(mset.removeConsumerLocked(o))
@@ -112,6 +115,7 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 		o.push = &pushState{subj: cfg.DeliverSubject}
 	}
 	mset.addConsumerLocked(o)
+	o.initLastPerSubjectLocked() // from the store at this index: alike on every replica
 	if mset.leader {
 		o.startLeadingLocked()
 		if o.push != nil {

@@ -19,13 +19,18 @@ import (
 type consumerSnap struct {
 	Name  string `json:"name"`
 	State []byte `json:"state"` // cstate AppendSnapshot
+	// last_per_subject: the initial list still to deliver and the stream's
+	// end at creation (consumer_lps.go), alike on every replica.
+	LSS    []uint64 `json:"lss,omitempty"`
+	LSSEnd uint64   `json:"lss_end,omitempty"`
 }
 
 // consumerSnapsLocked captures the consumers' states.
 func (mset *stream) consumerSnapsLocked() []consumerSnap {
 	var out []consumerSnap
 	for _, o := range mset.logConsumersLocked() {
-		out = append(out, consumerSnap{Name: o.name, State: o.state.AppendSnapshot(nil)})
+		o.trimLastPerSubjectLocked()
+		out = append(out, consumerSnap{Name: o.name, State: o.state.AppendSnapshot(nil), LSS: o.lss, LSSEnd: o.lssEnd})
 	}
 	return out
 }
@@ -43,7 +48,7 @@ func decodeConsumerSnaps(snaps []consumerSnap) (map[string]*consumer, error) {
 		if err := json.Unmarshal(st.Config().Raw, &cfg); err != nil {
 			return nil, fmt.Errorf("consumer %q in snapshot: config: %w", cs.Name, err)
 		}
-		out[cs.Name] = &consumer{name: cs.Name, cfg: &cfg, state: *st}
+		out[cs.Name] = &consumer{name: cs.Name, cfg: &cfg, state: *st, lss: cs.LSS, lssEnd: cs.LSSEnd}
 	}
 	return out, nil
 }
@@ -59,7 +64,7 @@ func (mset *stream) restoreConsumersLocked(snaps map[string]*consumer) {
 	}
 	for name, n := range snaps {
 		if o := mset.consumers[name]; o != nil {
-			o.cfg, o.state = n.cfg, n.state
+			o.cfg, o.state, o.lss, o.lssEnd = n.cfg, n.state, n.lss, n.lssEnd
 			o.created = stampTime(n.state.Created())
 			continue
 		}

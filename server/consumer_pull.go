@@ -240,7 +240,7 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 		return nil
 	}
 	if len(o.lss) > 0 {
-		if m := o.nextLastPerSubjectLocked(sm); m != nil {
+		if m := o.nextLastPerSubjectLocked(from, sm); m != nil {
 			return m
 		}
 	}
