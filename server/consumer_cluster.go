@@ -86,6 +86,11 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 		return fail(errConsumerCreate("malformed consumer configuration")), nil
 	}
 	o := mset.consumers[ce.Consumer]
+	if o != nil && o.local { // made on the leader meanwhile: the log's consumer wins, alike everywhere
+		o.queueOutLocked(mset.deleteConsumerLocked(o))
+		go o.flushOut() // after this apply's lock
+		o = nil
+	}
 	if ce.Op == cstate.OpUpdate {
 		if o == nil {
 			return fail(errConsumerDoesNotExist()), nil

@@ -31,7 +31,9 @@ func (r *apiRequest) proposeConsumerCreate(mset *stream, req *CreateConsumerRequ
 	}
 	cfg, name, e := decideConsumerCreate(st, req)
 	op := cstate.OpCreate
-	if mset.consumers[name] != nil {
+	if o := mset.consumers[name]; o != nil && o.local && e == nil {
+		e = errConsumerAlreadyExists() // a local consumer is not made durable
+	} else if o != nil {
 		op = cstate.OpUpdate
 	}
 	mset.mu.Unlock()
