@@ -82,3 +82,46 @@ func TestJetStreamClusterLastPerSubjectDurable(t *testing.T) {
 	})
 	checkConsumersAgree(t, c, "CC")
 }
+
+// The same through a durable push consumer: the last of each subject, then
+// the new ones, nothing else.
+func TestJetStreamClusterLastPerSubjectPush(t *testing.T) {
+	_, nc, js, _ := ccSetup(t, 0)
+	for _, s := range []string{"a", "b", "c", "a", "b", "a"} { // lasts: c 3, b 5, a 6
+		if _, err := js.Publish(ctx(t), "cc."+s, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := js.CreateOrUpdatePushConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "LP", DeliverSubject: "lp.in",
+		DeliverPolicy: jetstream.DeliverLastPerSubjectPolicy, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: "cc.>"}); err != nil {
+		t.Fatal(err)
+	}
+	sub, err := nc.SubscribeSync("lp.in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() uint64 {
+		t.Helper()
+		m, err := sub.NextMsg(5 * time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, err := m.Metadata()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = m.Ack()
+		return md.Sequence.Stream
+	}
+	var got []uint64
+	for range 3 {
+		got = append(got, next())
+	}
+	if _, err := js.Publish(ctx(t), "cc.b", []byte("b")); err != nil { // 7
+		t.Fatal(err)
+	}
+	got = append(got, next())
+	if !slices.Equal(got, []uint64{3, 5, 6, 7}) {
+		t.Fatalf("delivered %v, want [3 5 6 7]", got)
+	}
+}
