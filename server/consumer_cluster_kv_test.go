@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"bytes"
 	"fmt"
 	"slices"
@@ -174,4 +175,60 @@ func waitReplicasApplied(t *testing.T, c *jsTestCluster, stream string) {
 		}
 		return len(idx) == 3 && idx[0] == idx[1] && idx[1] == idx[2]
 	})
+}
+
+// A KV watch outlives a stepdown of its bucket's leader: its ordered
+// consumer (local to the old leader) goes with the leadership, nats.go
+// recreates it after missed heartbeats, and the updates made after the
+// stepdown arrive once each.
+func TestJetStreamClusterKVWatchAcrossStepdown(t *testing.T) {
+	c, nc, js := clusterClientOffLeader(t, "KV_W", func(js0 jetstream.JetStream) {
+		if _, err := js0.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: "W", Replicas: 3, History: 5}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	nc.SetErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { t.Logf("async error: %v", err) })
+	kv, err := js.KeyValue(ctx(t), "W")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx(t), "k", []byte("0")); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(context.Background()) // ctx(t) ends in 10s, and the watch with it
+	defer cancel()
+	w, err := kv.Watch(wctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	if e := kvNext(t, w); e == nil || string(e.Value()) != "0" {
+		t.Fatalf("initial %v", e)
+	}
+	if e := kvNext(t, w); e != nil {
+		t.Fatalf("want the end of initial values, got %s", e.Value())
+	}
+	leader, _ := infoOutcome(t, nc, "KV_W")
+	stepdownStream(t, nc, "KV_W")
+	awaitNewLeader(t, c, nc, "KV_W", leader)
+	for i := 1; i <= 3; i++ {
+		if _, err := kv.Put(ctx(t), "k", []byte(fmt.Sprint(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= 3; i++ {
+		select {
+		case e := <-w.Updates():
+			if e == nil || string(e.Value()) != fmt.Sprint(i) {
+				t.Fatalf("update %d: %v", i, e)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("update %d never came", i)
+		}
+	}
+	select {
+	case e := <-w.Updates():
+		t.Fatalf("one more update: %v", e)
+	case <-time.After(200 * time.Millisecond):
+	}
 }
