@@ -40,6 +40,7 @@ type consumer struct {
 	outq        []outMsg  // decided, not yet sent (flushOut)
 	flushing    bool      // a goroutine is draining outq
 	closed      bool
+	local       bool          // replicated stream: off the log, on its leader only (consumer_local.go)
 	lead        *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)
 	push        *pushState    // nil for a pull consumer (consumer_push.go)
 	lss         []uint64      // last_per_subject: the initial messages still to deliver (consumer_lps.go)
@@ -200,7 +201,7 @@ func (o *consumer) ackWaitFired() {
 		mset.mu.Unlock()
 		return
 	}
-	if mset.replicated {
+	if o.viaLog() {
 		o.redeliverDueLeaderLocked()
 		mset.mu.Unlock()
 		return

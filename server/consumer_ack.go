@@ -49,7 +49,7 @@ func (mset *stream) ackMsg(_ *subscription, _ *client, _ *Account, subject, repl
 		mset.mu.Unlock()
 		return
 	}
-	if mset.replicated { // proposed; applied (and an AckSync answered) on every replica later
+	if o.viaLog() { // proposed; applied (and an AckSync answered) on every replica later
 		o.queueOutLocked(o.ackLeaderLocked(&e, kind, strings.Clone(reply), arg))
 		mset.mu.Unlock()
 		o.flushOut()

@@ -39,15 +39,15 @@ func (r *apiRequest) consumerCreate() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if mset.replicated {
-		if req.Config.DeliverSubject != "" {
-			return consumerErr(errNotImplemented("push consumers of replicated streams"))
-		}
+	if mset.replicated && !mset.createsLocal(&req.Config) {
 		return r.proposeConsumerCreate(mset, req)
 	}
 	ci, e := mset.createConsumer(req, r.consumerLimits())
 	if e != nil {
 		return consumerErr(e)
+	}
+	if mset.replicated {
+		ci.Cluster = mset.clusterInfo()
 	}
 	mset.ensureAckSub()
 	if req.Config.DeliverSubject != "" {
@@ -81,18 +81,24 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 			st.Others = append(st.Others, o.cfg)
 		}
 	}
+	if mset.replicated && !mset.leader { // a local consumer (consumer_local.go) lives on the leader
+		return nil, errClusterNotAvail()
+	}
 	cfg, name, e := decideConsumerCreate(st, req)
 	if e != nil {
 		return nil, e
 	}
 	if o := mset.consumers[name]; o != nil {
+		if o.viaLog() {
+			return nil, errConsumerAlreadyExists()
+		}
 		ci, e := o.updateLocked(cfg)
 		if e == nil {
 			o.pausedAdvisoryLocked()
 		}
 		return ci, e
 	}
-	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC()}
+	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC(), local: mset.replicated}
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
 	if out.Err != nil {
 		return nil, errConsumerCreate(out.Err.Error())
@@ -156,7 +162,7 @@ func (r *apiRequest) consumerDelete() any {
 	if e != nil {
 		return consumerErr(e)
 	}
-	if mset.replicated {
+	if mset.replicated && !mset.isLocalConsumer(cname) {
 		return r.proposeConsumerDelete(mset, cname)
 	}
 	mset.mu.Lock()

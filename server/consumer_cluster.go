@@ -39,6 +39,9 @@ func (mset *stream) applyConsumerEntryLocked(se *streamEntry, index uint64) ([]b
 	if ce.Op == cstate.OpCreate || ce.Op == cstate.OpUpdate {
 		ce.Gen = index // unique and increasing on every replica
 		resp, o := mset.applyConsumerConfigLocked(&ce)
+		if cr, ok := resp.(*JSApiConsumerCreateResponse); ok && mine && cr.ConsumerInfo != nil {
+			cr.ConsumerInfo.Cluster = mset.clusterInfoLocked() // as INFO's
+		}
 		if o != nil && mset.leader {
 			o.pumpLeaderLocked()
 		}
@@ -52,6 +55,9 @@ func (mset *stream) applyConsumerEntryLocked(se *streamEntry, index uint64) ([]b
 		return nil, nil
 	}
 	out := o.applyLocked(&ce)
+	if ce.Op == cstate.OpDeliver {
+		o.trimLastPerSubjectLocked()
+	}
 	switch {
 	case ce.Op == cstate.OpDelete:
 		o.queueOutLocked(mset.removeConsumerLocked(o))
@@ -80,6 +86,11 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 		return fail(errConsumerCreate("malformed consumer configuration")), nil
 	}
 	o := mset.consumers[ce.Consumer]
+	if o != nil && o.local { // made on the leader meanwhile: the log's consumer wins, alike everywhere
+		o.queueOutLocked(mset.deleteConsumerLocked(o))
+		go o.flushOut() // after this apply's lock
+		o = nil
+	}
 	if ce.Op == cstate.OpUpdate {
 		if o == nil {
 			return fail(errConsumerDoesNotExist()), nil
@@ -88,6 +99,11 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 			return fail(errConsumerCreate(out.Err.Error())), o
 		}
 		o.cfg = &cfg
+		if o.push != nil && o.lead != nil {
+			o.updatePushLocked()
+		} else if o.push != nil {
+			o.push.subj = cfg.DeliverSubject
+		}
 		return &JSApiConsumerCreateResponse{ConsumerInfo: o.infoLocked()}, o
 	}
 	if o != nil { // created meanwhile: the same config is a success, another one is not
@@ -100,9 +116,16 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 	if out := o.applyLocked(ce); out.Err != nil {
 		return fail(errConsumerCreate(out.Err.Error())), nil
 	}
+	if cfg.isPush() {
+		o.push = &pushState{subj: cfg.DeliverSubject}
+	}
 	mset.addConsumerLocked(o)
+	o.initLastPerSubjectLocked() // from the store at this index: alike on every replica
 	if mset.leader {
 		o.startLeadingLocked()
+		if o.push != nil {
+			go mset.ensureFCSub() // subscribing never under the stream's lock
+		}
 	}
 	return &JSApiConsumerCreateResponse{ConsumerInfo: o.infoLocked()}, o
 }

@@ -30,8 +30,15 @@ func (r *apiRequest) proposeConsumerCreate(mset *stream, req *CreateConsumerRequ
 		}
 	}
 	cfg, name, e := decideConsumerCreate(st, req)
+	if e == nil && cfg.PriorityPolicy == PriorityPinnedClient {
+		// The pin is applied at delivery on one server; through the log it
+		// is not built yet: refused rather than left to diverge.
+		e = errNotImplemented("pinned_client priority groups on replicated streams")
+	}
 	op := cstate.OpCreate
-	if mset.consumers[name] != nil {
+	if o := mset.consumers[name]; o != nil && o.local && e == nil {
+		e = errConsumerAlreadyExists() // a local consumer is not made durable
+	} else if o != nil {
 		op = cstate.OpUpdate
 	}
 	mset.mu.Unlock()
@@ -100,12 +107,19 @@ func (mset *stream) pullRequestMsg(_ *subscription, _ *client, _ *Account, subje
 	}
 	mset.mu.Lock()
 	o := mset.consumers[cname]
-	if o == nil || o.closed || o.lead == nil {
+	if o == nil || o.closed || !o.leadsLocked() {
 		mset.mu.Unlock()
+		if o == nil { // nats-server: nobody listens for it, the requester hears 503
+			mset.jsa.js.srv.deliver(nil, mset.jsa.acc, strings.Clone(reply), "", []byte("NATS/1.0 503\r\nNats-Subject: "+subject+"\r\n\r\n"), nil)
+		}
 		return
 	}
 	o.armIdleLocked()
-	o.queueOutLocked(o.addRequestLocked(reply, msg, nil))
+	if o.push != nil {
+		o.queueOutLocked([]outMsg{statusMsg(strings.Clone(reply), "NATS/1.0 409 Consumer is push based\r\n\r\n")})
+	} else {
+		o.queueOutLocked(o.addRequestLocked(reply, msg, nil))
+	}
 	mset.mu.Unlock()
 	o.flushOut()
 }
@@ -116,12 +130,13 @@ func (mset *stream) startConsumersLeading() *subscription {
 	sub := mset.subscribeConsumerRequests()
 	mset.mu.Lock()
 	if mset.leader && !mset.closed {
-		for _, o := range mset.consumerListLocked() {
+		for _, o := range mset.logConsumersLocked() {
 			o.startLeadingLocked()
 			o.pumpLeaderLocked()
 		}
 	}
 	mset.mu.Unlock()
+	mset.ensureFCSub() // push consumers' clients answer flow control to the leader
 	return sub
 }
 
@@ -129,7 +144,7 @@ func (mset *stream) startConsumersLeading() *subscription {
 // subscription when the stream's leader stops leading.
 func (mset *stream) stopConsumersLeading() {
 	mset.mu.Lock()
-	var flush []*consumer
+	flush := mset.dropLocalConsumersLocked()
 	for _, o := range mset.consumerListLocked() {
 		if sends := o.stopLeadingLocked(); len(sends) > 0 {
 			o.queueOutLocked(sends)

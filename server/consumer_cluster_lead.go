@@ -44,7 +44,11 @@ const (
 
 // leadsLocked reports whether this server acts for the consumer: always
 // on one server, on a replicated stream only while leading it.
-func (o *consumer) leadsLocked() bool { return !o.mset.replicated || o.lead != nil }
+func (o *consumer) leadsLocked() bool { return !o.viaLog() || o.lead != nil }
+
+// viaLog reports whether o's changes are entries of the stream's raft log
+// (a consumer of a replicated stream that is not local).
+func (o *consumer) viaLog() bool { return o.mset.replicated && !o.local }
 
 // startLeadingLocked rebuilds the soft state from the applied State.
 func (o *consumer) startLeadingLocked() {
@@ -53,6 +57,7 @@ func (o *consumer) startLeadingLocked() {
 	o.active = o.now()
 	o.armAckTimerLocked()
 	o.armIdleLocked()
+	o.startPushLeadingLocked()
 }
 
 // stopLeadingLocked drops the soft state; the returned statuses tell the
@@ -64,6 +69,7 @@ func (o *consumer) stopLeadingLocked() []outMsg {
 		sends = append(sends, statusMsg(wr.reply, "NATS/1.0 409 Leadership Change\r\n\r\n"))
 	}
 	o.waiting, o.lead, o.rdq, o.queued, o.ackAt = nil, nil, nil, nil, 0
+	o.stopPushLeadingLocked()
 	for _, t := range []interface{ Stop() bool }{o.ackT, o.idleT} {
 		if t != nil {
 			t.Stop()
@@ -252,6 +258,11 @@ func (o *consumer) deliveredLocked(out *cstate.Outcome) {
 		return // another leader's entry: what it delivered comes back after the ack wait
 	}
 	delete(o.lead.inflight, out.Tag)
+	if p.wr == nil { // a push consumer's
+		o.pushDeliveredLocked(p, out)
+		o.releaseLocked(p, out.Deliveries)
+		return
+	}
 	var sm StoreMsg
 	sends := make([]outMsg, 0, len(out.Deliveries))
 	for _, d := range out.Deliveries {
@@ -283,8 +294,14 @@ func (o *consumer) releaseLocked(p *deliverProp, delivered []cstate.Delivery) {
 			j++
 			continue
 		}
-		wr.n++
-		wr.b += p.sizes[i]
+		if wr != nil {
+			wr.n++
+			wr.b += p.sizes[i]
+		}
+	}
+	if wr == nil { // a push consumer's
+		o.releasePushLocked(p, delivered)
+		return
 	}
 	wr.reserved -= len(p.seqs)
 	if wr.reserved == 0 && (wr.n <= 0 || (wr.maxBytes && wr.b <= 0)) {

@@ -19,13 +19,18 @@ import (
 type consumerSnap struct {
 	Name  string `json:"name"`
 	State []byte `json:"state"` // cstate AppendSnapshot
+	// last_per_subject: the initial list still to deliver and the stream's
+	// end at creation (consumer_lps.go), alike on every replica.
+	LSS    []uint64 `json:"lss,omitempty"`
+	LSSEnd uint64   `json:"lss_end,omitempty"`
 }
 
 // consumerSnapsLocked captures the consumers' states.
 func (mset *stream) consumerSnapsLocked() []consumerSnap {
 	var out []consumerSnap
-	for _, o := range mset.consumerListLocked() {
-		out = append(out, consumerSnap{Name: o.name, State: o.state.AppendSnapshot(nil)})
+	for _, o := range mset.logConsumersLocked() {
+		o.trimLastPerSubjectLocked()
+		out = append(out, consumerSnap{Name: o.name, State: o.state.AppendSnapshot(nil), LSS: o.lss, LSSEnd: o.lssEnd})
 	}
 	return out
 }
@@ -43,7 +48,7 @@ func decodeConsumerSnaps(snaps []consumerSnap) (map[string]*consumer, error) {
 		if err := json.Unmarshal(st.Config().Raw, &cfg); err != nil {
 			return nil, fmt.Errorf("consumer %q in snapshot: config: %w", cs.Name, err)
 		}
-		out[cs.Name] = &consumer{name: cs.Name, cfg: &cfg, state: *st}
+		out[cs.Name] = &consumer{name: cs.Name, cfg: &cfg, state: *st, lss: cs.LSS, lssEnd: cs.LSSEnd}
 	}
 	return out, nil
 }
@@ -53,17 +58,20 @@ func decodeConsumerSnaps(snaps []consumerSnap) (map[string]*consumer, error) {
 // and requests refer to it); one the snapshot does not have is dropped.
 func (mset *stream) restoreConsumersLocked(snaps map[string]*consumer) {
 	for name, o := range mset.consumers {
-		if snaps[name] == nil {
+		if snaps[name] == nil && !o.local {
 			o.queueOutLocked(mset.removeConsumerLocked(o))
 		}
 	}
 	for name, n := range snaps {
 		if o := mset.consumers[name]; o != nil {
-			o.cfg, o.state = n.cfg, n.state
+			o.cfg, o.state, o.lss, o.lssEnd = n.cfg, n.state, n.lss, n.lssEnd
 			o.created = stampTime(n.state.Created())
 			continue
 		}
 		n.mset, n.created = mset, stampTime(n.state.Created())
+		if n.cfg.isPush() {
+			n.push = &pushState{subj: n.cfg.DeliverSubject}
+		}
 		mset.addConsumerLocked(n)
 		if mset.leader {
 			n.startLeadingLocked()
@@ -78,7 +86,7 @@ func stampTime(ns int64) time.Time { return time.Unix(0, ns).UTC() }
 func (mset *stream) consumersDigestLocked() uint64 {
 	h := fnv.New64a()
 	var b [8]byte
-	for _, o := range mset.consumerListLocked() {
+	for _, o := range mset.logConsumersLocked() {
 		h.Write([]byte(o.name))
 		binary.BigEndian.PutUint64(b[:], o.state.Digest())
 		h.Write(b[:])

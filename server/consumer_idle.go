@@ -44,7 +44,7 @@ func (o *consumer) idleFired() {
 		mset.mu.Unlock()
 		return
 	}
-	if mset.replicated {
+	if o.viaLog() {
 		o.idleLeaderLocked()
 		mset.mu.Unlock()
 		return

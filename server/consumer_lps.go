@@ -90,20 +90,38 @@ func (s lpsSource) NumPending(from uint64, filters []string, lastPerSubject bool
 // numPendingLocked is the consumer's num_pending.
 func (o *consumer) numPendingLocked() uint64 { return o.state.NumPending(o.sourceLocked()) }
 
-// nextLastPerSubjectLocked is the next message of the initial list still
-// stored and not delivered, loaded into sm; nil once the list is done.
-func (o *consumer) nextLastPerSubjectLocked(sm *StoreMsg) *StoreMsg {
-	for len(o.lss) > 0 {
-		seq := o.lss[0]
-		if seq <= o.state.Delivered().Stream {
-			o.lss = o.lss[1:]
-			continue
-		}
-		if m, err := o.mset.st().LoadMsg(seq, sm); err == nil {
+// nextLastPerSubjectLocked is the next message of the initial list at or
+// after from (the leader's cursor past deliveries in flight) still stored,
+// loaded into sm; nil when there is none. On one server an entry gone
+// meanwhile is dropped; on a replicated stream the list changes only at
+// apply (trimLastPerSubjectLocked), so every replica counts the same.
+func (o *consumer) nextLastPerSubjectLocked(from uint64, sm *StoreMsg) *StoreMsg {
+	o.trimLastPerSubjectLocked()
+	for i, _ := slices.BinarySearch(o.lss, from); i < len(o.lss); {
+		if m, err := o.mset.st().LoadMsg(o.lss[i], sm); err == nil {
 			return m
 		}
-		o.lss = o.lss[1:] // gone meanwhile
+		if o.viaLog() {
+			i++
+			continue
+		}
+		o.lss = slices.Delete(o.lss, i, i+1) // gone meanwhile
 	}
-	o.lss = nil
+	if len(o.lss) == 0 {
+		o.lss = nil
+	}
 	return nil
+}
+
+// trimLastPerSubjectLocked drops the list's entries delivered already (on
+// a replicated stream at each applied Deliver, on every replica alike).
+func (o *consumer) trimLastPerSubjectLocked() {
+	d := o.state.Delivered().Stream
+	i := 0
+	for i < len(o.lss) && o.lss[i] <= d {
+		i++
+	}
+	if i > 0 {
+		o.lss = o.lss[i:]
+	}
 }

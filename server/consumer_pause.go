@@ -97,7 +97,15 @@ func (o *consumer) pauseFired(until int64) {
 		mset.mu.Unlock()
 		return
 	}
-	o.applyLocked(&cstate.Entry{Op: cstate.OpResume, TS: o.now().UnixNano(), Until: until})
+	e := &cstate.Entry{Op: cstate.OpResume, TS: o.now().UnixNano(), Until: until}
+	if o.viaLog() { // every replica applies the resume, in log order
+		if o.lead != nil {
+			o.proposeLocked(e, "", 0)
+		}
+		mset.mu.Unlock()
+		return
+	}
+	o.applyLocked(e)
 	if p := o.state.PausedUntil(); p == until { // not passed yet by the applied stamp: look again
 		o.armPauseLocked()
 	}

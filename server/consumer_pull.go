@@ -247,7 +247,7 @@ func (o *consumer) nextFirstLocked(sm *StoreMsg) *StoreMsg {
 		return nil
 	}
 	if len(o.lss) > 0 {
-		if m := o.nextLastPerSubjectLocked(sm); m != nil {
+		if m := o.nextLastPerSubjectLocked(from, sm); m != nil {
 			return m
 		}
 	}
@@ -278,7 +278,10 @@ func (o *consumer) nextLocked(sm *StoreMsg) *StoreMsg {
 // applied numbers. Requests asking for no_wait that find nothing more get
 // 404 No Messages.
 func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
-	if o.mset.replicated {
+	if o.viaLog() {
+		if o.push != nil {
+			return o.pushProposeLocked(sends)
+		}
 		return o.pumpProposeLocked(sends)
 	}
 	if o.push != nil {

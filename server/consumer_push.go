@@ -244,7 +244,7 @@ func (o *consumer) armHeartbeatLocked() {
 func (o *consumer) heartbeatFired() {
 	mset := o.mset
 	mset.mu.Lock()
-	if o.closed || o.push == nil {
+	if o.closed || o.push == nil || !o.leadsLocked() {
 		mset.mu.Unlock()
 		return
 	}

@@ -75,7 +75,7 @@ func (o *consumer) recheckInterest() {
 	mset := o.mset
 	o.push.kick.Store(false)
 	mset.mu.Lock()
-	if o.closed {
+	if o.closed || !o.leadsLocked() {
 		mset.mu.Unlock()
 		return
 	}

@@ -43,7 +43,7 @@ func (o *consumer) armWaitLocked(d time.Duration) {
 func (o *consumer) waitFired() {
 	mset := o.mset
 	mset.mu.Lock()
-	if o.closed || o.push == nil {
+	if o.closed || o.push == nil || !o.leadsLocked() {
 		mset.mu.Unlock()
 		return
 	}

@@ -396,6 +396,7 @@ func (s *Server) removeRoute(r *route) {
 		for _, e := range acc.sl.All() {
 			if e.Value.route == r.c {
 				_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
+				acc.deliverInterestChanged(e.Subject)
 			}
 		}
 	}

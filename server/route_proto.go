@@ -212,6 +212,7 @@ func (s *Server) routeSub(r *route, op *routeproto.Op, add bool) error {
 			_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
 		}
 	}
+	acc.deliverInterestChanged(subject) // a push consumer's client on that server went
 	return nil
 }
 

@@ -582,7 +582,35 @@ func (mset *stream) clusterInfo() *ClusterInfo {
 	if sa == nil {
 		return ci
 	}
-	st := g.statusSnapshot()
+	mset.fillReplicas(ci, sa, g.statusSnapshot())
+	return ci
+}
+
+// clusterInfoLocked is clusterInfo under mset.mu (inside the apply: a
+// CONSUMER.CREATE's answer), from the group's last known status: asking
+// the group for a fresh one waits for its goroutine, never under a lock.
+func (mset *stream) clusterInfoLocked() *ClusterInfo {
+	s, g := mset.jsa.js.srv, mset.group
+	if g == nil {
+		return &ClusterInfo{Leader: s.Name()}
+	}
+	jc := mset.jsa.js.cluster
+	ci := &ClusterInfo{Name: s.ClusterName(), Leader: jc.streamLeader(mset.jsa.acc.Name, mset.name)}
+	if mset.leader {
+		ci.Leader = s.Name()
+	}
+	if sa := jc.assignment(mset.jsa.acc.Name, mset.name); sa != nil {
+		g.mu.Lock()
+		st := g.status
+		g.mu.Unlock()
+		mset.fillReplicas(ci, sa, st)
+	}
+	return ci
+}
+
+// fillReplicas adds the replicas other than the leader, with what st
+// knows of their progress.
+func (mset *stream) fillReplicas(ci *ClusterInfo, sa *streamAssignment, st raft.Status) {
 	for _, p := range sa.Peers {
 		if p == ci.Leader {
 			continue
@@ -598,5 +626,4 @@ func (mset *stream) clusterInfo() *ClusterInfo {
 		}
 		ci.Replicas = append(ci.Replicas, pi)
 	}
-	return ci
 }
