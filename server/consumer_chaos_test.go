@@ -98,7 +98,7 @@ func TestNoRaceJetStreamClusterWorkQueueChaos(t *testing.T) {
 					continue
 				}
 				for m := range batch.Messages() {
-					w.take(t, m)
+					w.take(t, m, k)
 				}
 			}
 		}()
@@ -138,9 +138,10 @@ type wqLedger struct {
 	answered    map[uint64]string // stream seq → payload, AckSync answered
 	redelivered int
 	violations  []string
+	seen        map[uint64]string
 }
 
-func (w *wqLedger) take(t *testing.T, m jetstream.Msg) {
+func (w *wqLedger) take(t *testing.T, m jetstream.Msg, worker int) {
 	md, err := m.Metadata()
 	if err != nil {
 		t.Errorf("a delivery without metadata: %v", err)
@@ -148,8 +149,16 @@ func (w *wqLedger) take(t *testing.T, m jetstream.Msg) {
 	}
 	payload := string(m.Data())
 	w.mu.Lock()
+	where := fmt.Sprintf("worker %d at %s reply %s", worker, time.Now().Format("15:04:05.000"), m.Reply())
+	if w.seen == nil {
+		w.seen = map[uint64]string{}
+	}
+	prev := w.seen[md.Sequence.Stream]
+	w.seen[md.Sequence.Stream] = where
 	if p, ok := w.answered[md.Sequence.Stream]; ok {
-		w.violations = append(w.violations, fmt.Sprintf("stream seq %d (%q) delivered again (count %d)", md.Sequence.Stream, p, md.NumDelivered))
+		p += " first seen " + prev + "; again " + where
+		w.violations = append(w.violations, fmt.Sprintf("stream seq %d (%q when its AckSync was answered) delivered again as %q, consumer seq %d, count %d",
+			md.Sequence.Stream, p, payload, md.Sequence.Consumer, md.NumDelivered))
 	}
 	if w.processed[payload] > 0 {
 		w.redelivered++
