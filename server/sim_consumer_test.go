@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,7 +16,11 @@ import (
 // redelivery, or naked), under the same faults as the publishers. The
 // per-step digest check covers the consumer's state on every replica
 // (simStreamDigest folds consumersDigestLocked); at the end no message
-// whose AckSync was answered is pending on any replica.
+// whose AckSync was answered is pending on any replica, and none was
+// delivered after the answer (a consumer sequence above every replica's
+// delivered sequence when the answer came: consumer sequences are
+// assigned in log order); no delivery (consumer sequence) reaches the
+// client twice.
 
 const (
 	simPullPrefix = "_SIMP." // pull request replies: deliveries and statuses
@@ -24,16 +29,24 @@ const (
 )
 
 type simConsumerClient struct {
-	acked map[uint64]bool // stream seqs whose AckSync was answered
-	pulls int
+	acked map[uint64]bool   // stream seqs whose AckSync was answered
+	bound map[uint64]uint64 // stream seq → the highest delivered consumer seq of a replica when its first AckSync was answered
+	csqs  map[uint64]string // consumer seqs received → the delivery's ack subject
+	// cameBack describes the first delivery made after an AckSync of its
+	// message was answered.
+	cameBack string
+	pulls    int
 }
 
 // subscribeConsumerClient makes node n's connection of the client.
 func (w *simWorld) subscribeConsumerClient(n *simNode, inc int) {
 	acc := n.srv.globalAccount()
-	if _, err := acc.subscribeInternal(simPullPrefix+">", "", func(_ *subscription, _ *client, _ *Account, _, reply string, _, _ []byte) {
+	if _, err := acc.subscribeInternal(simPullPrefix+">", "", func(_ *subscription, c *client, _ *Account, _, reply string, _, _ []byte) {
 		if reply != "" {
 			r := strings.Clone(reply)
+			if c == nil { // every node's subscription gets a copy; the leader's own (not routed) is the client's
+				w.received(r)
+			}
 			w.at(1+w.rng.Int64N(20), func() { w.simAck(n, inc, r) })
 		}
 	}); err != nil {
@@ -41,6 +54,9 @@ func (w *simWorld) subscribeConsumerClient(n *simNode, inc int) {
 	}
 	if _, err := acc.subscribeInternal(simAckPrefix+">", "", func(_ *subscription, _ *client, _ *Account, subject, _ string, _, _ []byte) {
 		if seq, err := strconv.ParseUint(strings.TrimPrefix(subject, simAckPrefix), 10, 64); err == nil {
+			if !w.cons.acked[seq] {
+				w.cons.bound[seq] = w.deliveredBound()
+			}
 			w.cons.acked[seq] = true
 		}
 	}); err != nil {
@@ -83,6 +99,41 @@ func (w *simWorld) consumerStep() {
 	w.at(50+w.rng.Int64N(200), w.consumerStep)
 }
 
+// received checks a delivery the client got (ack subject ackSubj).
+func (w *simWorld) received(ackSubj string) {
+	a, ok := cstate.ParseAckSubject(ackSubj)
+	if !ok {
+		return // simAck reports it
+	}
+	if prev, ok := w.cons.csqs[a.CSeq]; ok {
+		w.fail("consumer seq %d delivered twice: %s and %s", a.CSeq, prev, ackSubj)
+		return
+	}
+	w.cons.csqs[a.CSeq] = ackSubj
+	if b, ok := w.cons.bound[a.SSeq]; ok && a.CSeq > b && w.cons.cameBack == "" {
+		// Reported at the end, unless a power loss lost acknowledged entries.
+		w.cons.cameBack = fmt.Sprintf("message %d delivered as %s after its AckSync was answered (replicas had delivered up to consumer seq %d)", a.SSeq, ackSubj, b)
+	}
+}
+
+// deliveredBound is the highest delivered consumer sequence of the
+// consumer's replicas now: at least the one of the replica that answered.
+func (w *simWorld) deliveredBound() uint64 {
+	var b uint64
+	for _, n := range w.nodes {
+		mset := n.stream("F")
+		if mset == nil {
+			continue
+		}
+		mset.mu.Lock()
+		if o := mset.consumers[simConsumer]; o != nil {
+			b = max(b, o.state.Delivered().Consumer)
+		}
+		mset.mu.Unlock()
+	}
+	return b
+}
+
 // simAck acknowledges a delivery on the node it came from: mostly an
 // AckSync, sometimes a nak, sometimes nothing (redelivered later).
 func (w *simWorld) simAck(n *simNode, inc int, ackSubj string) {
@@ -106,6 +157,10 @@ func (w *simWorld) simAck(n *simNode, inc int, ackSubj string) {
 // checkConsumer: at the end, every replica has the consumer, and nothing
 // whose AckSync was answered is pending on any of them.
 func (w *simWorld) checkConsumer() {
+	if w.cons.cameBack != "" && w.stats.Lost == 0 {
+		w.fail("%s", w.cons.cameBack)
+		return
+	}
 	lead := w.streamLeader("F")
 	sa := lead.cluster().assignment(globalAccountName, "F")
 	for _, p := range sa.Peers {
@@ -146,17 +201,18 @@ func TestSimStreamConsumer(t *testing.T) {
 		first, count = *simSeed, 1
 	}
 	var total simStats
-	acked := 0
+	acked, received := 0, 0
 	for seed := first; seed < first+uint64(count); seed++ {
 		w, err := runSimStreamWith(t, simOptions{seed: seed, consumers: true})
 		total.add(w.stats)
 		acked += len(w.cons.acked)
+		received += len(w.cons.csqs)
 		if err != nil {
 			t.Fatalf("seed %d: %v\nstats %+v\n%s\nreplay: go test ./server -run 'TestSimStreamConsumer$' -count=1 -v -sim.seed=%d",
 				seed, err, w.stats, strings.Join(w.trace[max(0, len(w.trace)-60):], "\n"), seed)
 		}
 	}
-	t.Logf("%d seeds: %+v; %d consumer acks answered", count, total, acked)
+	t.Logf("%d seeds: %+v; %d deliveries received, %d consumer acks answered", count, total, received, acked)
 	if acked == 0 {
 		t.Fatal("the consumer client acknowledged nothing")
 	}

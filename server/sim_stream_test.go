@@ -153,7 +153,8 @@ func runSimStreamWith(t testing.TB, o simOptions) (*simWorld, error) {
 		return w, w.err
 	}
 	if w.opts.consumers {
-		w.cons.acked = map[uint64]bool{}
+		w.cons.acked, w.cons.bound = map[uint64]bool{}, map[uint64]uint64{}
+		w.cons.csqs = map[uint64]string{}
 		if !w.runUntil(w.now+20_000, w.createConsumer) {
 			w.fail("no consumer 20 s after its creation")
 			return w, w.err

@@ -60,6 +60,8 @@ func TestPowerCutKeepsOnlySynced(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "a", "b"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	syncDir(t, dir) // a new directory is durable once its parent was synced
+	syncDir(t, filepath.Join(dir, "a"))
 	f := write(t, filepath.Join(dir, "a", "b", "log"), "synced;", true)
 	syncDir(t, filepath.Join(dir, "a", "b"))
 	if _, err := f.WriteString("lost"); err != nil {
