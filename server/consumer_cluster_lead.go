@@ -134,9 +134,7 @@ func (o *consumer) reserveLocked(wr *pullRequest, sm *StoreMsg) (p *deliverProp,
 		size := o.deliverySize(m, p)
 		if wr.maxBytes && size > wr.b {
 			if re {
-				o.queueLocked(m.Seq)
-				copy(o.rdq[1:], o.rdq[:len(o.rdq)-1])
-				o.rdq[0] = m.Seq
+				o.requeueFrontLocked(m.Seq)
 			}
 			if p == nil && wr.reserved == 0 {
 				return nil, "409 Message Size Exceeds MaxBytes", false
@@ -270,9 +268,8 @@ func (o *consumer) deliveredLocked(out *cstate.Outcome) {
 		if err != nil {
 			continue
 		}
-		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
-			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
-		sends = append(sends, outMsg{to: p.wr.reply, subj: m.Subj, reply: string(ack), hdr: bytes.Clone(m.Hdr), msg: bytes.Clone(m.Msg)})
+		ack := o.ackSubject(d, m.TS)
+		sends = append(sends, outMsg{to: p.wr.reply, subj: m.Subj, reply: ack, hdr: bytes.Clone(m.Hdr), msg: bytes.Clone(m.Msg)})
 	}
 	o.queueOutLocked(sends)
 	o.releaseLocked(p, out.Deliveries)

@@ -134,9 +134,8 @@ func (o *consumer) pushDeliveredLocked(dp *deliverProp, out *cstate.Outcome) {
 		if o.cfg.HeadersOnly {
 			hdr, msg = headersOnly(hdr, len(msg)), nil
 		}
-		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
-			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
-		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: string(ack), hdr: bytes.Clone(hdr), msg: bytes.Clone(msg)})
+		ack := o.ackSubject(d, m.TS)
+		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: ack, hdr: bytes.Clone(hdr), msg: bytes.Clone(msg)})
 		if p.hbT != nil {
 			p.hbT.Reset(o.cfg.Heartbeat)
 		}

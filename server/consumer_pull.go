@@ -305,24 +305,18 @@ func (o *consumer) pumpLocked(sends []outMsg) []outMsg {
 		if wr.maxBytes && size > wr.b {
 			o.removeRequestLocked(wr)
 			sends = append(sends, pendingStatus(wr.reply, "409 Message Size Exceeds MaxBytes", wr.n, wr.b))
-			if _, pending := o.state.PendingOf(m.Seq); pending { // offered again to the next request
-				o.queueLocked(m.Seq)
-				copy(o.rdq[1:], o.rdq[:len(o.rdq)-1])
-				o.rdq[0] = m.Seq
-			}
+			o.requeueFrontLocked(m.Seq) // offered again to the next request
 			continue
 		}
-		out := o.applyLocked(&cstate.Entry{Op: cstate.OpDeliver, TS: o.now().UnixNano(), Gen: o.state.Gen(), Seqs: []uint64{m.Seq}})
-		if out.Err != nil || len(out.Deliveries) == 0 {
-			if _, pending := o.state.PendingOf(m.Seq); pending {
-				continue // a redelivery not due (yet): the ack timer brings it back
-			}
+		d, ok, notDue := o.deliverNowLocked(m.Seq)
+		if notDue {
+			continue // a redelivery not due (yet): the ack timer brings it back
+		}
+		if !ok {
 			break
 		}
-		d := out.Deliveries[0]
-		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
-			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
-		sends = append(sends, outMsg{to: wr.reply, subj: m.Subj, reply: string(ack),
+		ack := o.ackSubject(d, m.TS)
+		sends = append(sends, outMsg{to: wr.reply, subj: m.Subj, reply: ack,
 			hdr: bytes.Clone(m.Hdr), msg: bytes.Clone(m.Msg)})
 		wr.n--
 		wr.b -= size
@@ -380,4 +374,23 @@ func (o *consumer) anyNoWaitLocked() bool {
 		}
 	}
 	return false
+}
+
+// deliverNowLocked applies one Deliver entry for seq on a consumer off the
+// log (one server, or local). notDue: the apply refused a redelivery whose
+// message is still pending (the ack timer brings it back); otherwise !ok
+// means nothing more can be delivered now.
+func (o *consumer) deliverNowLocked(seq uint64) (d cstate.Delivery, ok, notDue bool) {
+	out := o.applyLocked(&cstate.Entry{Op: cstate.OpDeliver, TS: o.now().UnixNano(), Gen: o.state.Gen(), Seqs: []uint64{seq}})
+	if out.Err != nil || len(out.Deliveries) == 0 {
+		_, pending := o.state.PendingOf(seq)
+		return cstate.Delivery{}, false, pending
+	}
+	return out.Deliveries[0], true, false
+}
+
+// ackSubject is the reply subject of delivery d of a message stamped ts.
+func (o *consumer) ackSubject(d cstate.Delivery, ts int64) string {
+	return string(cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
+		Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: ts, Pending: d.Pending}))
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
-	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
 )
 
 // A push consumer delivers to its deliver_subject (one member of a
@@ -113,17 +112,15 @@ func (o *consumer) pushPumpLocked(sends []outMsg) []outMsg {
 			o.armWaitLocked(wait)
 			break
 		}
-		out := o.applyLocked(&cstate.Entry{Op: cstate.OpDeliver, TS: o.now().UnixNano(), Gen: o.state.Gen(), Seqs: []uint64{m.Seq}})
-		if out.Err != nil || len(out.Deliveries) == 0 {
-			if _, pending := o.state.PendingOf(m.Seq); pending {
-				continue // a redelivery not due (yet): the ack timer brings it back
-			}
+		d, ok, notDue := o.deliverNowLocked(m.Seq)
+		if notDue {
+			continue // a redelivery not due (yet): the ack timer brings it back
+		}
+		if !ok {
 			break
 		}
-		d := out.Deliveries[0]
-		ack := cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
-			Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: m.TS, Pending: d.Pending})
-		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: string(ack),
+		ack := o.ackSubject(d, m.TS)
+		sends = append(sends, outMsg{to: p.subj, subj: m.Subj, reply: ack,
 			hdr: bytes.Clone(hdr), msg: bytes.Clone(msg)})
 		sz := len(p.subj) + len(ack) + len(hdr) + len(msg)
 		o.deliveredPushLocked(m, sz)
