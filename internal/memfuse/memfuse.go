@@ -162,13 +162,28 @@ func (n *node) newChild(ctx context.Context, name string, fi os.FileInfo) *gofs.
 	return n.NewInode(ctx, &node{mem: n.mem}, gofs.StableAttr{Mode: mode(fi)})
 }
 
-func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+// entry describes the child name in out and returns its inode.
+func (n *node) entry(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	fi, err := n.mem.Stat(n.child(name))
 	if err != nil {
 		return nil, errno(err)
 	}
 	fill(&out.Attr, fi)
 	return n.newChild(ctx, name, fi), 0
+}
+
+// withFile runs f on a handle of this node's file opened for it.
+func (n *node) withFile(f func(vfs.File) error) syscall.Errno {
+	vf, err := n.mem.OpenFile(n.path(), os.O_RDWR, 0)
+	if err != nil {
+		return errno(err)
+	}
+	defer vf.Close()
+	return errno(f(vf))
+}
+
+func (n *node) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return n.entry(ctx, name, out)
 }
 
 func (n *node) Getattr(ctx context.Context, f gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
@@ -189,14 +204,8 @@ func (n *node) Setattr(ctx context.Context, f gofs.FileHandle, in *fuse.SetAttrI
 				return errno(err)
 			}
 		} else {
-			vf, err := n.mem.OpenFile(n.path(), os.O_RDWR, 0)
-			if err != nil {
-				return errno(err)
-			}
-			err = vf.Truncate(int64(size))
-			vf.Close()
-			if err != nil {
-				return errno(err)
+			if e := n.withFile(func(f vfs.File) error { return f.Truncate(int64(size)) }); e != 0 {
+				return e
 			}
 		}
 	}
@@ -227,12 +236,7 @@ func (n *node) Mkdir(ctx context.Context, name string, m uint32, out *fuse.Entry
 	if err := n.mem.MkdirAll(p, 0o755); err != nil {
 		return nil, errno(err)
 	}
-	fi, err := n.mem.Stat(p)
-	if err != nil {
-		return nil, errno(err)
-	}
-	fill(&out.Attr, fi)
-	return n.newChild(ctx, name, fi), 0
+	return n.entry(ctx, name, out)
 }
 
 func (n *node) Create(ctx context.Context, name string, flags, m uint32, out *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
@@ -241,13 +245,12 @@ func (n *node) Create(ctx context.Context, name string, flags, m uint32, out *fu
 	if e != 0 {
 		return nil, nil, 0, e
 	}
-	fi, err := n.mem.Stat(p)
-	if err != nil {
+	ino, e := n.entry(ctx, name, out)
+	if e != 0 {
 		h.f.Close()
-		return nil, nil, 0, errno(err)
+		return nil, nil, 0, e
 	}
-	fill(&out.Attr, fi)
-	return n.newChild(ctx, name, fi), h, fuse.FOPEN_DIRECT_IO, 0
+	return ino, h, fuse.FOPEN_DIRECT_IO, 0
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
@@ -283,12 +286,7 @@ func (n *node) Link(ctx context.Context, target gofs.InodeEmbedder, name string,
 	if err := n.mem.Link(from, p); err != nil {
 		return nil, errno(err)
 	}
-	fi, err := n.mem.Stat(p)
-	if err != nil {
-		return nil, errno(err)
-	}
-	fill(&out.Attr, fi)
-	return n.newChild(ctx, name, fi), 0
+	return n.entry(ctx, name, out)
 }
 
 // Fsync syncs a file's content through its handle, or a directory's
@@ -304,12 +302,7 @@ func (n *node) Fsync(ctx context.Context, f gofs.FileHandle, flags uint32) sysca
 	if fi.IsDir() {
 		return errno(n.mem.SyncDir(n.path()))
 	}
-	vf, err := n.mem.OpenFile(n.path(), os.O_RDWR, 0)
-	if err != nil {
-		return errno(err)
-	}
-	defer vf.Close()
-	return errno(vf.Sync())
+	return n.withFile(vfs.File.Sync)
 }
 
 // handle is an open file.
