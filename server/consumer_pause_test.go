@@ -12,7 +12,7 @@ import (
 
 func TestConsumerPauseResume(t *testing.T) {
 	s := runJSServer(t)
-	pauseScenario(t, connectNATS(t, s.ClientURL()))
+	pauseScenario(t, connectNATS(t, s.ClientURL()), 1)
 }
 
 // TestConsumerPauseResumeRef runs the same scenario against nats-server.
@@ -21,15 +21,15 @@ func TestConsumerPauseResumeRef(t *testing.T) {
 	if bin == "" {
 		t.Skip("set TERN_REF_NATS_SERVER to a nats-server v2.15.2 binary")
 	}
-	pauseScenario(t, ccStartRef(t, bin, ""))
+	pauseScenario(t, ccStartRef(t, bin, ""), 1)
 }
 
-func pauseScenario(t *testing.T, nc *nats.Conn) {
+func pauseScenario(t *testing.T, nc *nats.Conn, replicas int) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	consumerStream(t, js, jetstream.FileStorage, 2)
+	consumerStreamR(t, js, jetstream.FileStorage, 2, replicas)
 	adv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.D")
 	if err != nil {
 		t.Fatal(err)

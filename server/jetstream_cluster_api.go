@@ -93,6 +93,8 @@ var clusterRoutes = []struct {
 	{"CONSUMER.NAMES.", consumerNamesResponseType, false, (*apiRequest).consumerNames},
 	{"CONSUMER.LIST.", consumerListResponseType, false, (*apiRequest).consumerList},
 	{"CONSUMER.LEADER.STEPDOWN.", "consumer_leader_stepdown_response", false, (*apiRequest).consumerStepdown},
+	{"CONSUMER.PAUSE.", consumerPauseResponseType, false, (*apiRequest).consumerPause},
+	{"CONSUMER.UNPIN.", consumerUnpinResponseType, false, (*apiRequest).consumerUnpin},
 }
 
 // routeStream is the stream a routed call names: the token after the

@@ -43,7 +43,7 @@ type Entry struct {
 	Delay    int64  // OpNak
 	Until    int64  // OpPause, OpResume
 	Text     string // OpTerm reason, OpPin/OpUnpin id, OpStreamRemoved reason
-	Config   *Config
+	Config   *Config // OpCreate, OpUpdate; OpPause and the API's OpResume: set at apply (see State.pause)
 }
 
 var opNames = [...]string{"", "create", "update", "delete", "deliver", "ack", "ackall", "nak",
