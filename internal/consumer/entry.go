@@ -38,11 +38,11 @@ type Entry struct {
 	Seq      uint64
 	CSeq     uint64
 	Seqs     []uint64
-	Gen      uint64 // OpDeliver: the generation the leader delivered for; OpCreate, OpUpdate: see Generation
-	Tag      uint64 // OpDeliver: the leader's own request id, handed back in the Outcome
-	Delay    int64  // OpNak
-	Until    int64  // OpPause, OpResume
-	Text     string // OpTerm reason, OpPin/OpUnpin id, OpStreamRemoved reason
+	Gen      uint64  // OpDeliver: the generation the leader delivered for; OpCreate, OpUpdate: see Generation
+	Tag      uint64  // OpDeliver: the leader's own request id, handed back in the Outcome
+	Delay    int64   // OpNak
+	Until    int64   // OpPause, OpResume
+	Text     string  // OpTerm reason, OpPin/OpUnpin id, OpStreamRemoved reason
 	Config   *Config // OpCreate, OpUpdate; OpPause and the API's OpResume: set at apply (see State.pause)
 }
 
