@@ -103,6 +103,10 @@ func pauseScenario(t *testing.T, nc *nats.Conn, replicas int) {
 	if _, err := js.PauseConsumer(ctx(t), "S", "NOPE", until); apiCode(err) != 10014 {
 		t.Fatalf("pause of a missing consumer: %v", err)
 	}
+	m, err := nc.Request("$JS.API.CONSUMER.PAUSE.NOPE.D", nil, 5*time.Second)
+	if err != nil || string(m.Data) != `{"type":"io.nats.jetstream.api.v1.consumer_pause_response","error":{"code":404,"err_code":10059,"description":"stream not found"},"paused":false,"pause_until":"0001-01-01T00:00:00Z"}` {
+		t.Fatalf("pause in a missing stream: %v %s", err, m.Data)
+	}
 	// Created paused: a pause advisory, and the pause ends by itself.
 	padv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.P")
 	if err != nil {
