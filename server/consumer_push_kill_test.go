@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -103,12 +104,21 @@ func TestNoRaceJetStreamClusterPushConsumerKill9(t *testing.T) {
 	waitFor(t, 90*time.Second, "every acknowledged publish processed", func() bool {
 		return len(w.missing()) == 0
 	})
-	waitFor(t, 30*time.Second, "nothing left unacknowledged", func() bool {
+	var last string
+	ok := waitUntil(30*time.Second, func() bool {
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		cons, err := js.Consumer(cctx, "PQ", "push")
-		return err == nil && cons.CachedInfo().NumAckPending == 0 && cons.CachedInfo().NumPending == 0
+		ci, err := anyConsumerInfo(cctx, js, "PQ", "push")
+		if err != nil {
+			last = err.Error()
+			return false
+		}
+		last = fmt.Sprintf("%s bound %v leader %v", ccNumbers(ci), ci.PushBound, ci.Cluster)
+		return ci.NumAckPending == 0 && ci.NumPending == 0
 	})
+	if !ok {
+		t.Fatalf("still unacknowledged or undelivered: %s", last)
+	}
 	close(done)
 	workers.Wait()
 	<-polled
@@ -174,13 +184,13 @@ func pollConsumer(w *wqLedger, js jetstream.JetStream, stream, name string, done
 		}
 		sent := time.Now()
 		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		cons, err := js.Consumer(cctx, stream, name)
+		ci, err := anyConsumerInfo(cctx, js, stream, name)
 		cancel()
 		if err != nil {
 			continue
 		}
 		w.mu.Lock()
-		w.polls = append(w.polls, wqPoll{sent: sent, delivered: cons.CachedInfo().Delivered.Consumer})
+		w.polls = append(w.polls, wqPoll{sent: sent, delivered: ci.Delivered.Consumer})
 		w.mu.Unlock()
 	}
 }
@@ -201,4 +211,29 @@ func (c *chaosCluster) streamLeader(t *testing.T, js jetstream.JetStream, stream
 		return err == nil && idx >= 0 && idx < len(c.ports)
 	})
 	return idx
+}
+
+// waitUntil polls cond until it holds or d passes.
+func waitUntil(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}
+
+// anyConsumerInfo is CONSUMER.INFO of a pull or a push consumer (nats.go
+// has one call for each).
+func anyConsumerInfo(ctx context.Context, js jetstream.JetStream, stream, name string) (*jetstream.ConsumerInfo, error) {
+	if c, err := js.Consumer(ctx, stream, name); err == nil {
+		return c.CachedInfo(), nil
+	} else if !errors.Is(err, jetstream.ErrNotPullConsumer) {
+		return nil, err
+	}
+	c, err := js.PushConsumer(ctx, stream, name)
+	if err != nil {
+		return nil, err
+	}
+	return c.CachedInfo(), nil
 }
