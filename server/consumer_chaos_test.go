@@ -295,11 +295,11 @@ func agreeAcrossLeaders(t *testing.T, nc *nats.Conn, stream, consumer string, n 
 		if err != nil || st.CachedInfo().Cluster == nil || st.CachedInfo().Cluster.Leader == "" {
 			return "", view{}, false
 		}
-		info, err := anyConsumerInfo(cctx, js, stream, consumer)
+		ci, err := st.Consumer(cctx, consumer)
 		if err != nil {
 			return "", view{}, false
 		}
-		si := st.CachedInfo()
+		si, info := st.CachedInfo(), ci.CachedInfo()
 		return si.Cluster.Leader, view{si.State.Msgs, si.State.FirstSeq, si.State.LastSeq,
 			info.Delivered.Stream, info.AckFloor.Stream, info.NumPending, uint64(info.NumAckPending), uint64(info.NumRedelivered)}, true
 	}
