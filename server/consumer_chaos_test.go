@@ -291,11 +291,11 @@ func agreeAcrossLeaders(t *testing.T, nc *nats.Conn, stream, consumer string, n 
 		if err != nil || st.CachedInfo().Cluster == nil || st.CachedInfo().Cluster.Leader == "" {
 			return "", view{}, false
 		}
-		ci, err := st.Consumer(ctx, consumer)
+		info, err := anyConsumerInfo(ctx, js, stream, consumer) // pull or push
 		if err != nil {
 			return "", view{}, false
 		}
-		si, info := st.CachedInfo(), ci.CachedInfo()
+		si := st.CachedInfo()
 		return si.Cluster.Leader, view{si.State.Msgs, si.State.FirstSeq, si.State.LastSeq,
 			info.Delivered.Stream, info.AckFloor.Stream, info.NumPending, uint64(info.NumAckPending), uint64(info.NumRedelivered)}, true
 	})
