@@ -59,7 +59,9 @@ func runConsumers(url, stream string, n, workers int, limit time.Duration) {
 // ensureStream creates the file stream, retrying for up to a minute while a
 // fresh cluster elects its meta leader.
 func ensureStream(js jetstream.JetStream, stream string) {
-	cfg := jetstream.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Storage: jetstream.FileStorage, Replicas: replicas()}
+	// max_consumers set: nats-server allows 1,000 per stream by default.
+	cfg := jetstream.StreamConfig{Name: stream, Subjects: []string{stream + ".>"}, Storage: jetstream.FileStorage,
+		Replicas: replicas(), MaxConsumers: 1_000_000}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
