@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -23,7 +24,11 @@ func runKVWatch(url, bucket string, n, rounds int, payload []byte) {
 	}
 	fillStart := time.Now()
 	for i := 0; i < n; i++ {
-		_, err := js.PublishAsync("$KV."+bucket+".k"+strconv.Itoa(i), payload)
+		subj := "$KV." + bucket + ".k" + strconv.Itoa(i)
+		_, err := js.PublishAsync(subj, payload)
+		for errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
+			_, err = js.PublishAsync(subj, payload) // the window was full for 200 ms: wait on
+		}
 		if err != nil {
 			fatal("put: " + err.Error())
 		}
