@@ -99,6 +99,7 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return ci, e
 	}
 	o := &consumer{mset: mset, name: name, cfg: cfg, created: mset.jsa.js.srv.clock.Now().UTC(), local: mset.replicated}
+	o.initLastPerSubjectLocked() // before the create: its start is the list's first
 	out := o.applyLocked(&cstate.Entry{Op: cstate.OpCreate, Gen: 1, TS: o.created.UnixNano(), Config: stateConfig(cfg)})
 	if out.Err != nil {
 		return nil, errConsumerCreate(out.Err.Error())
@@ -107,7 +108,6 @@ func (mset *stream) createConsumer(req *CreateConsumerRequest, lim consumerLimit
 		return nil, errConsumerCreate(err.Error())
 	}
 	mset.addConsumerLocked(o)
-	o.initLastPerSubjectLocked()
 	o.startLocked()
 	o.armPauseLocked()
 	o.pausedAdvisoryLocked()

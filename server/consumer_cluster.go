@@ -116,6 +116,7 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 		return &JSApiConsumerCreateResponse{ConsumerInfo: o.infoLocked()}, o
 	}
 	o = &consumer{mset: mset, name: ce.Consumer, cfg: &cfg, created: time.Unix(0, ce.TS).UTC()}
+	o.initLastPerSubjectLocked() // from the store at this index, alike on every replica; before the create (its start)
 	if out := o.applyLocked(ce); out.Err != nil {
 		return fail(errConsumerCreate(out.Err.Error())), nil
 	}
@@ -123,7 +124,6 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 		o.push = &pushState{subj: cfg.DeliverSubject}
 	}
 	mset.addConsumerLocked(o)
-	o.initLastPerSubjectLocked() // from the store at this index: alike on every replica
 	if mset.leader {
 		o.startLeadingLocked()
 		o.pausedAdvisoryLocked() // as nats-server's new consumer leader

@@ -17,7 +17,7 @@ import (
 func BenchmarkJSClusterConsumerCreateR3(b *testing.B) {
 	c := runJSCluster(b, 3)
 	_, js := jsClient(b, c.servers[0])
-	createStream(b, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Replicas: 3})
+	createStream(b, js, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, Replicas: 3, MaxConsumers: 1 << 20})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := js.CreateOrUpdateConsumer(ctx(b), "B", jetstream.ConsumerConfig{Durable: fmt.Sprintf("C%d", i), AckPolicy: jetstream.AckExplicitPolicy}); err != nil {

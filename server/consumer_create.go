@@ -120,7 +120,7 @@ func decideNewConsumer(st *consumerCreateState, cfg *ConsumerConfig) (*ConsumerC
 			limitable++
 		}
 	}
-	if !st.Clustered && !cfg.Direct && !cfg.Sourcing {
+	if !cfg.Direct && !cfg.Sourcing {
 		if maxc := maxConsumersFor(st); maxc > 0 && limitable >= maxc {
 			return nil, errMaxConsumers()
 		}
@@ -140,6 +140,11 @@ func decideNewConsumer(st *consumerCreateState, cfg *ConsumerConfig) (*ConsumerC
 	return cfg, nil
 }
 
+// JSDefaultMaxConsumersPerStream is the consumers a stream may have when
+// neither it nor its account sets a limit and the server's
+// default_max_consumers is 0 (nats-server's default; -1 lifts it).
+const JSDefaultMaxConsumersPerStream = 1_000
+
 // maxConsumersFor is the stream's consumer limit: the stream's, or the
 // account's when that is lower or the stream has none, or the server's
 // default when neither has one.
@@ -149,7 +154,11 @@ func maxConsumersFor(st *consumerCreateState) int {
 	if maxc <= 0 || (acc > 0 && acc < maxc) {
 		maxc = acc
 	}
-	if def := st.Limits.Server.DefaultMaxConsumers; def > 0 && maxc <= 0 {
+	def := st.Limits.Server.DefaultMaxConsumers
+	if def == 0 {
+		def = JSDefaultMaxConsumersPerStream
+	}
+	if def > 0 && maxc <= 0 {
 		maxc = def
 	}
 	return maxc

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -52,5 +53,47 @@ func TestConsumerLimitsStreamAndAccount(t *testing.T) {
 	_, err = js.CreateOrUpdateConsumer(ctx(t), "T", jetstream.ConsumerConfig{Durable: "A", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 11})
 	if retErr(err) != "400 10121 consumer max ack pending exceeds system limit of 10" {
 		t.Fatalf("max_ack_pending above consumer_limits: %v", err)
+	}
+}
+
+// With no max_consumers on the stream or the account, a stream takes
+// nats-server's default of 1,000 consumers (default_max_consumers 0), and
+// -1 lifts it.
+func TestConsumerLimitsServerDefault(t *testing.T) {
+	s := runJSServer(t)
+	_, js := jsClient(t, s)
+	createStream(t, js, jetstream.StreamConfig{Name: "D", Subjects: []string{"d"}})
+	for i := 0; i < JSDefaultMaxConsumersPerStream; i++ {
+		if _, err := js.CreateOrUpdateConsumer(ctx(t), "D", jetstream.ConsumerConfig{Durable: "C" + strconv.Itoa(i)}); err != nil {
+			t.Fatalf("consumer %d: %v", i, err)
+		}
+	}
+	_, err := js.CreateOrUpdateConsumer(ctx(t), "D", jetstream.ConsumerConfig{Durable: "over"})
+	if err == nil || retErr(err) != "400 10026 maximum consumers limit reached" {
+		t.Fatalf("consumer 1,001 without limits: %v", err)
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "D", jetstream.ConsumerConfig{Durable: "C0", Description: "x"}); err != nil {
+		t.Fatalf("an update at the limit: %v", err)
+	}
+	st := &consumerCreateState{Stream: &StreamConfig{MaxConsumers: -1}, Limits: consumerLimits{Server: JSLimitOpts{DefaultMaxConsumers: -1}}}
+	if got := maxConsumersFor(st); got > 0 {
+		t.Fatalf("default_max_consumers -1: limit %d", got)
+	}
+}
+
+// A replicated stream's max_consumers holds in a cluster too (the
+// stream's leader decides the create).
+func TestConsumerLimitsClustered(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "M", Subjects: []string{"m"}, Replicas: 3, MaxConsumers: 2})
+	for _, name := range []string{"A", "B"} {
+		if _, err := js.CreateOrUpdateConsumer(ctx(t), "M", jetstream.ConsumerConfig{Durable: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := js.CreateOrUpdateConsumer(ctx(t), "M", jetstream.ConsumerConfig{Durable: "C"})
+	if err == nil || retErr(err) != "400 10026 maximum consumers limit reached" {
+		t.Fatalf("third consumer with max_consumers 2: %v", err)
 	}
 }

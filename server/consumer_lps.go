@@ -21,14 +21,21 @@ func lastPerSubjectSeqs(st store.StreamStore, filters []string) []uint64 {
 	if len(filters) == 0 {
 		filters = []string{">"}
 	}
-	seen := make(map[string]struct{})
+	var seen map[string]struct{} // only several filters can name a subject twice
+	if len(filters) > 1 {
+		seen = make(map[string]struct{})
+	}
 	var seqs []uint64
 	for _, f := range filters {
-		for subj, ss := range st.SubjectsState(f) {
-			if _, dup := seen[subj]; dup {
-				continue
+		subjs := st.SubjectsState(f)
+		seqs = slices.Grow(seqs, len(subjs))
+		for subj, ss := range subjs {
+			if seen != nil {
+				if _, dup := seen[subj]; dup {
+					continue
+				}
+				seen[subj] = struct{}{}
 			}
-			seen[subj] = struct{}{}
 			seqs = append(seqs, ss.Last)
 		}
 	}
@@ -85,6 +92,15 @@ func (s lpsSource) NumPending(from uint64, filters []string, lastPerSubject bool
 	}
 	first, _ := slices.BinarySearch(s.lss, from)
 	return uint64(len(s.lss)-first) + s.storeSource.NumPending(max(from, s.end+1), filters, false)
+}
+
+// FirstLastPerSubject is the list's first entry: a consumer whose list is
+// made before its create is applied does not scan the subjects twice.
+func (s lpsSource) FirstLastPerSubject([]string) uint64 {
+	if len(s.lss) == 0 {
+		return 0
+	}
+	return s.lss[0]
 }
 
 // numPendingLocked is the consumer's num_pending.

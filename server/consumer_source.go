@@ -46,13 +46,20 @@ func (s storeSource) nextMatching(filters []string, start uint64, sm *StoreMsg) 
 		filters = []string{">"}
 	}
 	var best uint64
+	var loaded *StoreMsg
 	for _, f := range filters {
-		if m, err := s.st.LoadNextMsg(f, start, sm); err == nil && (best == 0 || m.Seq < best) {
-			best = m.Seq
+		if m, err := s.st.LoadNextMsg(f, start, sm); err == nil {
+			loaded = m
+			if best == 0 || m.Seq < best {
+				best = m.Seq
+			}
 		}
 	}
 	if best == 0 {
 		return nil
+	}
+	if loaded.Seq == best {
+		return loaded // the last message loaded is the one: no second read
 	}
 	m, err := s.st.LoadMsg(best, sm)
 	if err != nil {

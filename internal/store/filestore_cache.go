@@ -246,11 +246,14 @@ func (fs *fileStore) readRecord(b *msgBlock, seq uint64) (record, bool) {
 	}
 	i := seq - b.first
 	// Random reads get one record at a time; a run of reads going forward
-	// through the block (a consumer) loads it whole.
+	// through the block (a consumer) loads it whole. Reading the same
+	// record again (a consumer finds the next message, then loads it)
+	// neither extends nor breaks the run.
 	if b.cache == nil && !b.compressed {
-		if seq > b.lastRead && seq-b.lastRead <= 8 {
+		switch {
+		case seq > b.lastRead && seq-b.lastRead <= 8:
 			b.run++
-		} else {
+		case seq != b.lastRead:
 			b.run = 0
 		}
 		b.lastRead = seq
@@ -279,7 +282,7 @@ func (fs *fileStore) readOneRecord(b *msgBlock, i uint64) (record, bool) {
 	if !ok || off == noOff || size == 0 || size > recMaxLen {
 		return record{}, false
 	}
-	f, err := fs.rd.open(fs, blockName(fs.dir, b.index, false), b.index)
+	f, err := fs.rd.open(fs, b.index, func() string { return blockName(fs.dir, b.index, false) })
 	if err != nil {
 		return record{}, false
 	}
@@ -299,12 +302,14 @@ type blockReader struct {
 	buf   []byte
 }
 
-func (r *blockReader) open(fs *fileStore, name string, index uint32) (vfs.File, error) {
+// open returns the file of block index, opening name() when it is not the
+// one kept (the name is only formatted then).
+func (r *blockReader) open(fs *fileStore, index uint32, name func() string) (vfs.File, error) {
 	if r.f != nil && r.index == index {
 		return r.f, nil
 	}
 	r.drop()
-	f, err := fs.fsys.OpenFile(name, os.O_RDONLY, 0)
+	f, err := fs.fsys.OpenFile(name(), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

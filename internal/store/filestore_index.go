@@ -115,7 +115,7 @@ func decodeIndex(b *msgBlock, data []byte) (*blockIndex, error) {
 // indexEntry reads the table entry of offset i from b's index file without
 // loading the index: the record offset and accounted size.
 func (fs *fileStore) indexEntry(b *msgBlock, i uint64) (uint32, uint32, bool) {
-	f, err := fs.rdx.open(fs, indexName(fs.dir, b.index), b.index)
+	f, err := fs.rdx.open(fs, b.index, func() string { return indexName(fs.dir, b.index) })
 	if err != nil {
 		return 0, 0, false
 	}

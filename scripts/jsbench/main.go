@@ -7,6 +7,8 @@
 //	jsbench sync  -s URL -subject S -n N
 //	jsbench async -s URL -subject S -n N [-cas|-fresh] [-window W]
 //	jsbench kvhot -s URL[,URL...] -bucket B -clients C -dur D
+//	jsbench consumers -s URL -stream S -n N -workers K -limit D
+//	jsbench kvwatch -s URL -bucket B -n N -rounds R
 package main
 
 import (
@@ -29,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal("usage: jsbench sync|async|kvhot [flags]")
+		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch [flags]")
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -43,6 +45,10 @@ func main() {
 	bucket := fs.String("bucket", "hot", "KV bucket")
 	clients := fs.Int("clients", 8, "KV clients")
 	dur := fs.Duration("dur", 5*time.Second, "kvhot duration")
+	stream := fs.String("stream", "scale", "consumers: the stream (created if missing)")
+	workers := fs.Int("workers", 8, "consumers: parallel creators")
+	limit := fs.Duration("limit", 10*time.Minute, "consumers: stop creating after this long")
+	rounds := fs.Int("rounds", 1, "kvwatch: watches timed (the fastest is reported)")
 	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile here")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuprofile != "" {
@@ -63,6 +69,10 @@ func main() {
 		runAsync(strings.Split(*urls, ",")[0], *subject, *n, *window, *cas, *fresh || *cas, payload)
 	case "kvhot":
 		runKVHot(strings.Split(*urls, ","), *bucket, *clients, *dur, payload)
+	case "consumers":
+		runConsumers(strings.Split(*urls, ",")[0], *stream, *n, *workers, *limit)
+	case "kvwatch":
+		runKVWatch(strings.Split(*urls, ",")[0], *bucket, *n, *rounds, payload)
 	default:
 		fatal("unknown mode " + mode)
 	}
