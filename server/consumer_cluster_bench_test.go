@@ -2,6 +2,8 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"runtime/pprof"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -40,6 +42,7 @@ func BenchmarkJSClusterConsumerCreateR3(b *testing.B) {
 // `nats bench js consume --acks explicit` does: Consume with 500 messages
 // buffered, every message acked (async) in the callback, max ack pending
 // 1,000 (nats-server's default), the client on the stream leader's server.
+// TERN_CONSUME_PROFILE=<file> writes a CPU profile of the consuming only.
 func BenchmarkJSClusterConsumeR3(b *testing.B) {
 	c := runJSCluster(b, 3)
 	_, js0 := jsClient(b, c.servers[0])
@@ -67,6 +70,10 @@ func BenchmarkJSClusterConsumeR3(b *testing.B) {
 	}
 	done := make(chan struct{})
 	var n atomic.Int64
+	if f, _ := os.Create(os.Getenv("TERN_CONSUME_PROFILE")); f != nil {
+		pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	b.ResetTimer()
 	cc, err := cons.Consume(func(m jetstream.Msg) {
 		m.Ack()
