@@ -59,7 +59,15 @@ func proposeHeldAcksLocked(c *client, o *consumer) {
 	if c == nil || c.route != nil {
 		return
 	}
-	h := readHook[leaderAcks](c)
+	var h *leaderAcks
+	for _, x := range c.readHooks {
+		if la, ok := x.(*leaderAcks); ok {
+			h = la
+		}
+	}
+	if h == nil {
+		return // this client never held an ack
+	}
 	if i := h.index(o); i >= 0 && len(h.held[i].seqs) > 0 {
 		o.proposeAcksLocked(h.held[i].seqs)
 		h.held[i].seqs = h.held[i].seqs[:0]

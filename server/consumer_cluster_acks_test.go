@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net"
 	"strings"
@@ -16,6 +17,16 @@ import (
 // after them (every ack parsed, the read's acks proposed).
 func rawAcks(t *testing.T, s *Server, subjects []string) {
 	t.Helper()
+	pubs := make([][2]string, len(subjects))
+	for i, subj := range subjects {
+		pubs[i] = [2]string{subj, ""}
+	}
+	rawPubs(t, s, pubs)
+}
+
+// rawPubs is rawAcks with a body for each subject ({subject, body}).
+func rawPubs(t *testing.T, s *Server, pubs [][2]string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
 		t.Fatal(err)
@@ -23,8 +34,8 @@ func rawAcks(t *testing.T, s *Server, subjects []string) {
 	defer conn.Close()
 	var b strings.Builder
 	b.WriteString("CONNECT {\"verbose\":false,\"pedantic\":false}\r\n")
-	for _, subj := range subjects {
-		fmt.Fprintf(&b, "PUB %s 0\r\n\r\n", subj)
+	for _, p := range pubs {
+		fmt.Fprintf(&b, "PUB %s %d\r\n%s\r\n", p[0], len(p[1]), p[1])
 	}
 	b.WriteString("PING\r\n")
 	if _, err := conn.Write([]byte(b.String())); err != nil {
@@ -126,6 +137,56 @@ func TestJetStreamClusterConsumerAckBatch(t *testing.T) {
 	want = "delivered 140/100 ack_floor 140/100 ack_pending 0 pending 0 redelivered 0"
 	if got := ccNumbers(ccInfo(t, js, "D")); got != want {
 		t.Fatalf("after acking the redeliveries: %s, want %s", got, want)
+	}
+	checkConsumersAgree(t, c, "CC")
+}
+
+// TestJetStreamClusterConsumerAckBatchOrder: another ack of the consumer
+// in the same read goes into the log after the +ACKs held before it. A
+// +TERM of a message the client acked just before finds it acknowledged
+// (no terminated advisory); proposed first, it would terminate it.
+func TestJetStreamClusterConsumerAckBatchOrder(t *testing.T) {
+	c, nc, js, leader := ccSetup(t, 3)
+	cons, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	advisories, err := nc.SubscribeSync(JSAdvisoryConsumerMsgTerminatedPre + ".CC.D")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Flush()
+	batch, err := cons.Fetch(3, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acks []string
+	for m := range batch.Messages() {
+		acks = append(acks, m.Reply())
+	}
+	if len(acks) != 3 {
+		t.Fatalf("fetched %d messages (%v)", len(acks), batch.Error())
+	}
+	var ls *Server
+	for _, s := range c.servers {
+		if s.Name() == leader {
+			ls = s
+		}
+	}
+	rawPubs(t, ls, [][2]string{{acks[0], ""}, {acks[1], "+ACK"}, {acks[0], "+TERM"}})
+	rawPubs(t, ls, [][2]string{{acks[2], "+TERM"}})
+	m, err := advisories.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no terminated advisory: %v", err)
+	}
+	var adv struct {
+		StreamSeq uint64 `json:"stream_seq"`
+	}
+	if err := json.Unmarshal(m.Data, &adv); err != nil || adv.StreamSeq != 3 {
+		t.Fatalf("first terminated advisory %s, want one for stream seq 3 (1 was acked before its +TERM)", m.Data)
+	}
+	if got, want := ccNumbers(ccInfo(t, js, "D")), "delivered 3/3 ack_floor 3/3 ack_pending 0 pending 0 redelivered 0"; got != want {
+		t.Fatalf("%s, want %s", got, want)
 	}
 	checkConsumersAgree(t, c, "CC")
 }
