@@ -34,6 +34,7 @@ type consumer struct {
 	pauseT   clock.Timer // ends the pause in force (consumer_pause.go)
 	pinT     clock.Timer // ends the pin after priority_timeout (consumer_priority.go)
 	pinGroup string      // the group of the pin in force (its advisories')
+	pinLead  *pinLead    // replicated stream, on the leader: the pin proposed, not applied yet
 	// unpinReason is the unpinned advisory's reason while OpUnpin applies.
 	unpinReason string
 	active      time.Time // last pull request (server clock)

@@ -45,7 +45,7 @@ func (mset *stream) ackMsg(_ *subscription, c *client, _ *Account, subject, repl
 	}
 	mset.mu.Lock()
 	o := mset.consumers[a.Consumer]
-	if o == nil || o.closed {
+	if o == nil || o.closed || o.cfg.AckPolicy == AckFlowControl { // acked by its flow control answers only
 		mset.mu.Unlock()
 		return
 	}

@@ -278,62 +278,27 @@ func (w *wqLedger) missing() []string {
 }
 
 // agreeAcrossLeaders makes each of n servers lead the stream in turn and
-// checks that each reports the same stream state and consumer numbers
-// (values derived from the applied state, so identical on every replica).
+// checks that every leader reports the same stream and consumer numbers.
 func agreeAcrossLeaders(t *testing.T, nc *nats.Conn, stream, consumer string, n int) {
 	t.Helper()
-	js, _ := jetstream.New(nc)
 	type view struct {
 		msgs, first, last       uint64
 		delivered, floor        uint64
 		pending, ackPending, rd uint64
 	}
-	read := func() (string, view, bool) {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		st, err := js.Stream(cctx, stream)
+	seen := viewUnderEachLeader(t, nc, stream, n, 60*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, view, bool) {
+		st, err := js.Stream(ctx, stream)
 		if err != nil || st.CachedInfo().Cluster == nil || st.CachedInfo().Cluster.Leader == "" {
 			return "", view{}, false
 		}
-		ci, err := st.Consumer(cctx, consumer)
+		info, err := anyConsumerInfo(ctx, js, stream, consumer) // pull or push
 		if err != nil {
 			return "", view{}, false
 		}
-		si, info := st.CachedInfo(), ci.CachedInfo()
+		si := st.CachedInfo()
 		return si.Cluster.Leader, view{si.State.Msgs, si.State.FirstSeq, si.State.LastSeq,
 			info.Delivered.Stream, info.AckFloor.Stream, info.NumPending, uint64(info.NumAckPending), uint64(info.NumRedelivered)}, true
-	}
-	seen := map[string]view{}
-	deadline := time.Now().Add(60 * time.Second)
-	for len(seen) < n && time.Now().Before(deadline) {
-		name, v, ok := read()
-		if !ok {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		seen[name] = v
-		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second); err != nil {
-			continue
-		}
-		for time.Now().Before(deadline) {
-			if next, _, ok := read(); ok && next != name {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if len(seen) < n {
-		t.Fatalf("not every server led %s: %v", stream, seen)
-	}
-	var names []string
-	for name := range seen {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names[1:] {
-		if seen[name] != seen[names[0]] {
-			t.Fatalf("replicas differ: %s reports %+v, %s %+v", names[0], seen[names[0]], name, seen[name])
-		}
-	}
+	})
+	names := sameUnderEachLeader(t, stream, seen)
 	t.Logf("%s: every leader reports %+v (%s)", stream, seen[names[0]], strings.Join(names, ", "))
 }

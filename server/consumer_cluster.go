@@ -47,6 +47,9 @@ func (mset *stream) applyConsumerEntryLocked(se *streamEntry, index uint64) ([]b
 		}
 		return consumerRespIf(mine, resp), o
 	}
+	if resp, o, ok := mset.applyPausePinLocked(&ce, mine); ok { // consumer_cluster_pin.go
+		return resp, o
+	}
 	o := mset.consumers[ce.Consumer]
 	if o == nil {
 		if ce.Op == cstate.OpDelete {
@@ -123,6 +126,7 @@ func (mset *stream) applyConsumerConfigLocked(ce *cstate.Entry) (any, *consumer)
 	o.initLastPerSubjectLocked() // from the store at this index: alike on every replica
 	if mset.leader {
 		o.startLeadingLocked()
+		o.pausedAdvisoryLocked() // as nats-server's new consumer leader
 		if o.push != nil {
 			go mset.ensureFCSub() // subscribing never under the stream's lock
 		}

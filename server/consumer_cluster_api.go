@@ -30,11 +30,6 @@ func (r *apiRequest) proposeConsumerCreate(mset *stream, req *CreateConsumerRequ
 		}
 	}
 	cfg, name, e := decideConsumerCreate(st, req)
-	if e == nil && cfg.PriorityPolicy == PriorityPinnedClient {
-		// The pin is applied at delivery on one server; through the log it
-		// is not built yet: refused rather than left to diverge.
-		e = errNotImplemented("pinned_client priority groups on replicated streams")
-	}
 	op := cstate.OpCreate
 	if o := mset.consumers[name]; o != nil && o.local && e == nil {
 		e = errConsumerAlreadyExists() // a local consumer is not made durable

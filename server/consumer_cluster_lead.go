@@ -58,6 +58,7 @@ func (o *consumer) startLeadingLocked() {
 	o.armAckTimerLocked()
 	o.armIdleLocked()
 	o.startPushLeadingLocked()
+	o.startPausePinLeadingLocked()
 }
 
 // stopLeadingLocked drops the soft state; the returned statuses tell the
@@ -70,6 +71,7 @@ func (o *consumer) stopLeadingLocked() []outMsg {
 	}
 	o.waiting, o.lead, o.rdq, o.queued, o.ackAt = nil, nil, nil, nil, 0
 	o.stopPushLeadingLocked()
+	o.stopPausePinLeadingLocked()
 	for _, t := range []interface{ Stop() bool }{o.ackT, o.idleT} {
 		if t != nil {
 			t.Stop()
@@ -100,6 +102,15 @@ func (o *consumer) pumpProposeLocked(sends []outMsg) []outMsg {
 			o.removeRequestLocked(wr)
 			continue
 		}
+		if status, wait := o.leadGateLocked(wr); status != "" || wait { // priority groups
+			if status == "" {
+				i++
+				continue
+			}
+			o.removeRequestLocked(wr)
+			sends = append(sends, pendingStatus(wr.reply, status, wr.n, wr.b))
+			continue
+		}
 		p, status, exhausted := o.reserveLocked(wr, &sm)
 		if status != "" {
 			o.removeRequestLocked(wr)
@@ -107,6 +118,7 @@ func (o *consumer) pumpProposeLocked(sends []outMsg) []outMsg {
 			continue
 		}
 		if p != nil {
+			o.pinForLocked(wr) // a new pin goes first
 			o.proposeDeliverLocked(p)
 		}
 		if exhausted {
@@ -269,7 +281,7 @@ func (o *consumer) deliveredLocked(out *cstate.Outcome) {
 			continue
 		}
 		ack := o.ackSubject(d, m.TS)
-		sends = append(sends, outMsg{to: p.wr.reply, subj: m.Subj, reply: ack, hdr: bytes.Clone(m.Hdr), msg: bytes.Clone(m.Msg)})
+		sends = append(sends, outMsg{to: p.wr.reply, subj: m.Subj, reply: ack, hdr: o.pinHdr(p.wr, m.Hdr), msg: bytes.Clone(m.Msg)})
 	}
 	o.queueOutLocked(sends)
 	o.releaseLocked(p, out.Deliveries)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -10,9 +9,8 @@ import (
 
 // TestJetStreamClusterConsumerPauseResumesAlike: a durable R3 consumer
 // created paused delivers once the pause has passed, and its replicas'
-// states agree. (Log consumers arm no resume timer today: the pause ends
-// by the entries' stamps; pauseFired proposes, never applies, should one
-// be armed.)
+// states agree. The leader's resume timer proposes the end of the pause;
+// deliveries check the pause against their entries' stamps.
 func TestJetStreamClusterConsumerPauseResumesAlike(t *testing.T) {
 	c, _, js, _ := ccSetup(t, 3)
 	until := time.Now().Add(700 * time.Millisecond)
@@ -41,17 +39,4 @@ func TestJetStreamClusterConsumerPauseResumesAlike(t *testing.T) {
 		t.Fatalf("fetched %d after the pause, want 3", n)
 	}
 	checkConsumersAgree(t, c, "CC")
-}
-
-// TestJetStreamClusterConsumerPinnedClientRefused: pinned_client priority
-// groups are not carried through the log yet: a replicated stream refuses
-// them instead of pinning on the leader alone.
-func TestJetStreamClusterConsumerPinnedClientRefused(t *testing.T) {
-	_, _, js, _ := ccSetup(t, 0)
-	_, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "PIN",
-		AckPolicy: jetstream.AckExplicitPolicy, PriorityPolicy: jetstream.PriorityPolicyPinned,
-		PriorityGroups: []string{"A"}, PinnedTTL: time.Minute})
-	if err == nil || !strings.Contains(err.Error(), "not supported") {
-		t.Fatalf("pinned_client on an R3 stream: %v", err)
-	}
 }

@@ -143,7 +143,7 @@ func (o *consumer) pushDeliveredLocked(dp *deliverProp, out *cstate.Outcome) {
 			sends = append(sends, o.flowControlLocked())
 		}
 	}
-	o.queueOutLocked(sends)
+	o.queueOutLocked(o.ackFCFullLocked(sends))
 }
 
 // releasePushLocked gives back the flow control bytes of what a push

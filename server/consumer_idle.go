@@ -4,6 +4,7 @@ import (
 	"time"
 
 	cstate "github.com/nats-io/nats-server/v2/internal/consumer"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // A pull consumer with an inactive_threshold (every ephemeral has one) is
@@ -55,15 +56,16 @@ func (o *consumer) idleFired() {
 	o.flushOut()
 }
 
-// deleteConsumerLocked applies the delete, stops o, removes its files and
+// deleteConsumerLocked applies the delete, stops o, removes its files
+// (durably: a power loss after the answer does not bring it back) and
 // returns the 409 Consumer Deleted statuses for its waiting requests.
 func (mset *stream) deleteConsumerLocked(o *consumer) []outMsg {
 	o.applyLocked(&cstate.Entry{Op: cstate.OpDelete, TS: o.now().UnixNano()})
 	sends := o.releaseRequestsLocked()
 	o.stopLocked()
 	delete(mset.consumers, o.name)
-	if o.persists() {
-		mset.jsa.js.fs.RemoveAll(o.dir())
+	if o.persists() { // synced into the parent before the delete is answered
+		vfs.RemoveAllSynced(mset.jsa.js.fs, o.dir())
 	}
 	return sends
 }

@@ -37,6 +37,10 @@ func (r *apiRequest) consumerPause() any {
 		return &JSApiConsumerPauseResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
 	}
 	until := req.PauseUntil.UTC()
+	if o.viaLog() { // every replica applies it; the leader answers
+		mset.mu.Unlock()
+		return r.proposeConsumerPause(mset, cname, until)
+	}
 	if err := o.pauseLocked(until); err != nil {
 		mset.mu.Unlock()
 		return &JSApiConsumerPauseResponse{apiResponse: apiResponse{Error: errConsumerStoreFailed(err)}}
@@ -53,19 +57,11 @@ func (r *apiRequest) consumerPause() any {
 // pauseLocked pauses o until until (a zero or past time resumes it),
 // records it in the config and (re)arms the resume timer.
 func (o *consumer) pauseLocked(until time.Time) error {
-	cfg := o.cfg.clone()
-	if until.IsZero() {
-		cfg.PauseUntil = nil
-	} else {
-		cfg.PauseUntil = &until
-	}
-	setStaticConsumerMetadata(cfg)
-	o.cfg = cfg
 	e := cstate.Entry{Op: cstate.OpResume, TS: o.now().UnixNano()}
 	if !until.IsZero() {
 		e.Op, e.Until = cstate.OpPause, until.UnixNano()
 	}
-	o.applyLocked(&e)
+	o.applyPauseLocked(&e)
 	if err := o.saveMetaLocked(); err != nil {
 		return err
 	}
@@ -74,13 +70,32 @@ func (o *consumer) pauseLocked(until time.Time) error {
 	return nil
 }
 
+// applyPauseLocked applies a pause entry. One of the pause API (OpPause,
+// OpResume with Until 0) also sets pause_until in the config, the state's
+// copy included (Entry.Config, derived here from the config in force: the
+// same on every replica), so a snapshot and CONSUMER.INFO carry it.
+func (o *consumer) applyPauseLocked(e *cstate.Entry) *cstate.Outcome {
+	if e.Op == cstate.OpPause || e.Until == 0 {
+		cfg := o.cfg.clone()
+		cfg.PauseUntil = nil
+		if e.Op == cstate.OpPause {
+			t := time.Unix(0, e.Until).UTC()
+			cfg.PauseUntil = &t
+		}
+		setStaticConsumerMetadata(cfg)
+		o.cfg = cfg // before the apply: its advisory shows the new pause_until
+		e.Config = stateConfig(cfg)
+	}
+	return o.applyLocked(e)
+}
+
 // armPauseLocked arms the resume timer for the pause in force, if any.
 func (o *consumer) armPauseLocked() {
 	until := o.state.PausedUntil()
 	if o.pauseT != nil {
 		o.pauseT.Stop()
 	}
-	if until == 0 || o.closed {
+	if until == 0 || o.closed || !o.leadsLocked() {
 		return
 	}
 	clk := o.mset.jsa.js.srv.clock
@@ -99,7 +114,7 @@ func (o *consumer) pauseFired(until int64) {
 	}
 	e := &cstate.Entry{Op: cstate.OpResume, TS: o.now().UnixNano(), Until: until}
 	if o.viaLog() { // every replica applies the resume, in log order
-		if o.lead != nil {
+		if o.lead != nil && o.state.PausedUntil() == until {
 			o.proposeLocked(e, "", 0)
 		}
 		mset.mu.Unlock()

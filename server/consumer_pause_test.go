@@ -12,7 +12,7 @@ import (
 
 func TestConsumerPauseResume(t *testing.T) {
 	s := runJSServer(t)
-	pauseScenario(t, connectNATS(t, s.ClientURL()))
+	pauseScenario(t, connectNATS(t, s.ClientURL()), 1)
 }
 
 // TestConsumerPauseResumeRef runs the same scenario against nats-server.
@@ -21,15 +21,15 @@ func TestConsumerPauseResumeRef(t *testing.T) {
 	if bin == "" {
 		t.Skip("set TERN_REF_NATS_SERVER to a nats-server v2.15.2 binary")
 	}
-	pauseScenario(t, ccStartRef(t, bin, ""))
+	pauseScenario(t, ccStartRef(t, bin, ""), 1)
 }
 
-func pauseScenario(t *testing.T, nc *nats.Conn) {
+func pauseScenario(t *testing.T, nc *nats.Conn, replicas int) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	consumerStream(t, js, jetstream.FileStorage, 2)
+	consumerStreamR(t, js, jetstream.FileStorage, 2, replicas)
 	adv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.D")
 	if err != nil {
 		t.Fatal(err)
@@ -102,6 +102,10 @@ func pauseScenario(t *testing.T, nc *nats.Conn) {
 	}
 	if _, err := js.PauseConsumer(ctx(t), "S", "NOPE", until); apiCode(err) != 10014 {
 		t.Fatalf("pause of a missing consumer: %v", err)
+	}
+	m, err := nc.Request("$JS.API.CONSUMER.PAUSE.NOPE.D", nil, 5*time.Second)
+	if err != nil || string(m.Data) != `{"type":"io.nats.jetstream.api.v1.consumer_pause_response","error":{"code":404,"err_code":10059,"description":"stream not found"},"paused":false,"pause_until":"0001-01-01T00:00:00Z"}` {
+		t.Fatalf("pause in a missing stream: %v %s", err, m.Data)
 	}
 	// Created paused: a pause advisory, and the pause ends by itself.
 	padv, err := nc.SubscribeSync(JSAdvisoryConsumerPausePre + ".S.P")

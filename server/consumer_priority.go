@@ -76,7 +76,7 @@ func (o *consumer) checkPriorityLocked(pg *PriorityGroup) string {
 	case !slices.Contains(o.cfg.PriorityGroups, pg.Group):
 		return "400 Bad Request - Invalid Priority Group"
 	}
-	if pin, _ := o.state.Pinned(); pin != "" {
+	if pin := o.effectivePinLocked(); pin != "" {
 		if pg.Id == pin {
 			o.armPinLocked(pin)
 		} else if pg.Id != "" {
@@ -189,6 +189,11 @@ func (o *consumer) pinExpired(pin string) {
 		mset.mu.Unlock()
 		return
 	}
+	if o.viaLog() {
+		o.pinExpiredLeaderLocked(pin)
+		mset.mu.Unlock()
+		return
+	}
 	o.unpinLocked(pin, "timeout")
 	o.queueOutLocked(o.pumpLocked(nil))
 	mset.mu.Unlock()
@@ -221,6 +226,9 @@ func (o *consumer) pinEventLocked(ev cstate.Event, dom string) {
 		return
 	}
 	reason := o.unpinReason
+	if reason == "" { // a pin ended by a new term: nats-server tells nothing
+		return
+	}
 	o.queueAdvisoryLocked(JSAdvisoryConsumerUnpinnedPre, func() any {
 		return &JSConsumerGroupUnpinnedAdvisory{TypedEvent: o.typedEvent(JSConsumerGroupUnpinnedAdvisoryType), Account: acc,
 			Stream: o.mset.name, Consumer: o.name, Domain: dom, Group: group, Reason: reason}
@@ -244,6 +252,16 @@ func (r *apiRequest) consumerUnpin() any {
 	sname, cname, ok := r.twoTokens("CONSUMER.UNPIN.")
 	if !ok {
 		return fail(errBadRequest())
+	}
+	if mset := r.jsa.lookup(sname); mset != nil && mset.replicated {
+		// nats-server's cluster checks the consumer before the request
+		mset.mu.Lock()
+		o := mset.consumers[cname]
+		missing := o == nil || o.closed
+		mset.mu.Unlock()
+		if missing {
+			return fail(errConsumerNotFound())
+		}
 	}
 	var req JSApiConsumerUnpinRequest
 	if err := json.Unmarshal(r.body, &req); err != nil {
@@ -270,6 +288,10 @@ func (r *apiRequest) consumerUnpin() any {
 		return fail(errConsumerInvalidPriorityGroup())
 	}
 	o.pinGroup = req.Group
+	if o.viaLog() { // every replica applies it; the leader answers
+		mset.mu.Unlock()
+		return r.proposeConsumerUnpin(mset, cname)
+	}
 	if pin, _ := o.state.Pinned(); pin == "" { // nats-server tells even when nobody was pinned
 		o.unpinReason = "admin"
 		o.pinEventLocked(cstate.Event{Kind: cstate.EventUnpinned}, o.mset.jsa.js.srv.getOpts().JetStreamDomain)

@@ -14,7 +14,7 @@ import (
 
 func TestConsumerPriorityGroups(t *testing.T) {
 	s := runJSServer(t)
-	priorityScenario(t, connectNATS(t, s.ClientURL()))
+	priorityScenario(t, connectNATS(t, s.ClientURL()), 1)
 }
 
 // TestConsumerPriorityGroupsRef runs the same scenario against nats-server.
@@ -23,7 +23,7 @@ func TestConsumerPriorityGroupsRef(t *testing.T) {
 	if bin == "" {
 		t.Skip("set TERN_REF_NATS_SERVER to a nats-server v2.15.2 binary")
 	}
-	priorityScenario(t, ccStartRef(t, bin, ""))
+	priorityScenario(t, ccStartRef(t, bin, ""), 1)
 }
 
 // pullOne sends one pull request and describes its first answer:
@@ -40,17 +40,23 @@ func pullOne(t *testing.T, nc *nats.Conn, cons, body string) string {
 	return fmt.Sprintf("msg %s pin=%v", m.Data, m.Header.Get(JSPullRequestNatsPinId) != "")
 }
 
-func priorityScenario(t *testing.T, nc *nats.Conn) {
+func priorityScenario(t *testing.T, nc *nats.Conn, replicas int) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	consumerStream(t, js, jetstream.MemoryStorage, 6)
+	consumerStreamR(t, js, jetstream.MemoryStorage, 6, replicas)
 	create := func(cfg jetstream.ConsumerConfig) {
 		t.Helper()
 		cfg.AckPolicy = jetstream.AckExplicitPolicy
 		if _, err := js.CreateOrUpdateConsumer(ctx(t), "S", cfg); err != nil {
 			t.Fatal(err)
+		}
+		if replicas > 1 { // nats-server's consumer has a raft group of its own, whose leader answers pulls
+			waitFor(t, 10*time.Second, "the consumer's leader", func() bool {
+				c, err := js.Consumer(ctx(t), "S", cfg.Durable)
+				return err == nil && c.CachedInfo().Cluster != nil && c.CachedInfo().Cluster.Leader != ""
+			})
 		}
 	}
 	expect := func(got, want string) {

@@ -12,7 +12,13 @@ import (
 
 func consumerStream(t *testing.T, js jetstream.JetStream, storage jetstream.StorageType, n int) {
 	t.Helper()
-	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: storage}); err != nil {
+	consumerStreamR(t, js, storage, n, 1)
+}
+
+// consumerStreamR is consumerStream with that many replicas.
+func consumerStreamR(t *testing.T, js jetstream.JetStream, storage jetstream.StorageType, n, replicas int) {
+	t.Helper()
+	if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "S", Subjects: []string{"s.>"}, Storage: storage, Replicas: replicas}); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i <= n; i++ {

@@ -129,6 +129,7 @@ func (o *consumer) pushPumpLocked(sends []outMsg) []outMsg {
 			sends = append(sends, o.flowControlLocked())
 		}
 	}
+	sends = o.ackFCFullLocked(sends)
 	o.armAckTimerLocked()
 	return sends
 }
@@ -253,6 +254,7 @@ func (o *consumer) heartbeatFired() {
 			hdr += JSConsumerStalled + ": " + p.fcid + "\r\n"
 		}
 		o.queueOutLocked([]outMsg{statusMsg(p.subj, hdr+"\r\n")})
+		o.queueOutLocked(o.ackFCIdleLocked())
 	}
 	if o.cfg.Heartbeat > 0 {
 		p.hbT.Reset(o.cfg.Heartbeat)

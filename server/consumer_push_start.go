@@ -88,7 +88,7 @@ func (mset *stream) hasPushLocked() bool {
 }
 
 // fcMsg handles a flow control answer: $JS.FC.<stream>.<consumer>.<id>.
-func (mset *stream) fcMsg(_ *subscription, _ *client, _ *Account, subject, _ string, _, _ []byte) {
+func (mset *stream) fcMsg(_ *subscription, _ *client, _ *Account, subject, _ string, hdr, _ []byte) {
 	rest := strings.TrimPrefix(subject, "$JS.FC."+mset.name+".")
 	name, _, ok := strings.Cut(rest, ".")
 	if !ok || len(rest) == len(subject) {
@@ -100,6 +100,7 @@ func (mset *stream) fcMsg(_ *subscription, _ *client, _ *Account, subject, _ str
 		mset.mu.Unlock()
 		return
 	}
+	o.queueOutLocked(o.ackFCAnsweredLocked(subject, hdr)) // before the answer clears the request
 	o.queueOutLocked(o.flowControlAnsweredLocked(subject))
 	mset.mu.Unlock()
 	o.flushOut()

@@ -38,20 +38,20 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			return route.typ, route.handler(r), true
 		}
 		if mset != nil && !local && mset.answersUnavailable() {
-			return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 		}
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
 			// Unknown stream: the meta leader says so.
 			if jc.isMetaLeader() {
-				return route.typ, &apiResponse{Error: errStreamNotFound()}, true
+				return route.typ, routeErr(route.prefix, errStreamNotFound()), true
 			}
 			if local && !jc.metaLeaderKnown() {
-				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 			}
 			return "", nil, false
 		}
 		if local && jc.streamLeader(r.jsa.acc.Name, name) == "" {
-			return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 		}
 		return "", nil, false
 	}
@@ -59,6 +59,15 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		return "error_response", &apiResponse{Error: errNotImplemented("this API in clustered mode")}, true
 	}
 	return "", nil, false
+}
+
+// routeErr is a stream call's error answer in the call's response shape
+// (a pause answer carries paused and pause_until even with an error).
+func routeErr(prefix string, e *ApiError) any {
+	if prefix == "CONSUMER.PAUSE." {
+		return &JSApiConsumerPauseResponse{apiResponse: apiResponse{Error: e}}
+	}
+	return &apiResponse{Error: e}
 }
 
 func matchesRoute(subject, prefix string) bool {
@@ -93,6 +102,8 @@ var clusterRoutes = []struct {
 	{"CONSUMER.NAMES.", consumerNamesResponseType, false, (*apiRequest).consumerNames},
 	{"CONSUMER.LIST.", consumerListResponseType, false, (*apiRequest).consumerList},
 	{"CONSUMER.LEADER.STEPDOWN.", "consumer_leader_stepdown_response", false, (*apiRequest).consumerStepdown},
+	{"CONSUMER.PAUSE.", consumerPauseResponseType, false, (*apiRequest).consumerPause},
+	{"CONSUMER.UNPIN.", consumerUnpinResponseType, false, (*apiRequest).consumerUnpin},
 }
 
 // routeStream is the stream a routed call names: the token after the

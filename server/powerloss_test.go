@@ -456,52 +456,18 @@ func runPowerLoss(t *testing.T, servers int) {
 // replicasAgree moves the stream's leadership until every server led it
 // once, and checks that each leader reports the same stream state.
 func (r *powerRig) replicasAgree() {
-	t := r.t
-	nc := connectNATS(t, r.urls())
+	nc := connectNATS(r.t, r.urls())
 	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	states := map[string]jetstream.StreamState{}
-	leader := func() (string, jetstream.StreamState) {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
+	type view struct{ msgs, bytes, first, last uint64 }
+	seen := viewUnderEachLeader(r.t, nc, "PL", len(r.ports), 30*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, view, bool) {
 		st, err := js.Stream(ctx, "PL")
-		if err != nil || st.CachedInfo().Cluster == nil {
-			return "", jetstream.StreamState{}
+		if err != nil || st.CachedInfo().Cluster == nil || st.CachedInfo().Cluster.Leader == "" {
+			return "", view{}, false
 		}
-		return st.CachedInfo().Cluster.Leader, st.CachedInfo().State
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(states) < len(r.ports) && time.Now().Before(deadline) {
-		name, state := leader()
-		if name == "" {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		states[name] = state
-		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.PL", nil, 2*time.Second); err != nil {
-			continue
-		}
-		for time.Now().Before(deadline) { // until another server leads
-			if next, _ := leader(); next != "" && next != name {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	if len(states) < len(r.ports) {
-		t.Fatalf("could not see every server lead the stream: %v", states)
-	}
-	var first *jetstream.StreamState
-	for name, st := range states {
-		st.Consumers = 0
-		if first == nil {
-			first = &st
-			continue
-		}
-		if st.Msgs != first.Msgs || st.Bytes != first.Bytes || st.FirstSeq != first.FirstSeq || st.LastSeq != first.LastSeq {
-			t.Fatalf("replicas differ after the power cut: %s has %+v, another %+v", name, st, *first)
-		}
-	}
+		s := st.CachedInfo().State
+		return st.CachedInfo().Cluster.Leader, view{s.Msgs, s.Bytes, s.FirstSeq, s.LastSeq}, true
+	})
+	sameUnderEachLeader(r.t, "after the power cut", seen)
 }
 
 // createStreamEventually creates cfg, retrying while a new cluster has no

@@ -72,6 +72,9 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		if stale {
 			continue
 		}
+		if e.Type == raft.EntryNoOp {
+			sm.mset.termStarted() // consumer_cluster_pin.go
+		}
 		if e.Type != raft.EntryNormal || len(e.Data) == 0 {
 			continue
 		}

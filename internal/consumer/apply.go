@@ -65,7 +65,7 @@ func (s *State) ackable(seq uint64) bool {
 // ack is +ACK (and the ack half of +NXT). Under ack policy all it acks
 // everything up to the message, as nats-server does.
 func (s *State) ack(e *Entry, out *Outcome) {
-	if s.cfg.AckPolicy == AckAll {
+	if s.cfg.AckPolicy == AckAll || s.cfg.AckPolicy == AckFlowControl {
 		s.ackAll(e, out)
 		return
 	}

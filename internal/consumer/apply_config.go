@@ -106,6 +106,13 @@ func (s *State) delete(out *Outcome) {
 // resumes) and OpResume: the pause API's resume (Until 0) always, the
 // leader's pause timer (Until = the pause it saw) only when that pause is
 // still the one in force and has passed at e.TS.
+//
+// The pause API's entries (OpPause, OpResume with Until 0) carry the
+// configuration with the new pause_until in Config, set by the caller at
+// apply from the configuration in force (not encoded, as Gen): it replaces
+// the configuration, and a changed pause_until is told by an event even
+// when the pause in force does not change (a pause_until already past),
+// as nats-server tells every change of it.
 func (s *State) pause(e *Entry, out *Outcome) {
 	if e.Op == OpResume && e.Until != 0 && (e.Until != s.paused || e.Until > e.TS) {
 		return
@@ -114,7 +121,21 @@ func (s *State) pause(e *Entry, out *Outcome) {
 	if e.Op == OpResume {
 		until = 0
 	}
+	api := e.Config != nil && (e.Op == OpPause || e.Until == 0)
+	if !api {
+		s.setPause(until, e.TS, out)
+		return
+	}
+	changed := e.Config.PauseUntil != s.cfg.PauseUntil
+	if !s.cfg.equal(e.Config) {
+		s.cfg = e.Config.clone()
+		out.Changed = true
+	}
+	n := len(out.Events)
 	s.setPause(until, e.TS, out)
+	if changed && len(out.Events) == n {
+		out.event(Event{Kind: EventResumed})
+	}
 }
 
 func (s *State) setPause(until, ts int64, out *Outcome) {

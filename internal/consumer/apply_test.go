@@ -381,7 +381,7 @@ func TestAcksIsSingleAcks(t *testing.T) {
 		{4},
 		{},
 	}
-	for _, policy := range []AckPolicy{AckExplicit, AckAll, AckNone} {
+	for _, policy := range []AckPolicy{AckExplicit, AckAll, AckNone, AckFlowControl} {
 		for _, seqs := range batches {
 			one := newFixture(t, 12, Config{AckPolicy: policy, AckWait: 10 * sec, MaxDeliver: 1})
 			batch := newFixture(t, 12, Config{AckPolicy: policy, AckWait: 10 * sec, MaxDeliver: 1})
@@ -407,5 +407,32 @@ func TestAcksIsSingleAcks(t *testing.T) {
 				t.Fatalf("%v %v: batch floor %+v, single acks %+v", policy, seqs, batch.s.AckFloor(), one.s.AckFloor())
 			}
 		}
+	}
+}
+
+// Ack policy flow_control acks as policy all (an ack acknowledges
+// everything up to it) and never redelivers: no deadline, and a
+// RedeliverDue however late delivers nothing again.
+func TestAckFlowControl(t *testing.T) {
+	f := newFixture(t, 6, Config{AckPolicy: AckFlowControl, MaxAckPending: 4})
+	f.deliver(1*sec, 1, 2, 3, 4)
+	if _, ok := f.s.NextDeadline(nil); ok {
+		t.Fatal("a flow_control consumer has a redelivery deadline")
+	}
+	if out := f.apply(Entry{Op: OpRedeliverDue, TS: 1000 * sec}); len(out.Due) != 0 {
+		t.Fatalf("redelivery of a flow_control consumer: %+v", out)
+	}
+	if out := f.deliver(1000*sec, 1, 2); len(out.Deliveries) != 0 {
+		t.Fatalf("redelivered: %+v", out.Deliveries)
+	}
+	if out := f.apply(Entry{Op: OpAckAll, TS: 2 * sec, Seq: 3, CSeq: 3}); !slices.Equal(out.Acked, []uint64{1, 2, 3}) {
+		t.Fatalf("ack up to 3: %+v", out)
+	}
+	if out := f.apply(Entry{Op: OpAck, TS: 3 * sec, Seq: 4, CSeq: 4}); !slices.Equal(out.Acked, []uint64{4}) || f.s.AckFloor() != (SeqPair{4, 4}) {
+		t.Fatalf("ack 4: %+v floor %+v", out, f.s.AckFloor())
+	}
+	b := AppendEntry(nil, &Entry{Op: OpCreate, Consumer: "c", Config: &Config{AckPolicy: AckFlowControl}})
+	if e, err := DecodeEntry(b); err != nil || e.Config.AckPolicy != AckFlowControl {
+		t.Fatalf("entry round trip: %+v %v", e, err)
 	}
 }

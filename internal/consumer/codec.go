@@ -146,7 +146,7 @@ func readConfig(r *reader) *Config {
 		return nil
 	}
 	c := &Config{AckPolicy: AckPolicy(r.byte()), DeliverPolicy: DeliverPolicy(r.byte())}
-	if c.AckPolicy > AckExplicit || c.DeliverPolicy > DeliverLastPerSubject {
+	if c.AckPolicy > AckFlowControl || c.DeliverPolicy > DeliverLastPerSubject {
 		r.fail()
 		return nil
 	}

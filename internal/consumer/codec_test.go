@@ -27,6 +27,8 @@ func sampleEntries() []Entry {
 		{Op: OpResume, TS: 11, Consumer: "C", Until: 100},
 		{Op: OpPin, TS: 12, Consumer: "C", Text: "id"},
 		{Op: OpUnpin, TS: 13, Consumer: "C"},
+		{Op: OpUnpin, TS: 13, Consumer: "C", Text: "id"},
+		{Op: OpResume, TS: 11, Consumer: "C"},
 		{Op: OpStreamRemoved, TS: 14, Consumer: "C", Seqs: []uint64{1}, Text: "gone"},
 		{Op: OpStreamPurged, TS: 15, Consumer: "C", Seq: 40},
 		{Op: OpAcks, TS: 16, Consumer: "C", Seqs: []uint64{7, 3, 9}},
@@ -137,9 +139,22 @@ func FuzzDecodeEntry(f *testing.F) {
 		if e.Op == OpCreate || e.Op == OpUpdate {
 			e.Gen = 2
 		}
+		pauseAPI := e.Op == OpPause || (e.Op == OpResume && e.Until == 0)
+		if pauseAPI && e.Config != nil {
+			t.Fatalf("a pause entry decoded with a config: %+v", e)
+		}
 		s.Apply(&e, src, &out)
 		if ackFloorOf(s) != s.floor {
 			t.Fatalf("floor cache wrong after %+v", e)
+		}
+		if pauseAPI { // as the server applies it: with the config derived from the state
+			s2 := &State{}
+			s2.Apply(&Entry{Op: OpCreate, Gen: 1, Config: &Config{AckPolicy: AckExplicit}}, src, &out)
+			e.Config = pauseConfig(s2, &e)
+			s2.Apply(&e, src, &out)
+			if out.Err == nil && (s2.cfg.PauseUntil != e.Config.PauseUntil || (s2.paused != 0 && s2.paused != e.Until)) {
+				t.Fatalf("pause %+v: config %d paused %d", e, s2.cfg.PauseUntil, s2.paused)
+			}
 		}
 	})
 }

@@ -13,6 +13,10 @@ const (
 	AckNone AckPolicy = iota
 	AckAll
 	AckExplicit
+	// AckFlowControl acks as AckAll, by the answers to a push consumer's
+	// flow control requests, and never redelivers (nats-server's
+	// flow_control policy, which its durable sourcing uses).
+	AckFlowControl
 )
 
 // DeliverPolicy is where a new consumer starts in its stream.

@@ -8,6 +8,9 @@ package consumer
 func (s *State) NextDeadline(skip func(seq uint64) bool) (int64, bool) {
 	var best int64
 	found := false
+	if s.cfg.AckPolicy == AckFlowControl { // never redelivers
+		return 0, false
+	}
 	for seq, p := range s.pending {
 		if skip != nil && skip(seq) {
 			continue

@@ -64,7 +64,11 @@
 //     leader as proposals (OpRedeliverDue, OpResume with the pause seen,
 //     OpUnpin with the id seen) that the apply checks against the state:
 //     a redelivery of a message acknowledged meanwhile, or given more time
-//     by +WPI or a nak delay, does nothing.
+//     by +WPI or a nak delay, does nothing. The pause API's entries carry
+//     the new configuration, set by the caller at apply from the one in
+//     force (State.pause), and a stream ends pins with an OpUnpin it
+//     derives where a new leader's no-op entry is applied (the server's
+//     consumer_cluster_pin.go), both the same on every replica.
 //   - The leader proposes which stream messages to deliver; the apply
 //     decides: a first delivery must be above Delivered and stored, and fit
 //     under max_ack_pending; a redelivery must be pending, due at TS and

@@ -39,12 +39,12 @@ type Entry struct {
 	Seq      uint64
 	CSeq     uint64
 	Seqs     []uint64
-	Gen      uint64 // OpDeliver: the generation the leader delivered for; OpCreate, OpUpdate: see Generation
-	Tag      uint64 // OpDeliver: the leader's own request id, handed back in the Outcome
-	Delay    int64  // OpNak
-	Until    int64  // OpPause, OpResume
-	Text     string // OpTerm reason, OpPin/OpUnpin id, OpStreamRemoved reason
-	Config   *Config
+	Gen      uint64  // OpDeliver: the generation the leader delivered for; OpCreate, OpUpdate: see Generation
+	Tag      uint64  // OpDeliver: the leader's own request id, handed back in the Outcome
+	Delay    int64   // OpNak
+	Until    int64   // OpPause, OpResume
+	Text     string  // OpTerm reason, OpPin/OpUnpin id, OpStreamRemoved reason
+	Config   *Config // OpCreate, OpUpdate; OpPause and the API's OpResume: set at apply (see State.pause)
 }
 
 var opNames = [...]string{"", "create", "update", "delete", "deliver", "ack", "ackall", "nak",

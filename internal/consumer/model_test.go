@@ -82,7 +82,7 @@ func (m *model) step() {
 	case k < 82:
 		m.propose(Entry{Op: OpPause, Until: m.ts + int64(m.r.IntN(3))*sec})
 	case k < 84:
-		m.propose(Entry{Op: OpResume, Until: m.a.paused})
+		m.propose(Entry{Op: OpResume, Until: []int64{m.a.paused, 0}[m.r.IntN(2)]}) // the timer's, the API's
 	case k < 86:
 		m.propose(Entry{Op: []Op{OpPin, OpUnpin}[m.r.IntN(2)], Text: []string{"", "X", "Y"}[m.r.IntN(3)]})
 	case k < 88:
@@ -173,10 +173,16 @@ func (m *model) applyNow(e Entry) {
 	}
 	d.Gen = e.Gen
 	queued, before := len(m.queue) > 0, m.a.delivered.Stream
+	ec := e
+	if e.Op == OpPause || (e.Op == OpResume && e.Until == 0) {
+		// The pause API's config, derived at apply by each replica from
+		// its own state, as the server does.
+		e.Config, d.Config, ec.Config = pauseConfig(m.a, &e), pauseConfig(m.b, &d), pauseConfig(m.c, &ec)
+	}
 	var oa, ob, oc Outcome
 	m.a.Apply(&e, m.src, &oa)
 	m.b.Apply(&d, m.src, &ob)
-	m.c.Apply(&e, m.src, &oc)
+	m.c.Apply(&ec, m.src, &oc)
 	if da, db, dc := m.a.Digest(), m.b.Digest(), m.c.Digest(); da != db || da != dc {
 		m.t.Fatalf("step %d %v: digests a %x b %x c %x", m.index, e.Op, da, db, dc)
 	}
@@ -298,4 +304,16 @@ func TestSnapshotContinueEqualsContinue(t *testing.T) {
 			t.Fatalf("seed %d: restored state differs", seed)
 		}
 	}
+}
+
+// pauseConfig is what the server derives for a pause API entry: the
+// configuration in force with the new pause_until, in Raw too.
+func pauseConfig(s *State, e *Entry) *Config {
+	c := s.cfg.clone()
+	c.PauseUntil = 0
+	if e.Op == OpPause {
+		c.PauseUntil = e.Until
+	}
+	c.Raw = fmt.Appendf(c.Raw[:len(c.Raw):len(c.Raw)], `{"pause_until":%d}`, c.PauseUntil)
+	return &c
 }

@@ -161,7 +161,7 @@ func (s *State) NeedsAck(seq uint64, subj string) bool {
 
 // due reports whether pending p may be redelivered at stamp ts.
 func (s *State) due(p *Pending, ts int64) bool {
-	return ts-p.TS >= s.cfg.wait(p.Deliveries)
+	return s.cfg.AckPolicy != AckFlowControl && ts-p.TS >= s.cfg.wait(p.Deliveries)
 }
 
 // Deadline is when pending p becomes due for redelivery (unix ns).

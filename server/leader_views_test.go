@@ -1,0 +1,68 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// viewUnderEachLeader moves stream's leadership (STREAM.LEADER.STEPDOWN)
+// until n servers have led it, and returns what read saw under each
+// leader, by server name. read answers through js with the leader's name
+// and its view, or ok false while there is no leader or no answer yet.
+// It fails the test when not every server led within limit.
+func viewUnderEachLeader[V any](t *testing.T, nc *nats.Conn, stream string, n int, limit time.Duration,
+	read func(ctx context.Context, js jetstream.JetStream) (leader string, v V, ok bool)) map[string]V {
+	t.Helper()
+	js, _ := jetstream.New(nc)
+	look := func() (string, V, bool) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		return read(ctx, js)
+	}
+	seen := map[string]V{}
+	deadline := time.Now().Add(limit)
+	for len(seen) < n && time.Now().Before(deadline) {
+		name, v, ok := look()
+		if !ok {
+			time.Sleep(50 * time.Millisecond) // polling for a leader
+			continue
+		}
+		seen[name] = v
+		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second); err != nil {
+			continue
+		}
+		for time.Now().Before(deadline) { // until another server leads
+			if next, _, ok := look(); ok && next != name {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	if len(seen) < n {
+		t.Fatalf("not every server led %s within %v: %v", stream, limit, seen)
+	}
+	return seen
+}
+
+// sameUnderEachLeader fails the test unless every view in seen is the
+// same (==); it returns the names in order, for logging.
+func sameUnderEachLeader[V comparable](t *testing.T, what string, seen map[string]V) []string {
+	t.Helper()
+	names := make([]string, 0, len(seen))
+	for name := range seen {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names[1:] {
+		if seen[name] != seen[names[0]] {
+			t.Fatalf("%s: replicas differ: %s reports %s, %s %s", what, names[0], fmt.Sprintf("%+v", seen[names[0]]), name, fmt.Sprintf("%+v", seen[name]))
+		}
+	}
+	return names
+}
