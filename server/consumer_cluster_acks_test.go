@@ -134,9 +134,11 @@ func TestJetStreamClusterConsumerAckBatch(t *testing.T) {
 	if len(seen) != 40 {
 		t.Fatalf("%d of the 40 messages not acked came back", len(seen))
 	}
-	want = "delivered 140/100 ack_floor 140/100 ack_pending 0 pending 0 redelivered 0"
-	if got := ccNumbers(ccInfo(t, js, "D")); got != want {
-		t.Fatalf("after acking the redeliveries: %s, want %s", got, want)
+	// A redelivery acked later than its ack wait (a slow run) comes back
+	// once more: the consumer sequences past 140 are not fixed.
+	ci := ccInfo(t, js, "D")
+	if ci.AckFloor.Stream != 100 || ci.AckFloor.Consumer != ci.Delivered.Consumer || ci.NumAckPending != 0 || ci.NumPending != 0 {
+		t.Fatalf("after acking the redeliveries: %s", ccNumbers(ci))
 	}
 	checkConsumersAgree(t, c, "CC")
 }
