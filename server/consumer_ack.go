@@ -34,7 +34,7 @@ func ackEntry(a *cstate.AckSubject, body []byte) (e cstate.Entry, kind cstate.Ac
 // once (this server's "log"), then whatever it freed is delivered. An ack
 // that asked for a reply (AckSync) is answered only after the apply and,
 // for a durable consumer of a file stream, after the state is on disk.
-func (mset *stream) ackMsg(_ *subscription, _ *client, _ *Account, subject, reply string, _, msg []byte) {
+func (mset *stream) ackMsg(_ *subscription, c *client, _ *Account, subject, reply string, _, msg []byte) {
 	a, ok := cstate.ParseAckSubject(subject)
 	if !ok || a.V2 || a.Stream != mset.name {
 		return
@@ -50,6 +50,12 @@ func (mset *stream) ackMsg(_ *subscription, _ *client, _ *Account, subject, repl
 		return
 	}
 	if o.viaLog() { // proposed; applied (and an AckSync answered) on every replica later
+		if batchableAck(c, o, kind, reply) { // proposed with the read's other acks (consumer_cluster_acks.go)
+			holdAckLocked(c, o, e.Seq)
+			mset.mu.Unlock()
+			return
+		}
+		proposeHeldAcksLocked(c, o)
 		o.queueOutLocked(o.ackLeaderLocked(&e, kind, strings.Clone(reply), arg))
 		mset.mu.Unlock()
 		o.flushOut()

@@ -135,6 +135,9 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		return nil, err
 	}
 	drv.Observe = func(rd *raft.Ready) { g.seen = rd.SoftState }
+	if host == nil {
+		drv.SyncAside = syncAside
+	}
 	g.seen = drv.Node.SoftState()
 	g.drv = drv
 	// Registration and the WaitGroup count happen under the registry lock,
@@ -159,6 +162,16 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	s.wg.Add(1)
 	go g.run()
 	return g, nil
+}
+
+// syncAside runs a leader's log sync on a goroutine of its own while the
+// group's goroutine applies the entries committed before (raft.Driver):
+// clients hear of a commit without waiting for the next batch's fsync.
+func syncAside(sync, apply func() error) (syncErr, applyErr error) {
+	done := make(chan error, 1)
+	go func() { done <- sync() }()
+	applyErr = apply()
+	return <-done, applyErr
 }
 
 func (s *Server) raftGroup(name string) *raftGroup {

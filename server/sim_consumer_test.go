@@ -36,6 +36,10 @@ type simConsumerClient struct {
 	// message was answered.
 	cameBack string
 	pulls    int
+	// reads are each node's connection of the client while a read is
+	// under way: plain +ACKs wait in its read batch hook until it ends.
+	reads map[*simNode]*client
+	plain int // plain +ACKs sent
 }
 
 // subscribeConsumerClient makes node n's connection of the client.
@@ -150,8 +154,38 @@ func (w *simWorld) simAck(n *simNode, inc int, ackSubj string) {
 		n.srv.deliver(nil, n.srv.globalAccount(), ackSubj, simAckPrefix+strconv.FormatUint(a.SSeq, 10), nil, []byte("+ACK"))
 	case r < 8:
 		n.srv.deliver(nil, n.srv.globalAccount(), ackSubj, "", nil, []byte("-NAK"))
+	case r < 9:
+		w.plainAck(n, ackSubj)
 	}
 	n.pump()
+}
+
+// plainAck sends a +ACK without a reply as a client's read loop does: the
+// acks of one read (a window of 5 to 35 steps) are proposed together when
+// it ends (consumer_cluster_acks.go), in one OpAcks entry on a leader.
+func (w *simWorld) plainAck(n *simNode, ackSubj string) {
+	mset := n.stream("F")
+	if mset == nil {
+		return
+	}
+	if w.cons.reads == nil {
+		w.cons.reads = map[*simNode]*client{}
+	}
+	c := w.cons.reads[n]
+	if c == nil {
+		c = &client{}
+		w.cons.reads[n] = c
+		inc := n.inc
+		w.at(5+w.rng.Int64N(30), func() {
+			delete(w.cons.reads, n)
+			if n.up && n.inc == inc {
+				c.endReadBatch()
+				n.pump()
+			}
+		})
+	}
+	w.cons.plain++
+	mset.ackMsg(nil, c, nil, ackSubj, "", nil, []byte("+ACK"))
 }
 
 // checkConsumer: at the end, every replica has the consumer, and nothing
@@ -201,18 +235,19 @@ func TestSimStreamConsumer(t *testing.T) {
 		first, count = *simSeed, 1
 	}
 	var total simStats
-	acked, received := 0, 0
+	acked, received, plain := 0, 0, 0
 	for seed := first; seed < first+uint64(count); seed++ {
 		w, err := runSimStreamWith(t, simOptions{seed: seed, consumers: true})
 		total.add(w.stats)
 		acked += len(w.cons.acked)
 		received += len(w.cons.csqs)
+		plain += w.cons.plain
 		if err != nil {
 			t.Fatalf("seed %d: %v\nstats %+v\n%s\nreplay: go test ./server -run 'TestSimStreamConsumer$' -count=1 -v -sim.seed=%d",
 				seed, err, w.stats, strings.Join(w.trace[max(0, len(w.trace)-60):], "\n"), seed)
 		}
 	}
-	t.Logf("%d seeds: %+v; %d deliveries received, %d consumer acks answered", count, total, received, acked)
+	t.Logf("%d seeds: %+v; %d deliveries received, %d consumer acks answered, %d plain acks sent", count, total, received, acked, plain)
 	if acked == 0 {
 		t.Fatal("the consumer client acknowledged nothing")
 	}

@@ -14,7 +14,7 @@ func (s *State) Apply(e *Entry, src Source, out *Outcome) {
 		s.create(e, src, out)
 		return
 	case OpDelete, OpUpdate, OpDeliver, OpAck, OpAckAll, OpNak, OpTerm, OpProgress,
-		OpRedeliverDue, OpPause, OpResume, OpPin, OpUnpin, OpStreamRemoved, OpStreamPurged:
+		OpRedeliverDue, OpPause, OpResume, OpPin, OpUnpin, OpStreamRemoved, OpStreamPurged, OpAcks:
 	default:
 		out.Err = ErrBadEntry
 		return
@@ -34,6 +34,8 @@ func (s *State) Apply(e *Entry, src Source, out *Outcome) {
 		s.ack(e, out)
 	case OpAckAll:
 		s.ackAll(e, out)
+	case OpAcks:
+		s.acks(e, out)
 	case OpNak:
 		s.nak(e, out)
 	case OpTerm:
@@ -74,6 +76,21 @@ func (s *State) ack(e *Entry, out *Outcome) {
 	if s.ackOne(e.Seq, e.TS, out) {
 		s.refloor()
 	}
+}
+
+// acks applies a batch of +ACKs the leader received close together (one
+// client read): each as its own OpAck entry stamped e.TS would. Nothing is
+// answered (acks that ask for a reply travel alone), and Acked is
+// ascending whatever the order of the batch.
+func (s *State) acks(e *Entry, out *Outcome) {
+	one := Entry{Op: OpAck, TS: e.TS, Consumer: e.Consumer}
+	for _, seq := range e.Seqs {
+		one.Seq = seq
+		s.ack(&one, out)
+	}
+	out.Reply = false
+	slices.Sort(out.Acked)
+	out.Acked = slices.Compact(out.Acked)
 }
 
 // ackOne acknowledges one message if this consumer still holds it

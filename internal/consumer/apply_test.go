@@ -369,6 +369,47 @@ func TestBadEntries(t *testing.T) {
 	}
 }
 
+// TestAcksIsSingleAcks: a batch of acks leaves the state and the outcome
+// one OpAck entry per message (same stamp) would, in any order, with
+// messages not pending, not delivered yet or repeated, under each ack
+// policy; and it is never answered.
+func TestAcksIsSingleAcks(t *testing.T) {
+	batches := [][]uint64{
+		{1, 2, 3},
+		{3, 1, 2},
+		{2, 2, 9, 5, 12, 1},
+		{4},
+		{},
+	}
+	for _, policy := range []AckPolicy{AckExplicit, AckAll, AckNone, AckFlowControl} {
+		for _, seqs := range batches {
+			one := newFixture(t, 12, Config{AckPolicy: policy, AckWait: 10 * sec, MaxDeliver: 1})
+			batch := newFixture(t, 12, Config{AckPolicy: policy, AckWait: 10 * sec, MaxDeliver: 1})
+			for _, f := range []*fixture{one, batch} {
+				f.deliver(2*sec, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+				f.apply(Entry{Op: OpRedeliverDue, TS: 30 * sec}) // past max_deliver: 1..9 kept as maxed
+				f.deliver(31*sec, 10, 11)
+			}
+			var acked []uint64
+			for _, seq := range seqs {
+				out := one.apply(Entry{Op: OpAck, TS: 40 * sec, Seq: seq})
+				acked = append(acked, out.Acked...)
+			}
+			slices.Sort(acked)
+			out := batch.apply(Entry{Op: OpAcks, TS: 40 * sec, Seqs: seqs})
+			if out.Reply || out.Err != nil {
+				t.Fatalf("%v %v: reply %v err %v", policy, seqs, out.Reply, out.Err)
+			}
+			if !slices.Equal(out.Acked, acked) && len(out.Acked)+len(acked) > 0 {
+				t.Fatalf("%v %v: acked %v, single acks %v", policy, seqs, out.Acked, acked)
+			}
+			if one.s.Digest() != batch.s.Digest() || one.s.AckFloor() != batch.s.AckFloor() {
+				t.Fatalf("%v %v: batch floor %+v, single acks %+v", policy, seqs, batch.s.AckFloor(), one.s.AckFloor())
+			}
+		}
+	}
+}
+
 // Ack policy flow_control acks as policy all (an ack acknowledges
 // everything up to it) and never redelivers: no deadline, and a
 // RedeliverDue however late delivers nothing again.

@@ -36,7 +36,7 @@ func AppendEntry(b []byte, e *Entry) []byte {
 		b = binary.AppendUvarint(b, e.Seq)
 		b = binary.AppendUvarint(b, e.CSeq)
 		b = appendString(b, e.Text)
-	case OpRedeliverDue:
+	case OpRedeliverDue, OpAcks:
 		b = appendSeqs(b, e.Seqs)
 	case OpPause, OpResume:
 		b = binary.AppendVarint(b, e.Until)
@@ -74,7 +74,7 @@ func DecodeEntry(data []byte) (Entry, error) {
 		e.Seq, e.CSeq, e.Delay = r.uvarint(), r.uvarint(), r.varint()
 	case OpTerm:
 		e.Seq, e.CSeq, e.Text = r.uvarint(), r.uvarint(), r.string()
-	case OpRedeliverDue:
+	case OpRedeliverDue, OpAcks:
 		e.Seqs = readSeqs(r)
 	case OpPause, OpResume:
 		e.Until = r.varint()

@@ -85,5 +85,7 @@
 //     messages, messages past max_deliver and messages gone from the
 //     stream; acks of messages not delivered yet are ignored unanswered;
 //     +TERM acknowledges with an advisory; -NAK redelivers (after a delay
-//     when given); +WPI restarts the ack wait.
+//     when given); +WPI restarts the ack wait. An OpAcks entry carries the
+//     plain +ACKs a leader received together (one client read) and
+//     applies exactly as one OpAck entry each, with the same stamp.
 package consumer

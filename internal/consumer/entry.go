@@ -4,7 +4,7 @@ package consumer
 type Op uint8
 
 // Entry operations. Create, Update, Delete, Deliver, Ack, AckAll, Nak,
-// Term, Progress, RedeliverDue, Pause, Resume, Pin and Unpin are proposed
+// Term, Progress, RedeliverDue, Pause, Resume, Pin, Unpin and Acks are proposed
 // by the leader into the stream's log. StreamRemoved and StreamPurged are
 // never proposed: the stream's apply hands them to its consumers right
 // after applying its own delete, expire, limit or purge entry (see doc.go).
@@ -25,6 +25,7 @@ const (
 	OpUnpin                       // Text: unpin this id ("" any)
 	OpStreamRemoved               // Seqs, Text (reason): messages gone from the stream
 	OpStreamPurged                // Seq: everything below Seq gone from the stream
+	OpAcks                        // Seqs: acknowledge each message in turn, as that many OpAck entries (no reply)
 	opMax
 )
 
@@ -47,7 +48,7 @@ type Entry struct {
 }
 
 var opNames = [...]string{"", "create", "update", "delete", "deliver", "ack", "ackall", "nak",
-	"term", "progress", "redeliver-due", "pause", "resume", "pin", "unpin", "stream-removed", "stream-purged"}
+	"term", "progress", "redeliver-due", "pause", "resume", "pin", "unpin", "stream-removed", "stream-purged", "acks"}
 
 func (o Op) String() string {
 	if o > 0 && o < opMax {

@@ -5,7 +5,11 @@
 // out as a Ready batch: entries, hard state and snapshot to persist, messages
 // to send, committed entries to apply. Driver processes a Ready in the one
 // safe order — persist, sync, (restore,) send, apply, Advance — and is shared
-// by the simulator (internal/sim) and the server.
+// by the simulator (internal/sim) and the server. One reordering is safe and
+// made: a pipelining leader applies the committed entries that were durable
+// here before the Ready (below its first new entry) while, or before, the
+// Ready's entries sync; those were committed by a quorum that does not
+// count the entries being synced.
 //
 // What the core implements:
 //

@@ -53,6 +53,11 @@ type Driver struct {
 	// entries are applied (the state machine may still be behind a
 	// ReadState's Index: wait for it before serving the read).
 	Reads func(rs []ReadState)
+	// SyncAside, if set, runs sync and apply at the same time and returns
+	// both results (a leader's log syncs while the state machine applies
+	// entries committed before; the two touch different state). Unset,
+	// apply runs first, then sync: the simulator stays deterministic.
+	SyncAside func(sync, apply func() error) (syncErr, applyErr error)
 }
 
 // NewDriver restores the state machine from the stored snapshot and starts
@@ -97,7 +102,16 @@ func (d *Driver) Process() (done bool, err error) {
 	if early {
 		d.Net.Send(rd.Messages)
 	}
-	if rd.MustSync {
+	committed := rd.CommittedEntries
+	if early && rd.MustSync {
+		// The committed entries already durable here need not wait for
+		// this batch's sync: the state machine goes on while it runs.
+		n := durableCommitted(&rd)
+		if err := d.applyAndSync(committed[:n]); err != nil {
+			return true, err
+		}
+		committed = committed[n:]
+	} else if rd.MustSync {
 		if err := d.Log.Sync(); err != nil {
 			return true, fmt.Errorf("raft: syncing: %w", err)
 		}
@@ -110,8 +124,8 @@ func (d *Driver) Process() (done bool, err error) {
 	if len(rd.Messages) > 0 && !early {
 		d.Net.Send(rd.Messages)
 	}
-	if len(rd.CommittedEntries) > 0 {
-		if err := d.SM.Apply(rd.CommittedEntries); err != nil {
+	if len(committed) > 0 {
+		if err := d.SM.Apply(committed); err != nil {
 			return true, fmt.Errorf("raft: applying: %w", err)
 		}
 	}
@@ -120,6 +134,54 @@ func (d *Driver) Process() (done bool, err error) {
 	}
 	d.Node.Advance(rd)
 	return true, nil
+}
+
+// durableCommitted is how many of rd's committed entries were durable
+// here before rd: those below its first new entry (a snapshot replaces
+// the log, so with one none is).
+func durableCommitted(rd *Ready) int {
+	if rd.Snapshot != nil {
+		return 0
+	}
+	if len(rd.Entries) == 0 {
+		return len(rd.CommittedEntries)
+	}
+	first := rd.Entries[0].Index
+	n := 0
+	for n < len(rd.CommittedEntries) && rd.CommittedEntries[n].Index < first {
+		n++
+	}
+	return n
+}
+
+// applyAndSync applies ents (committed and durable here) and syncs the
+// log: at once when SyncAside runs the sync, else the apply first.
+func (d *Driver) applyAndSync(ents []Entry) error {
+	apply := func() error {
+		if len(ents) == 0 {
+			return nil
+		}
+		if err := d.SM.Apply(ents); err != nil {
+			return fmt.Errorf("raft: applying: %w", err)
+		}
+		return nil
+	}
+	var serr, aerr error
+	if d.SyncAside != nil && len(ents) > 0 {
+		serr, aerr = d.SyncAside(d.Log.Sync, apply)
+	} else {
+		aerr = apply()
+		if aerr == nil {
+			serr = d.Log.Sync()
+		}
+	}
+	if aerr != nil {
+		return aerr
+	}
+	if serr != nil {
+		return fmt.Errorf("raft: syncing: %w", serr)
+	}
+	return nil
 }
 
 // halted converts a panic of the core into an error.

@@ -67,3 +67,95 @@ func TestDriverLeaderPipelinesAppends(t *testing.T) {
 		t.Fatalf("follower: %v, want %v", ev, want)
 	}
 }
+
+// pipeSM records, in the same order, the entries a driver applies.
+type pipeSM struct {
+	StateMachine
+	ev *[]string
+}
+
+func (s pipeSM) Apply(ents []Entry) error {
+	for _, e := range ents {
+		if e.Type == EntryNormal && len(e.Data) > 0 {
+			*s.ev = append(*s.ev, "apply "+string(e.Data))
+		}
+	}
+	return s.StateMachine.Apply(ents)
+}
+
+// A leader applies the entries committed before a batch while (here:
+// before) that batch's entries sync, so a commit is not held up by the
+// next fsync; a follower applies only after its sync, as the entries it
+// applies may be in the batch itself. With SyncAside, sync and apply are
+// handed over together.
+func TestDriverLeaderAppliesDuringSync(t *testing.T) {
+	n := newTestNet(t, nil, 1, 2, 3)
+	n.elect(1)
+	if err := n.node(1).Propose([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	n.settle() // x committed and applied everywhere
+	var ev []string
+	for _, id := range []ID{1, 2} {
+		d := n.drv[id]
+		d.Log, d.Net, d.SM = pipeLog{d.Log, &ev}, pipeNet{d.Net, &ev}, pipeSM{d.SM, &ev}
+	}
+	aside := 0
+	n.drv[1].SyncAside = func(sync, apply func() error) (error, error) {
+		aside++
+		ev = append(ev, "aside")
+		a := apply()
+		return sync(), a
+	}
+	if err := n.node(1).Propose([]byte("y")); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.drv[1].ProcessAll(); err != nil {
+		t.Fatal(err)
+	}
+	// y travels to the followers; their answers commit it on the leader.
+	for range 2 {
+		msgs := n.q
+		n.q = nil
+		for _, m := range msgs {
+			if err := n.node(m.To).Step(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range []ID{2, 3} {
+			if err := n.drv[id].ProcessAll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := n.node(1).Propose([]byte("z")); err != nil {
+		t.Fatal(err)
+	}
+	ev = nil
+	if _, err := n.drv[1].Process(); err != nil { // commits y, appends z
+		t.Fatal(err)
+	}
+	if want := []string{"send App", "send App", "aside", "apply y", "sync"}; !slices.Equal(ev, want) {
+		t.Fatalf("leader: %v, want %v", ev, want)
+	}
+	if aside != 1 {
+		t.Fatalf("SyncAside called %d times", aside)
+	}
+	// The follower gets z with y's commit: sync, answer, then apply.
+	ev = nil
+	msgs := n.q
+	n.q = nil
+	for _, m := range msgs {
+		if m.To == 2 {
+			if err := n.node(2).Step(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := n.drv[2].Process(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"sync", "send AppResp", "apply y"}; !slices.Equal(ev, want) {
+		t.Fatalf("follower: %v, want %v", ev, want)
+	}
+}
