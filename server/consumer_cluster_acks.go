@@ -109,9 +109,40 @@ func (o *consumer) proposeAcksLocked(seqs []uint64) {
 	if o.lead == nil || o.closed || len(seqs) == 0 {
 		return
 	}
-	e := &cstate.Entry{Op: cstate.OpAcks, TS: o.now().UnixNano(), Seqs: seqs}
-	if len(seqs) == 1 {
-		e = &cstate.Entry{Op: cstate.OpAck, TS: e.TS, Seq: seqs[0]}
+	ts := o.now().UnixNano()
+	if len(seqs) == 1 || !o.mset.replicasSpeakLocked(routeProtoAcks) {
+		for _, seq := range seqs { // one entry each, as an older replica applies them
+			o.proposeLocked(&cstate.Entry{Op: cstate.OpAck, TS: ts, Seq: seq}, "", 0)
+		}
+		return
 	}
-	o.proposeLocked(e, "", 0)
+	o.proposeLocked(&cstate.Entry{Op: cstate.OpAcks, TS: ts, Seqs: seqs}, "", 0)
+}
+
+// routeProtoAcks is the route protocol of servers that apply OpAcks.
+const routeProtoAcks = 5
+
+// replicasSpeakLocked reports whether every other replica of the stream
+// is connected and speaks route protocol proto or later, so an entry that
+// needs it is applied alike everywhere (during a rolling upgrade an older
+// replica would skip it). The caller holds mset.mu; it reads the routes
+// without their lock.
+func (mset *stream) replicasSpeakLocked(proto int) bool {
+	s, jc := mset.jsa.js.srv, mset.jsa.js.cluster
+	if jc == nil || s.getOpts().raftHost != nil { // a host (the simulator) runs one version
+		return true
+	}
+	sa := jc.assignment(mset.jsa.acc.Name, mset.name)
+	if sa == nil {
+		return false
+	}
+	for _, p := range sa.Peers {
+		if p == s.Name() {
+			continue
+		}
+		if r := s.routeForPeer(raftID(p)); r == nil || r.remote.Proto < proto {
+			return false
+		}
+	}
+	return true
 }

@@ -192,3 +192,59 @@ func TestJetStreamClusterConsumerAckBatchOrder(t *testing.T) {
 	}
 	checkConsumersAgree(t, c, "CC")
 }
+
+// TestJetStreamClusterConsumerAckBatchOlderReplica: while a replica of
+// the stream speaks an older route protocol (a rolling upgrade: it would
+// skip an OpAcks entry and its consumer state would part from the
+// others'), the leader proposes the acks of one read one entry each, and
+// every replica ends alike.
+func TestJetStreamClusterConsumerAckBatchOlderReplica(t *testing.T) {
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if i == 2 {
+			o.routeProto = routeProtoAcks - 1
+		}
+	})
+	nc, js := jsClient(t, c.servers[0])
+	defer nc.Close()
+	st := createStream(t, js, jetstream.StreamConfig{Name: "CC", Subjects: []string{"cc.>"}, Replicas: 3})
+	for i := 1; i <= 20; i++ {
+		if _, err := js.Publish(ctx(t), fmt.Sprintf("cc.%d", i), []byte("m")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cons, err := js.CreateOrUpdateConsumer(ctx(t), "CC", jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.Fetch(20, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acks []string
+	for m := range batch.Messages() {
+		acks = append(acks, m.Reply())
+	}
+	if len(acks) != 20 {
+		t.Fatalf("fetched %d messages (%v)", len(acks), batch.Error())
+	}
+	leader := st.CachedInfo().Cluster.Leader
+	var ls *Server
+	var mset *stream
+	for _, m := range c.replicas("CC") {
+		if m.jsa.js.srv.Name() == leader {
+			ls, mset = m.jsa.js.srv, m
+		}
+	}
+	mset.mu.Lock()
+	before := mset.lastIndex
+	mset.mu.Unlock()
+	rawAcks(t, ls, acks)
+	waitFor(t, 10*time.Second, "the acks applied", func() bool { return ccInfo(t, js, "D").AckFloor.Stream == 20 })
+	mset.mu.Lock()
+	entries := mset.lastIndex - before
+	mset.mu.Unlock()
+	if entries < 20 {
+		t.Fatalf("20 acks took %d log entries with an older replica: batched", entries)
+	}
+	checkConsumersAgree(t, c, "CC")
+}

@@ -37,8 +37,11 @@ import (
 // Version 3 adds no operation: it tells that the server applies meta
 // entries that change a stream's replica count (scaling needs every
 // server to). Version 4 adds none either: the server answers stream info
-// questions on $JSC.SI (jetstream_cluster_list.go).
-const routeProto = 4
+// questions on $JSC.SI (jetstream_cluster_list.go). Version 5 adds none:
+// the server applies OpAcks consumer entries (batched acks,
+// consumer_cluster_acks.go), which a leader proposes only when every
+// replica of the stream speaks 5.
+const routeProto = 5
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {
