@@ -434,6 +434,12 @@ func (n *simNode) runGroup(g *raftGroup) (bool, error) {
 		g.propose()
 	default:
 	}
+	select {
+	case <-g.reads.ready:
+		did = true
+		g.startReads()
+	default:
+	}
 	if len(g.ctrl) > 0 {
 		did = true
 		g.runControls()
