@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
@@ -28,7 +29,8 @@ const readRetryTicks = 8
 // out sooner, a read of a group cut off from its quorum gives up here.
 const readGiveUpTicks = 80
 
-// raftReadMax bounds the reads queued for a group; more are refused.
+// raftReadMax bounds the reads queued for a group, and those it holds
+// (asked, or waiting for the apply); more are refused.
 var raftReadMax = 8192
 
 var (
@@ -47,6 +49,7 @@ type groupRead struct {
 // readBatch is the reads of one ReadIndex call.
 type readBatch struct {
 	reads []groupRead
+	id    uint64 // the request context
 	asked uint64 // tick of the call
 	index uint64 // read index, once known
 }
@@ -54,12 +57,13 @@ type readBatch struct {
 // groupReads is the state of a group's reads (group goroutine only).
 type groupReads struct {
 	ticks    uint64
-	seq      uint64                // the last request context handed out
-	inflight map[uint64]*readBatch // asked, by context
-	ready    []*readBatch          // index known, waiting for the apply
-	retry    []groupRead           // to ask again
-	lead     raft.ID               // leader and term of the last pass:
-	term     uint64                // a change means asked batches are lost
+	seq      uint64       // the last request context handed out
+	inflight []*readBatch // asked, in order (a slice: the simulator replays)
+	ready    []*readBatch // index known, waiting for the apply
+	retry    []groupRead  // to ask again
+	held     int          // reads in inflight, ready and retry
+	lead     raft.ID      // leader and term of the last pass:
+	term     uint64       // a change means asked batches are lost
 }
 
 // Read queues a linearizable read of the group's state; serve is called
@@ -79,16 +83,16 @@ func (g *raftGroup) Read(serve func(err error)) {
 // startReads asks one read index for every read queued since the last
 // pass and for the reads to ask again.
 func (g *raftGroup) startReads() {
-	defer g.reads.more()
 	rd := &g.rd
 	b := &readBatch{reads: rd.retry, asked: rd.ticks}
 	rd.retry = nil
-	for range raftReadMax {
+	for rd.held < raftReadMax { // at the bound the queue waits (finish signals it)
 		r, ok := g.reads.pop()
 		if !ok {
 			break
 		}
 		r.born = rd.ticks
+		rd.held++
 		b.reads = append(b.reads, r)
 	}
 	if len(b.reads) == 0 {
@@ -101,10 +105,8 @@ func (g *raftGroup) startReads() {
 		rd.retry = b.reads // no leader, or too many pending: next tick
 		return
 	}
-	if rd.inflight == nil {
-		rd.inflight = map[uint64]*readBatch{}
-	}
-	rd.inflight[rd.seq] = b
+	b.id = rd.seq
+	rd.inflight = append(rd.inflight, b)
 }
 
 // readStates takes the read indexes a Ready brought (Driver.Reads).
@@ -115,11 +117,12 @@ func (g *raftGroup) readStates(rs []raft.ReadState) {
 			continue
 		}
 		id := binary.BigEndian.Uint64(s.Ctx)
-		b := rd.inflight[id]
-		if b == nil {
+		i := slices.IndexFunc(rd.inflight, func(b *readBatch) bool { return b.id == id })
+		if i < 0 {
 			continue // asked again meanwhile
 		}
-		delete(rd.inflight, id)
+		b := rd.inflight[i]
+		rd.inflight = slices.Delete(rd.inflight, i, i+1)
 		b.index = s.Index
 		rd.ready = append(rd.ready, b)
 	}
@@ -135,7 +138,7 @@ func (g *raftGroup) serveReads() bool {
 		k := 0
 		for _, b := range rd.ready {
 			if b.index <= applied {
-				serveAll(b.reads, nil)
+				g.finish(b.reads, nil)
 			} else {
 				rd.ready[k] = b
 				k++
@@ -167,7 +170,7 @@ func (g *raftGroup) readTick() {
 	k := 0
 	for _, b := range rd.ready { // applying lags: give up on the oldest
 		if rd.ticks-b.reads[0].born >= readGiveUpTicks {
-			serveAll(b.reads, errReadTimeout)
+			g.finish(b.reads, errReadTimeout)
 		} else {
 			rd.ready[k] = b
 			k++
@@ -178,7 +181,7 @@ func (g *raftGroup) readTick() {
 	live := rd.retry[:0]
 	for _, r := range rd.retry {
 		if rd.ticks-r.born >= readGiveUpTicks {
-			r.serve(errReadTimeout)
+			g.finish([]groupRead{r}, errReadTimeout)
 		} else {
 			live = append(live, r)
 		}
@@ -193,16 +196,21 @@ func (g *raftGroup) readTick() {
 // askAgain moves the asked batches that lost picks to the retry list.
 func (g *raftGroup) askAgain(lost func(*readBatch) bool) {
 	rd := &g.rd
-	for id, b := range rd.inflight {
+	rd.inflight = slices.DeleteFunc(rd.inflight, func(b *readBatch) bool {
 		if lost(b) {
-			delete(rd.inflight, id)
 			rd.retry = append(rd.retry, b.reads...)
+			return true
 		}
-	}
+		return false
+	})
 }
 
-func serveAll(reads []groupRead, err error) {
+// finish serves reads the group held, and lets the queue go on below
+// the bound.
+func (g *raftGroup) finish(reads []groupRead, err error) {
 	for _, r := range reads {
 		r.serve(err)
 	}
+	g.rd.held -= len(reads)
+	g.reads.more()
 }
