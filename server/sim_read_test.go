@@ -196,13 +196,14 @@ func (w *simWorld) checkReads() {
 }
 
 // TestSimStreamReads runs seeds with readers beside the publishers: no
-// read, through any server and whatever the faults, is stale.
+// read, through any server and whatever the faults, is stale. Many seeds:
+// go test ./server -run 'TestSimStreamReads$' -sim.seeds=300 (about 90 s).
 func TestSimStreamReads(t *testing.T) {
 	if testing.Short() && *simSeed == 0 {
 		t.Skip("the stream simulator runs seeds for a while")
 	}
 	setForTest(t, &fileStoreBlockSize, 2048)
-	first, count := uint64(1), 8
+	first, count := uint64(1), 4
 	if *simSeeds != 0 {
 		first, count = *simFirst, *simSeeds
 	}
@@ -243,7 +244,7 @@ func TestSimStreamCatchesStaleReads(t *testing.T) {
 // (the reads a group holds are kept in order, never in a map).
 func TestSimStreamReadsReplay(t *testing.T) {
 	setForTest(t, &fileStoreBlockSize, 2048)
-	for _, seed := range []uint64{3, 68} {
+	for _, seed := range []uint64{3} {
 		a, errA := runSimStreamWith(t, simOptions{seed: seed, reads: true})
 		b, errB := runSimStreamWith(t, simOptions{seed: seed, reads: true})
 		if errA != nil || errB != nil {
