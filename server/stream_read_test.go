@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -89,4 +90,50 @@ func kvStaleGets(t *testing.T, staleOption bool, n int) int {
 	}
 	t.Logf("%d of %d gets missed the put acknowledged before them", stale, n)
 	return stale
+}
+
+// TestJetStreamClusterDirectGetCutOffNoAnswer: a replica whose two peers
+// are gone cannot confirm what its group committed: a direct get through
+// it is not answered (the client times out) instead of answered from
+// its possibly stale state; STREAM.MSG.GET through it gets 10008 or
+// nothing. Once a peer is back, the same get is answered.
+func TestJetStreamClusterDirectGetCutOffNoAnswer(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	if _, err := js.CreateKeyValue(ctx(t), jetstream.KeyValueConfig{Bucket: "CUT", Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx(t), "CUT")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.PutString(ctx(t), "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the replica on S1 serving direct gets", func() bool {
+		m := c.servers[0].js.Load().account(globalAccountName).lookup("KV_CUT")
+		if m == nil {
+			return false
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return len(m.subs) > 0
+	})
+	c.servers[1].Shutdown()
+	c.servers[2].Shutdown()
+	for range 2 { // the first while S1 may still believe it leads
+		resp, err := nc.Request("$JS.API.DIRECT.GET.KV_CUT.$KV.CUT.k", nil, 1500*time.Millisecond)
+		if err == nil {
+			t.Fatalf("a direct get through a replica cut off from its peers was answered: %q %q", resp.Header, resp.Data)
+		}
+		resp, err = nc.Request("$JS.API.STREAM.MSG.GET.KV_CUT", []byte(`{"last_by_subj":"$KV.CUT.k"}`), 1500*time.Millisecond)
+		if err == nil && !strings.Contains(string(resp.Data), `"err_code":10008`) {
+			t.Fatalf("STREAM.MSG.GET through a replica cut off from its peers was answered: %s", resp.Data)
+		}
+	}
+	c.servers[1] = runServer(t, c.opts[1])
+	waitFor(t, 20*time.Second, "the direct get answered once a peer is back", func() bool {
+		e, err := kv.Get(ctx(t), "k")
+		return err == nil && string(e.Value()) == "v"
+	})
 }
