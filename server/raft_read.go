@@ -11,9 +11,10 @@ import (
 // Linearizable reads: a read of a group's state is queued (raftGroup.Read)
 // and served on the group goroutine once the replica has applied up to a
 // read index, the leader's commit index confirmed by a heartbeat round
-// made after the read was queued (internal/raft/read.go). Every read
-// queued between two passes of the group shares one ReadIndex call, so
-// one heartbeat round. A follower's request goes to the leader and back;
+// made after the read was queued (internal/raft/read.go). A group has one
+// ReadIndex request out at a time: every read queued while it is out
+// shares the next one, so one heartbeat round (fewer rounds, larger
+// batches: under load the rounds' messages cost more than the wait). A follower's request goes to the leader and back;
 // it is then served from the follower's own state once applied that far.
 //
 // A request the core drops (the leader stepped down, no leader is known,
@@ -40,9 +41,11 @@ var (
 
 // groupRead is one queued read; serve is called once, on the group
 // goroutine (or the caller's, for a refusal): with nil when the state may
-// be read, else with why it may not.
+// be read, else with why it may not. It delivers its answer with
+// deliverBatch(wake, …): the receivers are woken once per batch served
+// (nil wake: deliver wakes them at once).
 type groupRead struct {
-	serve func(err error)
+	serve func(err error, wake map[*client]struct{})
 	born  uint64 // the group's tick count when it was asked first
 }
 
@@ -57,26 +60,27 @@ type readBatch struct {
 // groupReads is the state of a group's reads (group goroutine only).
 type groupReads struct {
 	ticks    uint64
-	seq      uint64       // the last request context handed out
-	inflight []*readBatch // asked, in order (a slice: the simulator replays)
-	ready    []*readBatch // index known, waiting for the apply
-	retry    []groupRead  // to ask again
-	held     int          // reads in inflight, ready and retry
-	lead     raft.ID      // leader and term of the last pass:
-	term     uint64       // a change means asked batches are lost
+	seq      uint64               // the last request context handed out
+	inflight []*readBatch         // asked, in order (a slice: the simulator replays)
+	ready    []*readBatch         // index known, waiting for the apply
+	retry    []groupRead          // to ask again
+	held     int                  // reads in inflight, ready and retry
+	wake     map[*client]struct{} // the receivers a finish woke
+	lead     raft.ID              // leader and term of the last pass:
+	term     uint64               // a change means asked batches are lost
 }
 
 // Read queues a linearizable read of the group's state; serve is called
 // once (see groupRead). A full queue or a stopped group refuses at once.
-func (g *raftGroup) Read(serve func(err error)) {
+func (g *raftGroup) Read(serve func(err error, wake map[*client]struct{})) {
 	select {
 	case <-g.done:
-		serve(errGroupStopped)
+		serve(errGroupStopped, nil)
 		return
 	default:
 	}
 	if !g.reads.push(groupRead{serve: serve}) {
-		serve(errReadsFull)
+		serve(errReadsFull, nil)
 	}
 }
 
@@ -96,6 +100,10 @@ func (g *raftGroup) startReads() {
 		b.reads = append(b.reads, r)
 	}
 	if len(b.reads) == 0 {
+		return
+	}
+	if len(rd.inflight) > 0 { // one request at a time: these wait for its answer
+		rd.retry = b.reads
 		return
 	}
 	rd.seq++
@@ -155,6 +163,10 @@ func (g *raftGroup) serveReads() bool {
 			return true
 		}
 	}
+	if len(rd.inflight) == 0 && len(rd.retry) > 0 { // the reads that waited for the last answer
+		g.startReads()
+		return true
+	}
 	return false
 }
 
@@ -208,9 +220,13 @@ func (g *raftGroup) askAgain(lost func(*readBatch) bool) {
 // finish serves reads the group held, and lets the queue go on below
 // the bound.
 func (g *raftGroup) finish(reads []groupRead, err error) {
-	for _, r := range reads {
-		r.serve(err)
+	if g.rd.wake == nil {
+		g.rd.wake = map[*client]struct{}{}
 	}
+	for _, r := range reads {
+		r.serve(err, g.rd.wake)
+	}
+	wakeAll(g.rd.wake)
 	g.rd.held -= len(reads)
 	g.reads.more()
 }

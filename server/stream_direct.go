@@ -30,10 +30,10 @@ func (mset *stream) directGet(_ *subscription, c *client, _ *Account, subject, r
 	// Served once this replica has applied what the group had committed
 	// when the request came (stream_read.go); until then, nothing.
 	reply = strings.Clone(reply)
-	respond = func(hdr, msg []byte) { mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", hdr, msg) }
-	mset.readLinearizable(func(err error) {
+	mset.readLinearizable(func(err error, wake map[*client]struct{}) {
 		if err == nil {
-			mset.directAnswer(req, respond, status)
+			respond := func(hdr, msg []byte) { mset.jsa.js.srv.deliverBatch(wake, mset.jsa.acc, reply, "", hdr, msg) }
+			mset.directAnswer(req, respond, func(s string) { respond(newHdr(s).bytes(), nil) })
 		}
 	})
 }

@@ -19,16 +19,16 @@ import (
 // write acknowledged before the call (err nil), or tells it that it
 // cannot know (err set: no read index came in time, the group stopped).
 // A stream that is not replicated serves at once.
-func (mset *stream) readLinearizable(serve func(err error)) {
+func (mset *stream) readLinearizable(serve func(err error, wake map[*client]struct{})) {
 	if !mset.replicated {
-		serve(nil)
+		serve(nil, nil)
 		return
 	}
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
 	if g == nil { // the group is still starting
-		serve(errGroupStopped)
+		serve(errGroupStopped, nil)
 		return
 	}
 	g.Read(serve)
@@ -46,7 +46,7 @@ func (mset *stream) staleDirectReads() bool {
 func (r *apiRequest) msgGetLater(mset *stream, req *msgGetRequest) {
 	reply, local := strings.Clone(r.reply), r.c != nil && r.c.route == nil
 	acc, s := r.jsa.acc, r.jsa.js.srv
-	mset.readLinearizable(func(err error) {
+	mset.readLinearizable(func(err error, wake map[*client]struct{}) {
 		var resp *msgGetResponse
 		switch {
 		case err == nil:
@@ -58,6 +58,6 @@ func (r *apiRequest) msgGetLater(mset *stream, req *msgGetRequest) {
 		}
 		resp.Type = apiTypePrefix + "stream_msg_get_response"
 		b, _ := json.Marshal(resp)
-		s.deliver(nil, acc, reply, "", nil, b)
+		s.deliverBatch(wake, acc, reply, "", nil, b)
 	})
 }
