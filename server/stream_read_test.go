@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +137,26 @@ func TestJetStreamClusterDirectGetCutOffNoAnswer(t *testing.T) {
 		e, err := kv.Get(ctx(t), "k")
 		return err == nil && string(e.Value()) == "v"
 	})
+}
+
+// The option is read from the jetstream block; it is off by default.
+func TestJetStreamStaleDirectReadsOption(t *testing.T) {
+	dir := t.TempDir()
+	for conf, want := range map[string]bool{
+		"jetstream { store_dir: %q }":                            false,
+		"jetstream { store_dir: %q, stale_direct_reads: true }":  true,
+		"jetstream { store_dir: %q, stale_direct_reads: false }": false,
+	} {
+		path := filepath.Join(dir, "s.conf")
+		if err := os.WriteFile(path, fmt.Appendf(nil, conf, dir), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o, err := ProcessConfigFile(path)
+		if err != nil {
+			t.Fatalf("%s: %v", conf, err)
+		}
+		if o.JetStreamStaleDirectReads != want {
+			t.Fatalf("%s: JetStreamStaleDirectReads %v", conf, o.JetStreamStaleDirectReads)
+		}
+	}
 }
