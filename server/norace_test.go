@@ -163,7 +163,7 @@ func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
 // indexes; TERN_CHAOS_BINARY runs the test on another build (an older one
 // fails it: the history is not linearizable).
 func TestNoRaceJetStreamClusterCASChaosPause(t *testing.T) {
-	runChaos(t, chaosRun{binary: os.Getenv("TERN_CHAOS_BINARY"), direct: os.Getenv("TERN_CHAOS_NO_DIRECT") == "", duration: 7 * time.Second,
+	runChaos(t, chaosRun{binary: os.Getenv("TERN_CHAOS_BINARY"), direct: os.Getenv("TERN_CHAOS_NO_DIRECT") == "", duration: 5 * time.Second,
 		fault: func(c *chaosCluster, n int) {
 			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
 			if i := c.streamLeader("KV"); i >= 0 {
