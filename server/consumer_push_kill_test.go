@@ -96,7 +96,7 @@ func TestNoRaceJetStreamClusterPushConsumerKill9(t *testing.T) {
 			defer w.mu.Unlock()
 			return len(w.deliveries) >= kill*total/3
 		})
-		i := c.streamLeader(t, js, "PQ")
+		i := c.awaitStreamLeader(t, "PQ")
 		t.Logf("kill -9 of N%d, the leader of PQ, after %d deliveries", i+1, len(w.deliveries))
 		c.bounce(i, 300*time.Millisecond, syscall.SIGKILL)
 	}
@@ -195,20 +195,14 @@ func pollConsumer(w *wqLedger, js jetstream.JetStream, stream, name string, done
 	}
 }
 
-// streamLeader is the index of the server leading stream.
-func (c *chaosCluster) streamLeader(t *testing.T, js jetstream.JetStream, stream string) int {
+// awaitStreamLeader is the index of the server leading stream, waiting
+// for one (chaosCluster.streamLeader asks once).
+func (c *chaosCluster) awaitStreamLeader(t *testing.T, stream string) int {
 	t.Helper()
 	idx := -1
 	waitFor(t, 30*time.Second, "a leader of "+stream, func() bool {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		st, err := js.Stream(cctx, stream)
-		if err != nil || st.CachedInfo().Cluster == nil {
-			return false
-		}
-		_, err = fmt.Sscanf(st.CachedInfo().Cluster.Leader, "N%d", &idx)
-		idx--
-		return err == nil && idx >= 0 && idx < len(c.ports)
+		idx = c.streamLeader(stream)
+		return idx >= 0
 	})
 	return idx
 }

@@ -129,7 +129,16 @@ func (r *apiRequest) streamMsgGet() any {
 	if !req.valid() || req.Batch > 0 || len(req.MultiLast) > 0 {
 		return &msgGetResponse{apiResponse: apiResponse{Error: errBadRequest()}}
 	}
-	sm, err := mset.load(&req, nil)
+	if mset.replicated {
+		r.msgGetLater(mset, &req) // once the read is linearizable (stream_read.go)
+		return nil
+	}
+	return mset.msgGet(&req)
+}
+
+// msgGet answers a get request from the stream's state.
+func (mset *stream) msgGet(req *msgGetRequest) *msgGetResponse {
+	sm, err := mset.load(req, nil)
 	if err != nil {
 		return &msgGetResponse{apiResponse: apiResponse{Error: errNoMessageFound()}}
 	}

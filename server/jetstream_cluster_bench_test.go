@@ -119,3 +119,80 @@ func heapInUse() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.HeapInuse
 }
+
+// BenchmarkJSClusterKVGetR3 gets one key of an R3 bucket (a direct get,
+// as KV Get does) through the stream leader's server or a follower's,
+// from one client at a time (seq: latency) or 16 (par: throughput), with
+// linearizable direct gets (the default: a read index per batch) or
+// stale ones (jetstream { stale_direct_reads: true }, nats-server's).
+func BenchmarkJSClusterKVGetR3(b *testing.B) {
+	for _, mode := range []string{"linearizable", "stale"} {
+		for _, via := range []string{"leader", "follower"} {
+			for _, par := range []int{1, 16} {
+				b.Run(fmt.Sprintf("%s/%s/clients=%d", mode, via, par), func(b *testing.B) {
+					benchKVGet(b, mode == "stale", via == "leader", par)
+				})
+			}
+		}
+	}
+}
+
+func benchKVGet(b *testing.B, stale, viaLeader bool, clients int) {
+	c := runJSClusterWith(b, 3, func(_ int, o *Options) { o.JetStreamStaleDirectReads = stale })
+	_, js0 := jsClient(b, c.servers[0])
+	kv0, err := js0.CreateKeyValue(ctx(b), jetstream.KeyValueConfig{Bucket: "G", Replicas: 3})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := kv0.Put(ctx(b), "k", make([]byte, 128)); err != nil {
+		b.Fatal(err)
+	}
+	var leader string
+	waitFor(b, 10*time.Second, "stream leader", func() bool {
+		st, err := js0.Stream(ctx(b), "KV_G")
+		if err == nil && st.CachedInfo().Cluster != nil {
+			leader = st.CachedInfo().Cluster.Leader
+		}
+		return leader != ""
+	})
+	var via *Server
+	for _, s := range c.servers {
+		if (s.Name() == leader) == viaLeader {
+			via = s
+		}
+	}
+	_, js := jsClient(b, via)
+	var kv jetstream.KeyValue
+	waitFor(b, 10*time.Second, "the bucket served through "+via.Name(), func() bool {
+		kv, err = js.KeyValue(ctx(b), "G")
+		if err == nil {
+			_, err = kv.Get(ctx(b), "k")
+		}
+		return err == nil
+	})
+	// Until via's replica serves direct gets, another server's does; a
+	// stale one could then answer from before the Put.
+	waitFor(b, 10*time.Second, "direct gets served by the replica on "+via.Name(), func() bool {
+		m := via.js.Load().account(globalAccountName).lookup("KV_G")
+		if m == nil {
+			return false
+		}
+		m.mu.Lock()
+		subs := len(m.subs)
+		m.mu.Unlock()
+		var sm StoreMsg
+		_, err := m.st().LoadLastMsg("$KV.G.k", &sm)
+		return subs > 0 && err == nil
+	})
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.SetParallelism((clients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := kv.Get(ctx(b), "k"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}

@@ -154,6 +154,64 @@ func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
 	runCASChaos(t, "")
 }
 
+// TestNoRaceJetStreamClusterCASChaosPause pauses the stream's leader with
+// SIGSTOP for 1-3 s, again and again, while the clients write and read
+// (STREAM.MSG.GET, and direct gets from every replica) through every
+// server. A leader that wakes up must not answer a read from the state it
+// had when it stopped: a new leader took writes meanwhile. Issue 19 saw a
+// resumed leader answer 1 to 23 reads from its old state before read
+// indexes; TERN_CHAOS_BINARY runs the test on another build (an older one
+// fails it: the history is not linearizable).
+func TestNoRaceJetStreamClusterCASChaosPause(t *testing.T) {
+	runChaos(t, chaosRun{binary: os.Getenv("TERN_CHAOS_BINARY"), direct: os.Getenv("TERN_CHAOS_NO_DIRECT") == "", duration: 5 * time.Second,
+		fault: func(c *chaosCluster, n int) {
+			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+			if i := c.streamLeader("KV"); i >= 0 {
+				d := time.Duration(1000+rand.IntN(2000)) * time.Millisecond
+				t.Logf("pausing the leader N%d for %v", i+1, d)
+				c.pause(i, d)
+			}
+		}})
+}
+
+// streamLeader is the index of the server leading the stream (-1: none
+// known within a second).
+func (c *chaosCluster) streamLeader(name string) int {
+	nc, err := nats.Connect(c.urls(), nats.Timeout(time.Second))
+	if err != nil {
+		return -1
+	}
+	defer nc.Close()
+	resp, err := nc.Request("$JS.API.STREAM.INFO."+name, nil, time.Second)
+	if err != nil {
+		return -1
+	}
+	var info struct {
+		Cluster *struct {
+			Leader string `json:"leader"`
+		} `json:"cluster"`
+	}
+	if json.Unmarshal(resp.Data, &info) != nil || info.Cluster == nil {
+		return -1
+	}
+	for i := range c.procs {
+		if info.Cluster.Leader == fmt.Sprintf("N%d", i+1) {
+			return i
+		}
+	}
+	return -1
+}
+
+// pause stops server i with SIGSTOP for d, then lets it go on (SIGCONT).
+func (c *chaosCluster) pause(i int, d time.Duration) {
+	c.mu.Lock()
+	p := c.procs[i]
+	c.mu.Unlock()
+	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
+	defer p.cmd.Process.Signal(syscall.SIGCONT)
+	time.Sleep(d)
+}
+
 // TestNoRaceJetStreamClusterRollingUpgrade starts the cluster on an older
 // Tern binary (TERN_UPGRADE_FROM, built by scripts/upgrade), upgrades the
 // servers one at a time (graceful stop, start of this build) under the
@@ -170,90 +228,10 @@ func TestNoRaceJetStreamClusterRollingUpgrade(t *testing.T) {
 // are bounced, then checks every acknowledged write and linearizability.
 // With an older binary the first three bounces upgrade the servers in turn.
 func runCASChaos(t *testing.T, upgradeFrom string) {
-	duration := 12 * time.Second
-	if d, err := time.ParseDuration(os.Getenv("TERN_CHAOS_DURATION")); err == nil {
-		duration = d
-	}
-	c := startChaosCluster(t, upgradeFrom)
-	nc := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	js, _ := jetstream.New(nc)
-	waitFor(t, 20*time.Second, "the R3 stream", func() bool {
-		_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "KV", Subjects: []string{"kv.>"}, Replicas: 3})
-		return err == nil
-	})
-	var (
-		hmu     sync.Mutex
-		history []porcupine.Operation
-		stop    = make(chan struct{})
-		wg      sync.WaitGroup
-	)
-	start := time.Now()
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cas := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-			known := map[string]uint64{}
-			for n := 0; ; n++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("kv.k%d", rand.IntN(chaosKeys))
-				in := casInput{Key: key, Expected: known[key], Value: fmt.Sprintf("w%d-%d", w, n)}
-				call := time.Since(start).Nanoseconds()
-				out := chaosWrite(cas, in)
-				ret := time.Since(start).Nanoseconds()
-				switch out.Kind {
-				case casOK, casWrongSeq:
-					known[key] = out.Rev
-				default:
-					ret = -1 // unknown outcome: resolved after the run
-				}
-				hmu.Lock()
-				history = append(history, porcupine.Operation{ClientId: w, Input: in, Call: call, Output: out, Return: ret})
-				hmu.Unlock()
-			}
-		}()
-	}
-	// Readers: one per server, connected to that server only, so reads go
-	// through every server, also the moment one is back from a kill.
-	reads := make([]int, 3)
-	for i := range c.ports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", c.ports[i]), nats.MaxReconnects(-1),
-				nats.ReconnectWait(20*time.Millisecond), nats.IgnoreDiscoveredServers())
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				key := fmt.Sprintf("kv.k%d", rand.IntN(chaosKeys))
-				call := time.Since(start).Nanoseconds()
-				rev, ok := chaosRead(rc, key)
-				ret := time.Since(start).Nanoseconds()
-				if !ok { // no answer, or 10008: a read without an outcome
-					if !rc.IsConnected() {
-						time.Sleep(10 * time.Millisecond) // back off while reconnecting
-					}
-					continue
-				}
-				hmu.Lock()
-				history = append(history, porcupine.Operation{ClientId: 100 + i, Input: casInput{Key: key, Read: true},
-					Output: casOutput{Kind: casRead, Rev: rev}, Call: call, Return: ret})
-				reads[i]++
-				hmu.Unlock()
-			}
-		}()
-	}
-	// Kill -9 a random server every couple of seconds, then bring it back;
-	// every third bounce is a graceful restart instead (rolling upgrade).
-	deadline := time.Now().Add(duration)
-	for n := 0; time.Now().Before(deadline) || upgradeFrom != "" && n < 3; n++ {
+	runChaos(t, chaosRun{binary: upgradeFrom, upgrade: upgradeFrom != "", fault: func(c *chaosCluster, n int) {
+		// Kill -9 a random server every couple of seconds, then bring it
+		// back; every third bounce is a graceful restart instead (rolling
+		// upgrade).
 		time.Sleep(1500 * time.Millisecond)
 		sig, victim := syscall.SIGKILL, rand.IntN(3)
 		if n%3 == 2 {
@@ -263,22 +241,151 @@ func runCASChaos(t *testing.T, upgradeFrom string) {
 			sig, victim = syscall.SIGINT, n // upgrade server n
 		}
 		c.bounce(victim, 500*time.Millisecond, sig)
+	}})
+}
+
+// chaosRun is one chaos test: the cluster's binary ("" = this build),
+// whether its first three faults upgrade it, the fault the run repeats
+// (n counts them), whether readers also use direct gets, and the default
+// duration (TERN_CHAOS_DURATION overrides it).
+type chaosRun struct {
+	binary   string
+	upgrade  bool
+	fault    func(c *chaosCluster, n int)
+	direct   bool
+	duration time.Duration
+}
+
+// chaosHistory is the operations of a run, appended by its clients.
+type chaosHistory struct {
+	mu    sync.Mutex
+	ops   []porcupine.Operation
+	reads [3]int // reads answered through each server
+	start time.Time
+}
+
+func (h *chaosHistory) add(op porcupine.Operation, server int) {
+	h.mu.Lock()
+	h.ops = append(h.ops, op)
+	if server >= 0 {
+		h.reads[server]++
+	}
+	h.mu.Unlock()
+}
+
+func (h *chaosHistory) now() int64 { return time.Since(h.start).Nanoseconds() }
+
+func runChaos(t *testing.T, run chaosRun) {
+	duration := cmp.Or(run.duration, 12*time.Second)
+	if d, err := time.ParseDuration(os.Getenv("TERN_CHAOS_DURATION")); err == nil {
+		duration = d
+	}
+	c := startChaosCluster(t, run.binary)
+	nc := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	js, _ := jetstream.New(nc)
+	waitFor(t, 20*time.Second, "the R3 stream", func() bool {
+		_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "KV", Subjects: []string{"kv.>"}, Replicas: 3,
+			AllowDirect: run.direct})
+		return err == nil
+	})
+	h := &chaosHistory{start: time.Now()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chaosWriter(t, c, h, w, stop)
+		}()
+	}
+	// Readers: one per server, connected to that server only, so reads go
+	// through every server, also the moment one is back from a kill. With
+	// direct gets a second one per server reads as KV Get does, from the
+	// replica on its server.
+	for i := range c.ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			chaosReader(t, c, h, 100+i, i, chaosRead, stop)
+		}()
+		if run.direct {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				chaosReader(t, c, h, 110+i, i, chaosDirectRead, stop)
+			}()
+		}
+	}
+	deadline := time.Now().Add(duration)
+	for n := 0; time.Now().Before(deadline) || run.upgrade && n < 3; n++ {
+		run.fault(c, n)
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)
 	wg.Wait()
 	stored := readWholeStream(t, js, "KV")
-	end := time.Since(start).Nanoseconds()
-	t.Logf("reads answered through each server: %v", reads)
-	for i, n := range reads {
+	end := h.now()
+	t.Logf("reads answered through each server: %v", h.reads)
+	for i, n := range h.reads {
 		if n == 0 {
 			t.Fatalf("no read through server %d was answered", i+1)
 		}
 	}
-	checkChaosHistory(t, history, stored, end)
+	checkChaosHistory(t, h.ops, stored, end)
 	for i, conf := range c.confs { // what the kills exercised: restores from linked snapshots
 		snaps, _ := filepath.Glob(filepath.Join(filepath.Dir(conf), "jetstream", "_raft_", "*", snapsDir, "*"))
 		t.Logf("server %d: %d linked snapshot directories", i+1, len(snaps))
+	}
+}
+
+// chaosWriter makes compare-and-set writes through any server until stop.
+func chaosWriter(t *testing.T, c *chaosCluster, h *chaosHistory, w int, stop chan struct{}) {
+	cas := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	known := map[string]uint64{}
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		key := fmt.Sprintf("kv.k%d", rand.IntN(chaosKeys))
+		in := casInput{Key: key, Expected: known[key], Value: fmt.Sprintf("w%d-%d", w, n)}
+		call := h.now()
+		out := chaosWrite(cas, in)
+		ret := h.now()
+		switch out.Kind {
+		case casOK, casWrongSeq:
+			known[key] = out.Rev
+		default:
+			ret = -1 // unknown outcome: resolved after the run
+		}
+		h.add(porcupine.Operation{ClientId: w, Input: in, Call: call, Output: out, Return: ret}, -1)
+	}
+}
+
+// chaosReader reads through server i only until stop.
+// (id: its client id in the history).
+func chaosReader(t *testing.T, c *chaosCluster, h *chaosHistory, id, i int, read func(*nats.Conn, string) (uint64, bool), stop chan struct{}) {
+	rc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", c.ports[i]), nats.MaxReconnects(-1),
+		nats.ReconnectWait(20*time.Millisecond), nats.IgnoreDiscoveredServers())
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		key := fmt.Sprintf("kv.k%d", rand.IntN(chaosKeys))
+		call := h.now()
+		rev, ok := read(rc, key)
+		ret := h.now()
+		if !ok { // no answer, or 10008: a read without an outcome
+			if !rc.IsConnected() {
+				time.Sleep(10 * time.Millisecond) // back off while reconnecting
+			}
+			continue
+		}
+		h.add(porcupine.Operation{ClientId: id, Input: casInput{Key: key, Read: true},
+			Output: casOutput{Kind: casRead, Rev: rev}, Call: call, Return: ret}, i)
 	}
 }
 
@@ -330,6 +437,24 @@ func chaosRead(nc *nats.Conn, key string) (rev uint64, ok bool) {
 		return r.Message.Seq, true
 	}
 	return 0, false
+}
+
+// chaosDirectRead reads the stream sequence of key's last message with a
+// direct get, as KV Get does (answered by a replica, the one on the
+// server the client is connected to if there is one). ok is false when
+// the read has no outcome (no answer).
+func chaosDirectRead(nc *nats.Conn, key string) (rev uint64, ok bool) {
+	resp, err := nc.Request("$JS.API.DIRECT.GET.KV."+key, nil, 2*time.Second)
+	if err != nil {
+		return 0, false
+	}
+	if st := resp.Header.Get("Status"); st == "404" {
+		return 0, true
+	} else if st != "" {
+		return 0, false
+	}
+	seq, err := strconv.ParseUint(resp.Header.Get(JSSequence), 10, 64)
+	return seq, err == nil
 }
 
 type storedMsg struct {
@@ -393,6 +518,9 @@ func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[s
 			}
 		}
 	}
+	if n, ex := staleReads(history); n > 0 {
+		t.Errorf("%d reads returned a revision older than one a write had returned before they were made, e.g. %s", n, ex)
+	}
 	boundAmbiguous(history, unknownAt)
 	t.Logf("history: %d ops, %d acknowledged, %d rejected (10071), %d ambiguous, %d reads", len(history), acked, wrong, unknown, reads)
 	if acked == 0 {
@@ -406,6 +534,47 @@ func checkChaosHistory(t *testing.T, history []porcupine.Operation, stored map[s
 	default:
 		t.Fatalf("history is not linearizable")
 	}
+}
+
+// staleReads counts the reads that returned a revision of their key below
+// one that an answered write (acknowledged, or rejected naming the current
+// revision) had returned before the read was made: revisions only grow,
+// so such a read saw an old state. It is a plain symptom of what the
+// linearizability check finds, named read by read.
+func staleReads(history []porcupine.Operation) (n int, example string) {
+	type seen struct {
+		ret int64
+		rev uint64
+	}
+	byKey := map[string][]seen{}
+	for _, op := range history {
+		if out := op.Output.(casOutput); (out.Kind == casOK || out.Kind == casWrongSeq) && op.Return >= 0 {
+			k := op.Input.(casInput).Key
+			byKey[k] = append(byKey[k], seen{op.Return, out.Rev})
+		}
+	}
+	for k, ws := range byKey { // by return time, with the highest revision returned so far
+		slices.SortFunc(ws, func(a, b seen) int { return cmp.Compare(a.ret, b.ret) })
+		for i := 1; i < len(ws); i++ {
+			ws[i].rev = max(ws[i].rev, ws[i-1].rev)
+		}
+		byKey[k] = ws
+	}
+	for _, op := range history {
+		out := op.Output.(casOutput)
+		if out.Kind != casRead {
+			continue
+		}
+		ws := byKey[op.Input.(casInput).Key]
+		i, _ := slices.BinarySearchFunc(ws, op.Call, func(a seen, call int64) int { return cmp.Compare(a.ret, call) })
+		if i > 0 && ws[i-1].rev > out.Rev {
+			if n++; example == "" {
+				example = fmt.Sprintf("client %d read %s at %d, revision %d had been returned at %d",
+					op.ClientId, op.Input.(casInput).Key, out.Rev, ws[i-1].rev, ws[i-1].ret)
+			}
+		}
+	}
+	return n, example
 }
 
 // boundAmbiguous ends each write at (stored) sooner than the end of the

@@ -73,6 +73,13 @@ type Options struct {
 	// acknowledged within it.
 	SyncInterval time.Duration `json:"-"`
 	SyncAlways   bool          `json:"-"`
+	// JetStreamStaleDirectReads (jetstream { stale_direct_reads: true })
+	// lets a replica answer a direct get (KV Get) at once from its own
+	// state, possibly stale, as nats-server does. By default a replica
+	// answers only once it has applied what the stream had committed when
+	// the request came (a raft read index), so a read sees every write
+	// acknowledged before it.
+	JetStreamStaleDirectReads bool `json:"-"`
 
 	PidFile      string `json:"-"`
 	PortsFileDir string `json:"-"`

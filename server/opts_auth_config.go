@@ -310,6 +310,8 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 				continue
 			}
 			o.SyncInterval = asDuration(ce, v)
+		case "stale_direct_reads":
+			o.JetStreamStaleDirectReads = asBool(ce, v)
 		default:
 			ce.unknownKey("jetstream", k, v)
 		}

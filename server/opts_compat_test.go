@@ -243,7 +243,7 @@ var implementedOptions = []string{
 	"LameDuckDuration", "LameDuckGracePeriod", "NoHeaderSupport",
 	"DontListen", "Routes", "RoutesStr", "JetStream", "JetStreamMaxMemory",
 	"JetStreamMaxStore", "JetStreamDomain", "StoreDir", "SyncInterval",
-	"SyncAlways", "PidFile", "PortsFileDir", "LogFile", "LogSizeLimit",
+	"SyncAlways", "JetStreamStaleDirectReads", "PidFile", "PortsFileDir", "LogFile", "LogSizeLimit",
 	"LogMaxFiles", "Syslog", "RemoteSyslog", "Tags", "CheckConfig",
 	"Cluster.Name", "Cluster.Host", "Cluster.Port", "Cluster.Advertise",
 	"Cluster.NoAdvertise", "Cluster.ConnectRetries", "Cluster.PoolSize",

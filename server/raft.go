@@ -72,6 +72,7 @@ type raftGroup struct {
 	sm    groupSM
 	inbox *raftQueue[raft.Message]
 	props *raftQueue[proposal]
+	reads *raftQueue[groupRead] // linearizable reads waiting (raft_read.go)
 	ctrl  chan func(*raft.Node)
 	quit  chan struct{}
 	done  chan struct{}
@@ -86,6 +87,8 @@ type raftGroup struct {
 	// the Readys that follow are processed, the log has its own copy (or
 	// raft ignored them) and the files go (group goroutine only).
 	spooled []raft.Snapshot
+
+	rd groupReads // reads asked and waiting (group goroutine only)
 
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.
@@ -119,7 +122,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
-		props: newRaftQueue[proposal](raftProposalMax), ctrl: make(chan func(*raft.Node), 16),
+		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
@@ -138,6 +141,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if host == nil {
 		drv.SyncAside = syncAside
 	}
+	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
 	g.drv = drv
 	// Registration and the WaitGroup count happen under the registry lock,
@@ -204,6 +208,8 @@ func (g *raftGroup) run() {
 			err = g.step()
 		case <-g.props.ready:
 			g.propose()
+		case <-g.reads.ready:
+			g.startReads()
 		case f := <-g.ctrl:
 			f(g.drv.Node)
 		case <-g.quit:
@@ -229,8 +235,10 @@ func (g *raftGroup) onTick(now time.Time) error {
 		return err
 	}
 	g.campaignAgain(g.drv.Node)
+	g.readTick()
 	g.inbox.trim()
 	g.props.trim()
+	g.reads.trim()
 	if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
 		return ps.periodicSync(now)
 	}
@@ -238,10 +246,15 @@ func (g *raftGroup) onTick(now time.Time) error {
 }
 
 // settle processes every Ready the last event made, then the duties that
-// follow: spool files, snapshots, leader changes.
+// follow: reads, spool files, snapshots, leader changes.
 func (g *raftGroup) settle() error {
 	if err := g.drv.ProcessAll(); err != nil {
 		return err
+	}
+	if g.serveReads() { // asked again: the Ready carries the request
+		if err := g.drv.ProcessAll(); err != nil {
+			return err
+		}
 	}
 	g.removeSpooled()
 	g.maybeSnapshot()

@@ -39,6 +39,10 @@ type simOp struct {
 	seq     uint64 // acknowledged at
 	errCode int    // rejected or refused with
 	errText string
+	// seen is the subject's sequence the first answer gave (acknowledged
+	// at, or named by a 10071 rejection), at the virtual ms it came.
+	seen uint64
+	at   int64
 }
 
 func simOpID(reply string) (int, bool) {
@@ -132,11 +136,15 @@ func (w *simWorld) onReply(n *simNode, inc int, subject string, msg []byte) {
 		c.known[op.subj] = ack.Seq
 		if first {
 			w.stats.Acked++
+			op.seen, op.at = ack.Seq, w.now
 		}
 	case code == 10071:
 		if i := strings.LastIndexByte(text, ' '); i >= 0 {
 			if v, err := strconv.ParseUint(text[i+1:], 10, 64); err == nil {
 				c.known[op.subj] = v
+				if first {
+					op.seen, op.at = v, w.now
+				}
 			}
 		}
 		w.stats.Rejected++

@@ -106,6 +106,7 @@ func (s *simStats) add(o simStats) {
 	s.Installs += o.Installs
 	s.LocalRestores += o.LocalRestores
 	s.Lost += o.Lost
+	s.Reads += o.Reads
 }
 
 // runSimStream runs one seed: boot, create the streams through the meta
@@ -167,6 +168,11 @@ func runSimStreamWith(t testing.TB, o simOptions) (*simWorld, error) {
 	}
 	if w.opts.consumers {
 		w.at(w.rng.Int64N(100)+1, w.consumerStep)
+	}
+	if w.opts.reads {
+		for range 4 {
+			w.at(w.rng.Int64N(20)+1, w.readStep)
+		}
 	}
 	w.at(w.rng.Int64N(500), w.faultStep)
 	w.runUntil(w.opts.duration, nil)
@@ -256,7 +262,7 @@ func (w *simWorld) createStreams() {
 			name = "M"
 		}
 		cfg := StreamConfig{Name: name, Subjects: []string{name + ".>"}, Storage: st, Replicas: replicas,
-			MaxMsgsPer: 1 + w.rng.Int64N(4)}
+			MaxMsgsPer: 1 + w.rng.Int64N(4), AllowDirect: w.opts.reads}
 		cfg.normalize()
 		peers, err := jc.placePeers(cfg.Replicas, nil)
 		if err != nil {
@@ -466,6 +472,9 @@ func (w *simWorld) final() {
 	}
 	if w.opts.consumers && w.err == nil {
 		w.checkConsumer()
+	}
+	if w.opts.reads && w.err == nil {
+		w.checkReads()
 	}
 }
 

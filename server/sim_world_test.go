@@ -77,6 +77,7 @@ type simWorld struct {
 	// clients and the operations they issued (sim_client_test.go).
 	clients []*simClient
 	ops     []*simOp
+	reads   []*simRead // sim_read_test.go
 	streams []StreamConfig
 	cons    simConsumerClient
 	// clk is every server's clock: virtual time, advanced before each
@@ -109,6 +110,10 @@ type simOptions struct {
 	dir      string // the store directory on every node's MemFS
 	// consumers adds a pull consumer client of stream F (sim_consumer_test.go).
 	consumers bool
+	// reads adds readers (sim_read_test.go) and lets the streams serve
+	// direct gets; staleReads runs the servers with stale_direct_reads
+	// (the check's own test: a stale read must be caught).
+	reads, staleReads bool
 }
 
 // durable reports whether the servers acknowledge only what is fsynced.
@@ -129,6 +134,7 @@ type simStats struct {
 	Acked, Rejected, Unknown                int
 	Installs, LocalRestores                 int
 	Lost                                    int // acknowledged publishes lost (-sim.powerloss)
+	Reads                                   int // reads answered (simOptions.reads)
 }
 
 // simNode is one machine: a disk that outlives its server incarnations.
@@ -244,7 +250,8 @@ func (n *simNode) start() {
 	n.fs = &simFS{FS: n.disk}
 	n.groups, n.halted = nil, map[*raftGroup]bool{}
 	o := &Options{ServerName: n.name, Host: "127.0.0.1", DontListen: true, NoLog: true, NoSigs: true,
-		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.always, SyncInterval: w.opts.syncInterval(), fsys: n.fs, clock: w.clk, raftHost: &simHost{n: n, inc: n.inc}}
+		JetStream: true, StoreDir: w.opts.dir, SyncAlways: w.opts.always, SyncInterval: w.opts.syncInterval(),
+		JetStreamStaleDirectReads: w.opts.staleReads, fsys: n.fs, clock: w.clk, raftHost: &simHost{n: n, inc: n.inc}}
 	s, err := NewServer(o)
 	if err != nil {
 		w.fail("%s: NewServer: %v", n.name, err)
@@ -263,6 +270,9 @@ func (n *simNode) start() {
 	}
 	if w.opts.consumers {
 		w.subscribeConsumerClient(n, inc)
+	}
+	if w.opts.reads {
+		w.subscribeReadClient(n)
 	}
 	w.logf("%s: started (incarnation %d)", n.name, n.inc)
 	n.pump()
@@ -432,6 +442,12 @@ func (n *simNode) runGroup(g *raftGroup) (bool, error) {
 	case <-g.props.ready:
 		did = true
 		g.propose()
+	default:
+	}
+	select {
+	case <-g.reads.ready:
+		did = true
+		g.startReads()
 	default:
 	}
 	if len(g.ctrl) > 0 {

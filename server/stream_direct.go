@@ -18,37 +18,59 @@ func (mset *stream) directGet(_ *subscription, c *client, _ *Account, subject, r
 	}
 	respond := func(hdr, msg []byte) { mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", hdr, msg) }
 	status := func(s string) { respond(newHdr(s).bytes(), nil) }
+	req, bad := mset.directRequest(subject, body)
+	if bad != "" {
+		status(bad)
+		return
+	}
+	if !mset.replicated || mset.staleDirectReads() {
+		mset.directAnswer(req, respond, status)
+		return
+	}
+	// Served once this replica has applied what the group had committed
+	// when the request came (stream_read.go); until then, nothing.
+	reply = strings.Clone(reply)
+	mset.readLinearizable(func(err error, wake map[*client]struct{}) {
+		if err == nil {
+			respond := func(hdr, msg []byte) { mset.jsa.js.srv.deliverBatch(wake, mset.jsa.acc, reply, "", hdr, msg) }
+			mset.directAnswer(req, respond, func(s string) { respond(newHdr(s).bytes(), nil) })
+		}
+	})
+}
+
+// directRequest parses a direct get request: from the subject's suffix
+// (the last message on a subject) or the JSON body; bad is the status a
+// request is refused with.
+func (mset *stream) directRequest(subject string, body []byte) (req *msgGetRequest, bad string) {
+	req = &msgGetRequest{}
 	prefix := "$JS.API.DIRECT.GET." + mset.name
-	var req msgGetRequest
 	if rest := strings.TrimPrefix(subject, prefix); rest != "" {
 		// The subject form takes no payload (nats-server: 408 Bad Request).
 		if len(body) > 0 || len(rest) < 2 {
-			status("408 Bad Request")
-			return
+			return nil, "408 Bad Request"
 		}
-		req.LastFor = rest[1:]
-	} else {
-		if len(body) == 0 {
-			status("408 Empty Request")
-			return
-		}
-		if err := json.Unmarshal(body, &req); err != nil {
-			status("408 Malformed Request")
-			return
-		}
-		if s := req.directStatus(); s != "" {
-			status(s)
-			return
-		}
+		req.LastFor = strings.Clone(rest[1:])
+		return req, ""
 	}
+	if len(body) == 0 {
+		return nil, "408 Empty Request"
+	}
+	if err := json.Unmarshal(body, req); err != nil {
+		return nil, "408 Malformed Request"
+	}
+	return req, req.directStatus()
+}
+
+// directAnswer answers a direct get from the replica's state.
+func (mset *stream) directAnswer(req *msgGetRequest, respond func(hdr, msg []byte), status func(string)) {
 	switch {
 	case len(req.MultiLast) > 0:
-		mset.directMultiLast(&req, respond, status)
+		mset.directMultiLast(req, respond, status)
 	case req.Batch > 0:
-		mset.directBatch(&req, respond, status)
+		mset.directBatch(req, respond, status)
 	default:
 		var sm StoreMsg
-		m, err := mset.load(&req, &sm)
+		m, err := mset.load(req, &sm)
 		if err != nil {
 			status("404 Message Not Found")
 			return
