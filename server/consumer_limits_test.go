@@ -1,7 +1,11 @@
 package server
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,5 +99,43 @@ func TestConsumerLimitsClustered(t *testing.T) {
 	_, err := js.CreateOrUpdateConsumer(ctx(t), "M", jetstream.ConsumerConfig{Durable: "C"})
 	if err == nil || retErr(err) != "400 10026 maximum consumers limit reached" {
 		t.Fatalf("third consumer with max_consumers 2: %v", err)
+	}
+}
+
+// jetstream { limits {} } in a config file sets the server-wide consumer
+// limits nats-server reads from it: default_max_consumers (10026 past
+// it), max_ack_pending (the default of a new consumer, and 10121 above
+// it) and max_request_batch.
+func TestConsumerLimitsFromConfigFile(t *testing.T) {
+	conf := filepath.Join(t.TempDir(), "js.conf")
+	body := fmt.Sprintf("listen: \"127.0.0.1:-1\"\njetstream {\n  store_dir: %q\n  limits {\n    default_max_consumers: 2\n    max_ack_pending: 50\n    max_request_batch: 10\n  }\n}\n", t.TempDir())
+	if err := os.WriteFile(conf, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, err := ProcessConfigFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.NoLog, o.NoSigs = true, true
+	s := runServer(t, o)
+	_, js := jsClient(t, s)
+	createStream(t, js, jetstream.StreamConfig{Name: "L", Subjects: []string{"l"}})
+	c, err := js.CreateOrUpdateConsumer(ctx(t), "L", jetstream.ConsumerConfig{Durable: "A", AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := c.CachedInfo().Config; cfg.MaxAckPending != 50 || cfg.MaxRequestBatch != 10 {
+		t.Fatalf("defaults from the server limits: max_ack_pending %d, max_request_batch %d", cfg.MaxAckPending, cfg.MaxRequestBatch)
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx(t), "L", jetstream.ConsumerConfig{Durable: "X", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 51})
+	if err == nil || !strings.Contains(retErr(err), "10121 consumer max ack pending exceeds system limit of 50") {
+		t.Fatalf("max_ack_pending above the server's: %v", err)
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx(t), "L", jetstream.ConsumerConfig{Durable: "B"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = js.CreateOrUpdateConsumer(ctx(t), "L", jetstream.ConsumerConfig{Durable: "C"})
+	if err == nil || retErr(err) != "400 10026 maximum consumers limit reached" {
+		t.Fatalf("third consumer with default_max_consumers 2: %v", err)
 	}
 }

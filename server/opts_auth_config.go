@@ -312,8 +312,29 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 			o.SyncInterval = asDuration(ce, v)
 		case "stale_direct_reads":
 			o.JetStreamStaleDirectReads = asBool(ce, v)
+		case "limits":
+			o.parseJetStreamLimits(ce, v)
 		default:
 			ce.unknownKey("jetstream", k, v)
+		}
+	}
+}
+
+// parseJetStreamLimits reads jetstream { limits {} }: the server-wide
+// consumer limits Tern enforces (consumer_check.go, consumer_create.go);
+// the others are refused.
+func (o *Options) parseJetStreamLimits(ce *configErrors, tk any) {
+	o.JetStreamLimits = JSLimitOpts{}
+	for k, v := range asMap(ce, tk) {
+		switch strings.ToLower(k) {
+		case "max_ack_pending":
+			o.JetStreamLimits.MaxAckPending = asInt(ce, v)
+		case "max_request_batch":
+			o.JetStreamLimits.MaxRequestBatch = asInt(ce, v)
+		case "default_max_consumers":
+			o.JetStreamLimits.DefaultMaxConsumers = asInt(ce, v)
+		default:
+			ce.unknownKey("jetstream limits", k, v)
 		}
 	}
 }

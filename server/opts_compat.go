@@ -36,7 +36,10 @@ var refusedOptions = []string{
 	"MaxSubTokens", "WriteTimeout", "TraceHeaders", "FeatureFlags",
 	// JetStream.
 	"JetStreamKey", "JetStreamOldKey", "JetStreamCipher", "JetStreamTpm",
-	"JetStreamLimits", "JetStreamUniqueTag", "JetStreamExtHint",
+	"JetStreamLimits.MaxHAAssets", "JetStreamLimits.Duplicates",
+	"JetStreamLimits.MaxBatchInflightPerStream", "JetStreamLimits.MaxBatchInflightTotal",
+	"JetStreamLimits.MaxBatchSize", "JetStreamLimits.MaxBatchTimeout",
+	"JetStreamUniqueTag", "JetStreamExtHint",
 	"JsAccDefaultDomain", "NoJetStreamStrict",
 	// Other listeners and outbound connections.
 	"Websocket.Host", "Websocket.Port",
