@@ -118,6 +118,9 @@ var errGroupStopped = errors.New("raft group stopped")
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
+	if rs, ok := sm.(recoveringSM); ok {
+		cfg.Recovering = rs.recovering()
+	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
@@ -366,6 +369,9 @@ func (g *raftGroup) observe() {
 	g.mu.Unlock()
 	if changed {
 		g.sm.leaderChanged(g.seen)
+	}
+	if rs, ok := g.sm.(recoveringSM); ok && rs.recovering() && !g.drv.Node.Recovering() {
+		rs.recovered()
 	}
 	if o, ok := g.sm.(progressObserver); ok {
 		commit, applied := g.drv.Node.Indexes()
