@@ -22,7 +22,7 @@ import (
 // and hand back every acknowledged message by sequence, and the damaged
 // server must serve again without operator action.
 
-const repairMsgs, repairPayload = 300, 64 << 10 // ~19 MiB: several 4 MiB blocks
+const repairMsgs, repairPayload = 300, 4 << 10 // ~1.2 MiB: about 19 blocks of 64 KiB
 
 // repairDamage damages the stopped server's JetStream directory dir; stale
 // is a copy of a block made while the stream was growing.
@@ -136,6 +136,7 @@ func repairBlock(t *testing.T, dir string) string {
 
 func testRepair(t *testing.T, damage repairDamage) {
 	setForTest(t, &snapshotEvery, 100)
+	setForTest(t, &fileStoreBlockSize, 64<<10)
 	c := runJSCluster(t, 3)
 	nc := connectNATS(t, c.servers[0].ClientURL())
 	js, _ := jetstream.New(nc)
@@ -184,7 +185,9 @@ func testRepair(t *testing.T, damage repairDamage) {
 			return "", "", false
 		}
 		info := s.CachedInfo()
-		digest, err := readAllMsgs(ctx, s, want)
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second) // 300 gets, under -race
+		defer cancel()
+		digest, err := readAllMsgs(rctx, s, want)
 		if err != nil {
 			return "", "", false
 		}
