@@ -62,14 +62,19 @@ func (sm *streamSM) recovered() {
 
 // groupLost reports whether the replica must start recovering before its
 // log is opened: a marker left by an unfinished repair, or a founding
-// member whose group directory is gone although the stream is not new
-// (the server's storage was wiped or lost).
+// member of a stream that is not new whose group directory is gone on a
+// server that started without its meta log (its storage was wiped or
+// lost). A group directory missing beside a meta log is a replica that
+// never started here (its directory is made, fsynced, before the group
+// starts), which may vote as any new member: were it taken for a lost
+// one, a stream whose replicas all lost power before making theirs would
+// find no member willing to vote.
 func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
 	dir := js.groupDir(sa)
 	if _, err := js.fs.Stat(filepath.Join(dir, repairMarker)); err == nil {
 		return true
 	}
-	if join {
+	if join || !js.storageLost.Load() {
 		return false
 	}
 	_, err := js.fs.Stat(filepath.Join(dir, "incarnation"))
