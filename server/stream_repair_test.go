@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,19 +120,23 @@ func repairBlocks(t *testing.T, dir string) []string {
 	return out
 }
 
-// repairBlock is the first block of the latest linked snapshot.
+// repairBlock is the first block of the latest linked snapshot (a sealed
+// block, hard-linked with the store's).
 func repairBlock(t *testing.T, dir string) string {
-	blocks := repairBlocks(t, dir)
-	if len(blocks) == 0 {
-		t.Fatalf("no linked snapshot block under %s", dir)
-	}
-	last := filepath.Dir(blocks[len(blocks)-1])
-	for _, p := range blocks {
-		if filepath.Dir(p) == last {
-			return p
+	var latest string
+	var latestIdx uint64
+	for _, p := range repairBlocks(t, dir) {
+		idx, err := strconv.ParseUint(filepath.Base(filepath.Dir(p)), 10, 64)
+		if err == nil && (latest == "" || idx > latestIdx) {
+			latest, latestIdx = p, idx
+		} else if err == nil && idx == latestIdx && p < latest {
+			latest = p
 		}
 	}
-	return blocks[0]
+	if latest == "" {
+		t.Fatalf("no linked snapshot block under %s", dir)
+	}
+	return latest
 }
 
 func testRepair(t *testing.T, damage repairDamage) {
