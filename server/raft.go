@@ -379,6 +379,16 @@ func (g *raftGroup) observe() {
 	}
 }
 
+// recoveringSM is implemented by state machines whose replica may have
+// lost state it acknowledged (a stream's, stream_repair.go): the group
+// starts as a recovering member (raft.Config.Recovering) and is told once
+// it caught up with a leader.
+type recoveringSM interface {
+	recovering() bool
+	// recovered is called (on the group goroutine) once the node caught up.
+	recovered()
+}
+
 // progressObserver is implemented by state machines that follow their
 // group's progress (on the group goroutine, after every pass): the leader
 // known and the commit and applied indexes, read without building a Status.

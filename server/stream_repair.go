@@ -40,13 +40,6 @@ func verifyStore(st StreamStore) {
 	}
 }
 
-// recoveringSM is the state machine side of a recovering replica.
-type recoveringSM interface {
-	recovering() bool
-	// recovered is called (on the group goroutine) once the node caught up.
-	recovered()
-}
-
 func (sm *streamSM) recovering() bool { return sm.repairing }
 
 func (sm *streamSM) recovered() {
