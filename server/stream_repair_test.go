@@ -183,6 +183,21 @@ func testRepair(t *testing.T, damage repairDamage) {
 	c.servers[down] = runServer(t, c.opts[down])
 	c.waitMetaLeader()
 
+	t.Cleanup(func() { // what each replica's group saw, when the test failed
+		if !t.Failed() {
+			return
+		}
+		for _, m := range c.replicas("REP") {
+			m.mu.Lock()
+			g := m.group
+			m.mu.Unlock()
+			if g != nil {
+				st := g.statusSnapshot()
+				t.Logf("%s: %+v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), g.sm.(*streamSM).repairing,
+					st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
+			}
+		}
+	})
 	rc := connectNATS(t, c.servers[down].ClientURL())
 	seen := viewUnderEachLeader(t, rc, "REP", 3, 60*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, string, bool) {
 		s, err := js.Stream(ctx, "REP")
