@@ -193,7 +193,8 @@ func testRepair(t *testing.T, damage repairDamage) {
 			m.mu.Unlock()
 			if g != nil {
 				st := g.statusSnapshot()
-				t.Logf("%s: %+v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), g.sm.(*streamSM).repairing,
+				_, err := os.Stat(filepath.Join(g.srv.js.Load().groupDir(&streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "REP"}}), repairMarker))
+				t.Logf("%s: repairing %v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), err == nil,
 					st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
 			}
 		}
