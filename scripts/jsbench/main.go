@@ -9,6 +9,7 @@
 //	jsbench kvhot -s URL[,URL...] -bucket B -clients C -dur D
 //	jsbench consumers -s URL -stream S -n N -workers K -limit D
 //	jsbench kvwatch -s URL -bucket B -n N -rounds R
+//	jsbench push -s URL -stream S -n N
 package main
 
 import (
@@ -31,7 +32,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch [flags]")
+		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch|push [flags]")
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -73,6 +74,8 @@ func main() {
 		runConsumers(strings.Split(*urls, ",")[0], *stream, *n, *workers, *limit)
 	case "kvwatch":
 		runKVWatch(strings.Split(*urls, ",")[0], *bucket, *n, *rounds, payload)
+	case "push":
+		runPush(strings.Split(*urls, ",")[0], *stream, *n)
 	default:
 		fatal("unknown mode " + mode)
 	}
