@@ -53,7 +53,6 @@ type raft struct {
 	maxBatch       uint64
 	maxUncommitted uint64
 	rand           func(int) int
-	rec            recovery
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -74,7 +73,6 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		maxBatch:       uint64(cfg.MaxBatchBytes),
 		maxUncommitted: uint64(cfg.MaxUncommittedBytes),
 		rand:           cfg.Rand,
-		rec:            recovery{active: cfg.Recovering},
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -293,14 +291,14 @@ func (r *raft) tick() {
 		return
 	}
 	r.t.electionElapsed++
-	if r.promotable() && !r.rec.active && r.t.electionElapsed >= r.t.randomizedTimeout {
+	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		r.t.electionElapsed = 0
 		r.hup(false)
 	}
 }
 
 func (r *raft) hup(transfer bool) {
-	if r.role == Leader || r.rec.active {
+	if r.role == Leader {
 		return
 	}
 	r.campaign(r.preVote && !transfer, transfer)
