@@ -125,6 +125,14 @@ func TestNoRaceJetStreamClusterWorkQueueChaos(t *testing.T) {
 	close(done)
 	workers.Wait()
 	<-polled
+	w.verdict(t)
+	agreeAcrossLeaders(t, nc, "WQ", "workers", len(c.ports))
+}
+
+// verdict fails the test when a delivery was received twice or a message
+// came back after its AckSync was answered; it logs the tally.
+func (w *wqLedger) verdict(t *testing.T) {
+	t.Helper()
 	came := w.cameBack()
 	w.mu.Lock()
 	t.Logf("%d acknowledged publishes, %d processed payloads, %d AckSyncs answered, %d redeliveries",
@@ -139,7 +147,6 @@ func TestNoRaceJetStreamClusterWorkQueueChaos(t *testing.T) {
 	if len(dup) > 0 || len(came) > 0 {
 		t.Fatalf("%d deliveries received twice, %d messages came back after their AckSync was answered", len(dup), len(came))
 	}
-	agreeAcrossLeaders(t, nc, "WQ", "workers", len(c.ports))
 }
 
 // wqLedger is what publishers and workers were told.

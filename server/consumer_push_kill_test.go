@@ -122,20 +122,7 @@ func TestNoRaceJetStreamClusterPushConsumerKill9(t *testing.T) {
 	close(done)
 	workers.Wait()
 	<-polled
-	came := w.cameBack()
-	w.mu.Lock()
-	t.Logf("%d acknowledged publishes, %d processed payloads, %d AckSyncs answered, %d redeliveries",
-		len(w.published), len(w.processed), len(w.answered), w.redelivered)
-	dup := w.violations
-	w.mu.Unlock()
-	for i, v := range append(dup, came...) {
-		if i < 10 {
-			t.Log(v)
-		}
-	}
-	if len(dup) > 0 || len(came) > 0 {
-		t.Fatalf("%d deliveries received twice, %d messages came back after their AckSync was answered", len(dup), len(came))
-	}
+	w.verdict(t)
 	agreeAcrossLeaders(t, nc, "PQ", "push", len(c.ports))
 }
 
