@@ -136,6 +136,9 @@ func (mset *stream) replicasSpeakLocked(proto int) bool {
 	if sa == nil {
 		return false
 	}
+	if own := s.getOpts().routeProto; own != 0 && own < proto { // a test's stand-in for an older server
+		return false
+	}
 	for _, p := range sa.Peers {
 		if p == s.Name() {
 			continue
