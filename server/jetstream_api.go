@@ -117,6 +117,10 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 		if typ, resp, answer = r.clusteredDispatch(); !answer || resp == nil {
 			return // another server answers, or the apply will
 		}
+		if ul, ok := resp.(*unavailableLater); ok {
+			r.answerUnavailableLater(typ, ul)
+			return
+		}
 		setResponseType(resp, apiTypePrefix+typ)
 	} else {
 		typ, resp = r.dispatch()

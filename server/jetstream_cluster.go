@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -72,7 +73,10 @@ type jsCluster struct {
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
 	changed chan struct{}                           // closed and replaced when streams changes
 	leaders *leaderMap
-	usage   remoteUsage // the other servers' account usage (jetstream_usage.go)
+	// graceWaiters counts requests waiting for a leader to become known
+	// before they are answered 10008 (jetstream_leader_grace.go).
+	graceWaiters atomic.Int32
+	usage        remoteUsage // the other servers' account usage (jetstream_usage.go)
 	// leavers are the replicas leaving under a raftHost (stepLeavers).
 	leavers []*leaver
 }

@@ -214,3 +214,30 @@ func TestLeaderAnnouncedDottedAccount(t *testing.T) {
 		t.Fatalf("leader of acme.corp ORDERS %q, want S2", got)
 	}
 }
+
+// A server that has not yet heard a stream's leader announce itself (the
+// announcement travels another route than the request and the leader's
+// answer) must not answer 10008 at once: that answer raced the leader's
+// and won (TestJetStreamClusterKVWatchKeysHistoryR3 failed in CI on it).
+// The test makes a follower forget the leader, as if its announcement were
+// still under way, and asks through that follower.
+func TestJetStreamClusterLeaderNotYetKnownNoFalse10008(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "NYK", Subjects: []string{"nyk.>"}, Replicas: 3})
+	leader := st.CachedInfo().Cluster.Leader
+	var f *Server
+	for _, s := range c.servers {
+		if s.Name() != leader {
+			f = s
+		}
+	}
+	nc, _ := jsClient(t, f)
+	for i := 0; i < 5; i++ {
+		f.js.Load().cluster.leaders.forget(leaderKey(globalAccountName, "NYK"))
+		got, code := infoOutcome(t, nc, "NYK")
+		if code != 0 || got != leader {
+			t.Fatalf("round %d: answer leader %q code %d, want the leader %s's answer", i, got, code, leader)
+		}
+	}
+}
