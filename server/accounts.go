@@ -25,6 +25,9 @@ type subscription struct {
 	// afterRoutes: an internal subscriber called only once the message
 	// is queued to the routes (see subscribeInternalAfterRoutes).
 	afterRoutes bool
+	// localOnly: interest this server does not announce to its routes
+	// (subscribeLocalOnly).
+	localOnly bool
 }
 
 // Account is an isolated subject space with its own users.
@@ -78,13 +81,24 @@ func (a *Account) subscribeInternalAfterRoutes(subject string, cb msgHandler) (*
 	return sub, nil
 }
 
+// subscribeLocalOnly is subscribeInternal for a subscription that only
+// watches what reaches this server anyway: its interest is not announced
+// to the routes.
+func (a *Account) subscribeLocalOnly(subject string, cb msgHandler) (*subscription, error) {
+	sub := &subscription{icb: cb, subject: subject, sid: "internal", localOnly: true}
+	if err := a.insertSub(sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
 // insertSub adds a subscription to the account's routing table and tells
 // the cluster about new interest.
 func (a *Account) insertSub(sub *subscription) error {
 	if err := a.sl.Insert(sub.subject, sub.queue, sub); err != nil {
 		return err
 	}
-	if a.srv != nil && sub.route == nil {
+	if a.srv != nil && sub.route == nil && !sub.localOnly {
 		a.srv.interestChanged(a, sub, 1)
 	}
 	a.deliverInterestChanged(sub.subject)
@@ -95,7 +109,7 @@ func (a *Account) unsubscribe(sub *subscription) {
 	if sub.closed.Swap(true) {
 		return
 	}
-	if a.sl.Remove(sub.subject, sub.queue, sub) == nil && a.srv != nil && sub.route == nil {
+	if a.sl.Remove(sub.subject, sub.queue, sub) == nil && a.srv != nil && sub.route == nil && !sub.localOnly {
 		a.srv.interestChanged(a, sub, -1)
 	}
 	a.deliverInterestChanged(sub.subject)

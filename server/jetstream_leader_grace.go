@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
 // A stream's API request reaches every server; the stream's leader
@@ -10,50 +12,77 @@ import (
 // unavailable" (10008) when it knows no leader, but leader announcements
 // travel over other routes than the request and the leader's answer, so a
 // leader that has just answered this client's previous request may not be
-// known here yet: an immediate 10008 would race, and often beat, the real
-// answer. Such a server therefore waits leaderGrace for a leader to become
-// known and answers 10008 only if none does. One announce period also
-// covers a first announcement sent before this server's interest reached
-// the leader (leaders re-announce every leaderAnnounceEvery). nats-server
-// stays silent for far longer (until a group has been leaderless for
-// seconds), and the client times out.
+// known here yet: an immediate 10008 raced, and often beat, the leader's
+// answer (TestJetStreamClusterKVWatchKeysHistoryR3 failed in CI on it).
+//
+// Such a server therefore watches the request's reply subject: the
+// leader's answer comes back through it, since the client is connected
+// here. If an answer passes within leaderGrace, this server stays silent;
+// otherwise it answers 10008. Waiting for a leader to become known instead
+// would not do: a leader that became ready after the request reached it
+// never answered it, and the client would hear nothing. nats-server stays
+// silent until a group has been leaderless for seconds, and the client
+// times out.
 var leaderGrace = leaderAnnounceEvery
 
-// maxGraceWaiters bounds the goroutines waiting out a grace; beyond it,
-// requests are answered 10008 at once.
+// maxGraceWaiters bounds the requests whose reply subjects are watched;
+// beyond it, requests are answered 10008 at once.
 const maxGraceWaiters = 1024
 
-// unavailableLater is clusteredDispatch's answer "10008 unless a leader
-// of stream becomes known within leaderGrace".
-type unavailableLater struct {
-	prefix, account, stream string
-}
+// unavailableLater is clusteredDispatch's answer "10008 unless the
+// leader's answer passes within leaderGrace".
+type unavailableLater struct{ prefix string }
 
-// answerUnavailableLater waits out the grace on a goroutine of its own
-// (the leader's announcement may come in through the read loop running
-// this handler) and answers 10008 if no leader became known.
+// answerUnavailableLater watches r's reply subject for leaderGrace and
+// answers 10008 if nothing passed. The watch is in place microseconds
+// after the request was queued to the routes (their writes are mostly
+// flushed after this read batch), long before a route round trip can
+// bring an answer back; an answer that passed before would cost a second
+// answer, 10008, as before this grace, never silence.
 func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 	js := r.jsa.js
-	jc, s := js.cluster, js.srv
+	jc, s, acc := js.cluster, js.srv, r.jsa.acc
+	reply := strings.Clone(r.reply)
 	answer := func() {
 		resp := routeErr(ul.prefix, errClusterNotAvail())
 		setResponseType(resp, apiTypePrefix+typ)
 		b, _ := json.Marshal(resp)
 		js.apiErrs.Add(1)
-		s.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
+		s.deliver(nil, acc, reply, "", nil, b)
 	}
-	if jc.graceWaiters.Add(1) > maxGraceWaiters || s.shutdown.Load() {
+	if !sublist.ValidLiteralSubject(reply) || s.shutdown.Load() {
+		answer()
+		return
+	}
+	if jc.graceWaiters.Add(1) > maxGraceWaiters {
 		jc.graceWaiters.Add(-1)
 		answer()
 		return
 	}
-	r.reply = strings.Clone(r.reply)
+	seen := make(chan struct{})
+	sub, err := acc.subscribeLocalOnly(reply, func(*subscription, *client, *Account, string, string, []byte, []byte) {
+		select {
+		case <-seen:
+		default:
+			close(seen)
+		}
+	})
+	if err != nil {
+		jc.graceWaiters.Add(-1)
+		answer()
+		return
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer jc.graceWaiters.Add(-1)
-		key := leaderKey(ul.account, ul.stream)
-		if jc.leaders.waitFresh(s.clock, key, s.clock.Now().Add(leaderGrace), s.quit) == "" && !s.shutdown.Load() {
+		defer acc.unsubscribe(sub)
+		t := s.clock.NewTimer(leaderGrace)
+		defer t.Stop()
+		select {
+		case <-seen:
+		case <-s.quit:
+		case <-t.C():
 			answer()
 		}
 	}()

@@ -62,7 +62,7 @@ func (lm *leaderMap) set(key, name string, term uint64, now time.Time) {
 		return
 	}
 	lm.m[key] = leaderInfo{name: name, term: term, seen: now}
-	if !ok || cur.name != name || cur.resigned || cur.term > 0 && now.Sub(cur.seen) > leaderForgetAfter {
+	if !ok || cur.name != name || cur.resigned {
 		lm.notifyLocked()
 	}
 }
@@ -124,35 +124,6 @@ func (lm *leaderMap) wait(clk clock.Clock, key string, deadline time.Time, quit 
 		lm.mu.Unlock()
 		if ok && !cur.resigned {
 			return cur.name
-		}
-		d := clk.Until(deadline)
-		if d <= 0 {
-			return ""
-		}
-		t := clk.NewTimer(d)
-		select {
-		case <-ch:
-		case <-t.C():
-		case <-quit:
-		}
-		t.Stop()
-		select {
-		case <-quit:
-			return ""
-		default:
-		}
-	}
-}
-
-// waitFresh returns the leader once get would return one, or "" at the
-// deadline.
-func (lm *leaderMap) waitFresh(clk clock.Clock, key string, deadline time.Time, quit <-chan struct{}) string {
-	for {
-		lm.mu.Lock()
-		ch := lm.changed
-		lm.mu.Unlock()
-		if name := lm.get(key, clk.Now()); name != "" {
-			return name
 		}
 		d := clk.Until(deadline)
 		if d <= 0 {
