@@ -64,8 +64,15 @@ func (o *consumer) queueOutLocked(msgs []outMsg) { o.outq = append(o.outq, msgs.
 // goroutine at a time drains the queue, others leave their messages to it,
 // so concurrent publishers and ack handlers never reorder a consumer's
 // deliveries (an ordered consumer resets on a gap) or send a request's 408
-// before its last message.
-func (o *consumer) flushOut() {
+// before its last message. The receivers' write loops are woken once per
+// batch drained, not once per message.
+func (o *consumer) flushOut() { o.flushOutTo(nil) }
+
+// flushOutTo is flushOut for a caller on a client's read loop, which
+// passes that client's pcd as wake: the receivers are woken when the read
+// ends (client.flushPending), so the deliveries that all the acks of one
+// read let through leave in one write instead of one each.
+func (o *consumer) flushOutTo(wake map[*client]struct{}) {
 	mset := o.mset
 	mset.mu.Lock()
 	if o.flushing {
@@ -73,6 +80,13 @@ func (o *consumer) flushOut() {
 		return
 	}
 	o.flushing = true
+	own := wake == nil
+	if own {
+		if o.wake == nil {
+			o.wake = map[*client]struct{}{}
+		}
+		wake = o.wake // only the flushing goroutine touches it
+	}
 	for len(o.outq) > 0 {
 		batch := o.outq
 		o.outq = nil
@@ -80,7 +94,10 @@ func (o *consumer) flushOut() {
 		s := mset.jsa.js.srv
 		for i := range batch {
 			m := &batch[i]
-			s.deliverShown(mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+			s.deliverShown(wake, mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+		}
+		if own {
+			wakeAll(wake)
 		}
 		mset.mu.Lock()
 		if len(o.outq) == 0 && o.push != nil && o.push.more && !o.closed {
