@@ -408,6 +408,7 @@ func (o *consumer) deliverNowLocked(seq uint64) (d cstate.Delivery, ok, notDue b
 
 // ackSubject is the reply subject of delivery d of a message stamped ts.
 func (o *consumer) ackSubject(d cstate.Delivery, ts int64) string {
-	return string(cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
+	var buf [160]byte // one allocation, the string, for the usual lengths
+	return string(cstate.AppendAckSubject(buf[:0], &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
 		Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: ts, Pending: d.Pending}))
 }
