@@ -37,9 +37,10 @@ type consumer struct {
 	pinLead  *pinLead    // replicated stream, on the leader: the pin proposed, not applied yet
 	// unpinReason is the unpinned advisory's reason while OpUnpin applies.
 	unpinReason string
-	active      time.Time // last pull request (server clock)
-	outq        []outMsg  // decided, not yet sent (flushOut)
-	flushing    bool      // a goroutine is draining outq
+	active      time.Time            // last pull request (server clock)
+	outq        []outMsg             // decided, not yet sent (flushOut)
+	flushing    bool                 // a goroutine is draining outq
+	wake        map[*client]struct{} // flushOut: receivers to wake after a batch (the flusher's only)
 	closed      bool
 	local       bool          // replicated stream: off the log, on its leader only (consumer_local.go)
 	lead        *consumerLead // replicated stream: set while this server leads it (consumer_cluster_lead.go)

@@ -30,6 +30,16 @@ func ackEntry(a *cstate.AckSubject, body []byte) (e cstate.Entry, kind cstate.Ac
 	return e, kind, arg, true
 }
 
+// readWake is the wake set of c's read loop when the ack came from a
+// client's read (deliveries it lets through are sent when that read ends),
+// or nil (woken at once): internal publishers have no read loop.
+func readWake(c *client) map[*client]struct{} {
+	if c == nil || c.route != nil {
+		return nil
+	}
+	return c.pcd
+}
+
 // ackMsg handles a message on $JS.ACK.<stream>.>: the ack is applied at
 // once (this server's "log"), then whatever it freed is delivered. An ack
 // that asked for a reply (AckSync) is answered only after the apply and,
@@ -81,7 +91,7 @@ func (mset *stream) ackMsg(_ *subscription, c *client, _ *Account, subject, repl
 	}
 	o.queueOutLocked(sends)
 	mset.mu.Unlock()
-	o.flushOut()
+	o.flushOutTo(readWake(c))
 	if answer {
 		mset.jsa.js.srv.deliver(nil, mset.jsa.acc, strings.Clone(reply), "", nil, nil)
 	}

@@ -127,7 +127,13 @@ func (o *consumer) updateLocked(cfg *ConsumerConfig) (*ConsumerInfo, *ApiError) 
 	if err := o.saveMetaLocked(); err != nil {
 		return nil, errConsumerCreate(err.Error())
 	}
-	return o.infoLocked(), nil
+	// What the new config lets through now (a larger max_ack_pending, say)
+	// goes at once, as nats-server signals its delivery loop on an update;
+	// sent after the answer (flushConsumerNamed), which shows the state
+	// before them, as a create's does.
+	ci := o.infoLocked()
+	o.queueOutLocked(o.pumpLocked(nil))
+	return ci, nil
 }
 
 func (r *apiRequest) consumerInfo() any {

@@ -8,9 +8,11 @@ import "strings"
 // the message's own subject. Route interest is forwarded on to, with the
 // shown subject after an '@' at the end of the ack reply, as nats-server
 // sends it (the receiving server splits it off: splitShownSubject).
-func (s *Server) deliverShown(acc *Account, to, shown, reply string, hdr, msg []byte) int {
+// The receivers' write loops are woken now, or gathered in wake (non-nil)
+// for the caller to wake once, as deliverBatch does.
+func (s *Server) deliverShown(wake map[*client]struct{}, acc *Account, to, shown, reply string, hdr, msg []byte) int {
 	if shown == to {
-		return s.deliver(nil, acc, to, reply, hdr, msg)
+		return s.deliverWaking(nil, wake, acc, to, reply, hdr, msg)
 	}
 	r := matchSubject(acc, to)
 	n := 0
@@ -20,7 +22,7 @@ func (s *Server) deliverShown(acc *Account, to, shown, reply string, hdr, msg []
 			fwd.plain(sub.route)
 			continue
 		}
-		if s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg) {
+		if s.deliverTo(nil, wake, acc, sub, shown, reply, hdr, msg) {
 			n++
 		}
 	}
@@ -30,14 +32,14 @@ func (s *Server) deliverShown(acc *Account, to, shown, reply string, hdr, msg []
 		case sub == nil:
 		case sub.route != nil:
 			fwd.queue(sub.route, r.Queues[i].Name)
-		case s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg):
+		case s.deliverTo(nil, wake, acc, sub, shown, reply, hdr, msg):
 			n++
 		}
 	}
 	if fwd.n > 0 && isJSAckReply(reply) {
 		reply += "@" + shown
 	}
-	return n + fwd.send(nil, nil, acc, to, reply, hdr, msg)
+	return n + fwd.send(nil, wake, acc, to, reply, hdr, msg)
 }
 
 // isJSAckReply reports whether reply is a consumer's ack subject.

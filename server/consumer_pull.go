@@ -64,8 +64,15 @@ func (o *consumer) queueOutLocked(msgs []outMsg) { o.outq = append(o.outq, msgs.
 // goroutine at a time drains the queue, others leave their messages to it,
 // so concurrent publishers and ack handlers never reorder a consumer's
 // deliveries (an ordered consumer resets on a gap) or send a request's 408
-// before its last message.
-func (o *consumer) flushOut() {
+// before its last message. The receivers' write loops are woken once per
+// batch drained, not once per message.
+func (o *consumer) flushOut() { o.flushOutTo(nil) }
+
+// flushOutTo is flushOut for a caller on a client's read loop, which
+// passes that client's pcd as wake: the receivers are woken when the read
+// ends (client.flushPending), so the deliveries that all the acks of one
+// read let through leave in one write instead of one each.
+func (o *consumer) flushOutTo(wake map[*client]struct{}) {
 	mset := o.mset
 	mset.mu.Lock()
 	if o.flushing {
@@ -73,6 +80,13 @@ func (o *consumer) flushOut() {
 		return
 	}
 	o.flushing = true
+	own := wake == nil
+	if own {
+		if o.wake == nil {
+			o.wake = map[*client]struct{}{}
+		}
+		wake = o.wake // only the flushing goroutine touches it
+	}
 	for len(o.outq) > 0 {
 		batch := o.outq
 		o.outq = nil
@@ -80,7 +94,10 @@ func (o *consumer) flushOut() {
 		s := mset.jsa.js.srv
 		for i := range batch {
 			m := &batch[i]
-			s.deliverShown(mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+			s.deliverShown(wake, mset.jsa.acc, m.to, m.subj, m.reply, m.hdr, m.msg)
+		}
+		if own {
+			wakeAll(wake)
 		}
 		mset.mu.Lock()
 		if len(o.outq) == 0 && o.push != nil && o.push.more && !o.closed {
@@ -391,6 +408,7 @@ func (o *consumer) deliverNowLocked(seq uint64) (d cstate.Delivery, ok, notDue b
 
 // ackSubject is the reply subject of delivery d of a message stamped ts.
 func (o *consumer) ackSubject(d cstate.Delivery, ts int64) string {
-	return string(cstate.AppendAckSubject(nil, &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
+	var buf [160]byte // one allocation, the string, for the usual lengths
+	return string(cstate.AppendAckSubject(buf[:0], &cstate.AckSubject{Stream: o.mset.name, Consumer: o.name,
 		Deliveries: d.Deliveries, SSeq: d.SSeq, CSeq: d.CSeq, TS: ts, Pending: d.Pending}))
 }

@@ -8,6 +8,7 @@ import "math/bits"
 type seqBits struct {
 	words []uint64
 	n     uint64 // number of bits in use
+	ones  uint64 // number of bits set
 }
 
 // grow extends the bitmap to n bits; new bits are clear.
@@ -23,8 +24,9 @@ func (s *seqBits) grow(n uint64) {
 }
 
 func (s *seqBits) set(i uint64) {
-	if i < s.n {
+	if i < s.n && s.words[i/64]&(1<<(i%64)) == 0 {
 		s.words[i/64] |= 1 << (i % 64)
+		s.ones++
 	}
 }
 
@@ -46,23 +48,36 @@ func (s *seqBits) nextClear(i uint64) uint64 {
 	return s.n
 }
 
-// clearFrom counts the clear bits at or after i.
+// clearFrom counts the clear bits at or after i: at once when no bit is
+// set, else by counting the shorter side of i (a consumer asks this at
+// every delivery, i moving through the block).
 func (s *seqBits) clearFrom(i uint64) uint64 {
 	if i >= s.n {
 		return 0
 	}
+	if s.ones == 0 {
+		return s.n - i
+	}
+	if i < s.n/2 {
+		return s.n - s.ones - (i - s.onesIn(0, i))
+	}
+	return s.n - i - s.onesIn(i, s.n)
+}
+
+// onesIn counts the set bits in [lo, hi).
+func (s *seqBits) onesIn(lo, hi uint64) uint64 {
 	var set int
-	for w := i / 64; w*64 < s.n; w++ {
+	for w := lo / 64; w*64 < hi; w++ {
 		x := s.words[w]
-		if w == i/64 {
-			x &= ^uint64(0) << (i % 64)
+		if w == lo/64 {
+			x &= ^uint64(0) << (lo % 64)
 		}
-		if (w+1)*64 > s.n {
-			x &= 1<<(s.n%64) - 1
+		if (w+1)*64 > hi {
+			x &= 1<<(hi%64) - 1
 		}
 		set += bits.OnesCount64(x)
 	}
-	return s.n - i - uint64(set)
+	return uint64(set)
 }
 
 // prevClear returns the last clear bit at or before i, or -1 when none.
@@ -108,5 +123,5 @@ func (s *seqBits) nextSet(i uint64) uint64 {
 }
 
 func (s *seqBits) clone() seqBits {
-	return seqBits{words: append([]uint64(nil), s.words...), n: s.n}
+	return seqBits{words: append([]uint64(nil), s.words...), n: s.n, ones: s.ones}
 }
