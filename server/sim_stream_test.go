@@ -100,6 +100,7 @@ func (s *simStats) add(o simStats) {
 	s.PowerLosses += o.PowerLosses
 	s.Partitions += o.Partitions
 	s.Moves += o.Moves
+	s.Damages += o.Damages
 	s.Acked += o.Acked
 	s.Rejected += o.Rejected
 	s.Unknown += o.Unknown
@@ -333,6 +334,8 @@ func (w *simWorld) faultStep() {
 		w.stats.Partitions++
 		w.partition()
 		w.at(200+w.rng.Int64N(3000), w.healNet)
+	case r == 12 && w.opts.durable() && len(up) == len(w.nodes) && !w.repairing():
+		w.damageFault(up) // sim_damage_test.go
 	case r >= 8 && r <= 9 && w.opts.nodes == 5:
 		w.moveReplica()
 	case r < 8:

@@ -39,6 +39,12 @@ type Config struct {
 	// quorum within an election timeout, and makes followers that heard
 	// from a leader within that time ignore vote requests.
 	CheckQuorum bool
+	// Recovering marks a member that lost state it may have acknowledged
+	// (a damaged or wiped log, snapshot or store, discarded at start): it
+	// neither campaigns nor grants a vote until it holds everything the
+	// leader had committed when it first heard from one, and afterwards
+	// grants votes only for terms above that leader's (recover.go).
+	Recovering bool
 	// Applied is the last index already applied by a durable state
 	// machine at startup (0: replay everything after the snapshot).
 	Applied uint64

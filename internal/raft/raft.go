@@ -53,6 +53,7 @@ type raft struct {
 	maxBatch       uint64
 	maxUncommitted uint64
 	rand           func(int) int
+	rec            recovery
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -73,6 +74,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		maxBatch:       uint64(cfg.MaxBatchBytes),
 		maxUncommitted: uint64(cfg.MaxUncommittedBytes),
 		rand:           cfg.Rand,
+		rec:            recovery{active: cfg.Recovering},
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -291,14 +293,14 @@ func (r *raft) tick() {
 		return
 	}
 	r.t.electionElapsed++
-	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
+	if r.promotable() && !r.rec.active && r.t.electionElapsed >= r.t.randomizedTimeout {
 		r.t.electionElapsed = 0
 		r.hup(false)
 	}
 }
 
 func (r *raft) hup(transfer bool) {
-	if r.role == Leader {
+	if r.role == Leader || r.rec.active {
 		return
 	}
 	r.campaign(r.preVote && !transfer, transfer)

@@ -1,0 +1,173 @@
+package server
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/wal"
+)
+
+// Repair of a damaged replica (issue 19; ARCHITECTURE.md "Repair of a
+// damaged replica"). A replica whose local state cannot be trusted — its
+// linked snapshot fails its checksums or does not hold what its metadata
+// says, its log is corrupt, or its whole group directory is gone while the
+// stream is older than this start — discards the group's log and
+// snapshots, keeping the raft term and vote when they are readable, and
+// starts as a recovering member (raft.Config.Recovering): it neither
+// campaigns nor votes until it has caught up with a leader, which sends
+// it a full snapshot. A marker file keeps it recovering across restarts
+// until then. Nothing it had is sent anywhere, so damage on a minority
+// never deletes or truncates the stream on the others.
+
+// repairMarker, in a group directory, marks a replica that discarded its
+// state and has not caught up with a leader yet.
+const repairMarker = "recovering"
+
+// verifier is a store that can check every record it holds (the file
+// store: Verify).
+type verifier interface{ Verify() int }
+
+// verifyStore reads back every record of a store restored from a linked
+// snapshot; damaged messages are dropped, so the restore's check of the
+// message counts fails and the replica is repaired.
+func verifyStore(st StreamStore) {
+	if v, ok := st.(verifier); ok {
+		v.Verify()
+	}
+}
+
+func (sm *streamSM) recovering() bool { return sm.repairing }
+
+func (sm *streamSM) recovered() {
+	sm.repairing = false
+	mset := sm.mset
+	fsys := mset.jsa.js.fs
+	if err := errors.Join(fsys.Remove(filepath.Join(mset.groupDir, repairMarker)), fsys.SyncDir(mset.groupDir)); err != nil {
+		mset.jsa.js.srv.Warnf("JetStream stream '%s > %s': removing the repair marker: %v", mset.jsa.acc.Name, mset.name, err)
+		return
+	}
+	mset.jsa.js.srv.Noticef("JetStream stream '%s > %s': replica repaired from its peers", mset.jsa.acc.Name, mset.name)
+}
+
+// groupLost reports whether the replica must start recovering before its
+// log is opened: a marker left by an unfinished repair, or a founding
+// member of a stream that is not new whose group directory is gone on a
+// server that started without its meta log (its storage was wiped or
+// lost). A group directory missing beside a meta log is a replica that
+// never started here (its directory is made, fsynced, before the group
+// starts), which may vote as any new member: were it taken for a lost
+// one, a stream whose replicas all lost power before making theirs would
+// find no member willing to vote.
+func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
+	dir := js.groupDir(sa)
+	if _, err := js.fs.Stat(filepath.Join(dir, repairMarker)); err == nil {
+		return true
+	}
+	if join || !js.storageLost.Load() {
+		return false
+	}
+	_, err := js.fs.Stat(filepath.Join(dir, "incarnation"))
+	return err != nil && js.srv.clock.Since(sa.Created) >= 10*time.Second
+}
+
+// markRepair writes the marker into the group directory.
+func (js *jetStream) markRepair(sa *streamAssignment) error {
+	dir := js.groupDir(sa)
+	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
+		return err
+	}
+	return js.writeFileSync(filepath.Join(dir, repairMarker), []byte("1"))
+}
+
+// discardGroup removes the group's log and snapshots after the marker is
+// written, and leaves a new empty log holding hs's term and vote.
+func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState) error {
+	if err := js.markRepair(sa); err != nil {
+		return err
+	}
+	dir := js.groupDir(sa)
+	for _, name := range []string{"wal", snapsDir, snapshotFile, snapshotFile + ".tmp"} {
+		if err := vfs.RemoveAllSynced(js.fs, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	if hs.Term == 0 {
+		return nil
+	}
+	w, err := wal.Open(js.fs, filepath.Join(dir, "wal"), wal.Options{Logf: js.srv.Errorf})
+	if err != nil {
+		return err
+	}
+	if err := w.SetHardState(wal.HardState{Term: hs.Term, Vote: uint64(hs.Vote)}); err != nil {
+		w.Close()
+		return err
+	}
+	if err := w.Sync(); err != nil {
+		w.Close()
+		return err
+	}
+	return w.Close()
+}
+
+// damagedLog reports whether err, from opening a group's log or starting
+// its group, means the local state is damaged (and can be rebuilt from the
+// peers) rather than an I/O failure to report.
+func damagedLog(err error) bool {
+	return errors.Is(err, errLinkedRestore) || errors.Is(err, wal.ErrCorrupt)
+}
+
+// startStreamGroup opens the replica's log and starts its raft group,
+// repairing the replica (discard, then recover from the peers) when its
+// local state turns out damaged. fresh: a founding member with no state
+// at all.
+func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration) (*raftGroup, bool, error) {
+	js, s := jsa.js, jsa.js.srv
+	if repairing {
+		if err := js.markRepair(sa); err != nil {
+			return nil, false, err
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		log, err := openWALLogKind(js.fs, js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
+		var hs raft.HardState
+		if err == nil {
+			log.keep.Store(snapshotEvery)
+			mset.mu.Lock()
+			mset.groupDir, mset.wal = js.groupDir(sa), log
+			mset.mu.Unlock()
+			jsa.removeSendingScratch(mset.groupDir)
+			hs, _, _ = log.InitialState()
+			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
+			var g *raftGroup
+			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing})
+			if err == nil {
+				return g, fresh, nil
+			}
+			log.Close()
+		}
+		if attempt > 0 || !damagedLog(err) {
+			return nil, false, err
+		}
+		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas",
+			jsa.acc.Name, sa.Config.Name, err)
+		if err := js.discardGroup(sa, hs); err != nil {
+			return nil, false, err
+		}
+		repairing = true
+	}
+}
+
+// removeSendingScratch removes the scratch of snapshots being sent when
+// the server stopped.
+func (jsa *jsAccount) removeSendingScratch(dir string) {
+	ents, _ := jsa.js.fs.ReadDir(dir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), "sending-") {
+			jsa.js.fs.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
