@@ -122,7 +122,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
 	if rs, ok := sm.(recoveringSM); ok {
-		cfg.Recovering = rs.recovering()
+		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
@@ -411,6 +411,8 @@ func (g *raftGroup) observe() {
 // it caught up with a leader.
 type recoveringSM interface {
 	recovering() bool
+	// recoveringFloor is raft.Config.RecoveringFloor for the group.
+	recoveringFloor() raft.LogPosition
 	// recovered is called (on the group goroutine) once the node caught up.
 	recovered()
 }

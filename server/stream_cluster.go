@@ -25,6 +25,7 @@ type streamSM struct {
 	// repairing: the replica discarded damaged state and catches up before
 	// it votes (stream_repair.go); only the group goroutine changes it.
 	repairing bool
+	floor     raft.LogPosition // its raft.Config.RecoveringFloor
 	// wake gathers the clients an Apply call answered (deliverBatch); each
 	// is woken once, at the end of the call or every applyWakeEvery entries.
 	wake map[*client]struct{}

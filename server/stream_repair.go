@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -24,8 +25,30 @@ import (
 // never deletes or truncates the stream on the others.
 
 // repairMarker, in a group directory, marks a replica that discarded its
-// state and has not caught up with a leader yet.
+// state and has not caught up with a leader yet. It holds the floor
+// (raft.Config.RecoveringFloor) as "floor <term> <index>" when the position
+// of the discarded log's last entry was known, anything else when not.
 const repairMarker = "recovering"
+
+// encodeFloor is the marker's content for floor (the zero floor: unknown).
+func encodeFloor(floor raft.LogPosition) []byte {
+	if floor.IsZero() {
+		return []byte("1")
+	}
+	return fmt.Appendf(nil, "floor %d %d\n", floor.Term, floor.Index)
+}
+
+// decodeFloor reads a marker's content; anything but a well-formed floor
+// is an unknown one (the replica abstains from elections, which is safe).
+func decodeFloor(b []byte) raft.LogPosition {
+	var f raft.LogPosition
+	var tail string
+	n, _ := fmt.Sscanf(string(b), "floor %d %d\n%s", &f.Term, &f.Index, &tail)
+	if n != 2 || f.Index == 0 {
+		return raft.LogPosition{}
+	}
+	return f
+}
 
 // verifier is a store that can check every record it holds (the file
 // store: Verify).
@@ -41,6 +64,8 @@ func verifyStore(st StreamStore) {
 }
 
 func (sm *streamSM) recovering() bool { return sm.repairing }
+
+func (sm *streamSM) recoveringFloor() raft.LogPosition { return sm.floor }
 
 func (sm *streamSM) recovered() {
 	sm.repairing = false
@@ -75,18 +100,29 @@ func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
 }
 
 // markRepair writes the marker into the group directory.
-func (js *jetStream) markRepair(sa *streamAssignment) error {
+func (js *jetStream) markRepair(sa *streamAssignment, floor raft.LogPosition) error {
 	dir := js.groupDir(sa)
 	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
 		return err
 	}
-	return js.writeFileSync(filepath.Join(dir, repairMarker), []byte("1"))
+	return js.writeFileSync(filepath.Join(dir, repairMarker), encodeFloor(floor))
 }
 
-// discardGroup removes the group's log and snapshots after the marker is
-// written, and leaves a new empty log holding hs's term and vote.
-func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState) error {
-	if err := js.markRepair(sa); err != nil {
+// repairFloor returns the floor of an unfinished repair's marker, writing
+// a marker without one where there is none (a wiped replica).
+func (js *jetStream) repairFloor(sa *streamAssignment) (raft.LogPosition, error) {
+	b, err := vfs.ReadFile(js.fs, filepath.Join(js.groupDir(sa), repairMarker))
+	if err == nil {
+		return decodeFloor(b), nil
+	}
+	return raft.LogPosition{}, js.markRepair(sa, raft.LogPosition{})
+}
+
+// discardGroup removes the group's log and snapshots after the marker
+// (holding floor) is written, and leaves a new empty log holding hs's term
+// and vote.
+func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, floor raft.LogPosition) error {
+	if err := js.markRepair(sa, floor); err != nil {
 		return err
 	}
 	dir := js.groupDir(sa)
@@ -126,15 +162,19 @@ func damagedLog(err error) bool {
 // at all.
 func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration) (*raftGroup, bool, error) {
 	js, s := jsa.js, jsa.js.srv
+	var floor raft.LogPosition
 	if repairing {
-		if err := js.markRepair(sa); err != nil {
+		var err error
+		if floor, err = js.repairFloor(sa); err != nil {
 			return nil, false, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
 		log, err := openWALLogKind(js.fs, js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
 		var hs raft.HardState
+		var last raft.LogPosition // the log's last entry, before anything is restored from it
 		if err == nil {
+			last = logLast(log)
 			log.keep.Store(snapshotEvery)
 			mset.mu.Lock()
 			mset.groupDir, mset.wal = js.groupDir(sa), log
@@ -143,7 +183,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			hs, _, _ = log.InitialState()
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing})
+			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: floor})
 			if err == nil {
 				return g, fresh, nil
 			}
@@ -152,13 +192,48 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		if attempt > 0 || !damagedLog(err) {
 			return nil, false, err
 		}
-		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas",
-			jsa.acc.Name, sa.Config.Name, err)
-		if err := js.discardGroup(sa, hs); err != nil {
+		floor = discardFloor(repairing, floor, last, hs)
+		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas (%s)",
+			jsa.acc.Name, sa.Config.Name, err, floorText(floor))
+		if err := js.discardGroup(sa, hs, floor); err != nil {
 			return nil, false, err
 		}
 		repairing = true
 	}
+}
+
+// discardFloor is the floor a replica discarding its log keeps: the last
+// entry of that log (when the log was readable: a damaged snapshot or
+// store), or of the floor of an earlier repair not finished, whichever is
+// more up to date. Unknown (zero) when the log was unreadable, when no
+// term and vote are kept (a replica that never voted nor acknowledged
+// anything has nothing to protect, but the zero floor says "unknown"), or
+// when the earlier repair had none: entries acknowledged before that loss
+// are not known.
+func discardFloor(repairing bool, prior, last raft.LogPosition, hs raft.HardState) raft.LogPosition {
+	if last.IsZero() || hs.Term == 0 || repairing && prior.IsZero() {
+		return raft.LogPosition{}
+	}
+	return prior.Max(last)
+}
+
+// floorText says how the replica votes while it recovers.
+func floorText(floor raft.LogPosition) string {
+	if floor.IsZero() {
+		return "abstaining from elections until caught up: what it acknowledged is not known"
+	}
+	return fmt.Sprintf("voting only for logs at least as up to date as term %d index %d, the last entry it held", floor.Term, floor.Index)
+}
+
+// logLast is the position of the last entry of a log just opened (its
+// snapshot's when it holds no entry after it); zero when not readable.
+func logLast(log *walLog) raft.LogPosition {
+	i, _ := log.LastIndex()
+	t, err := log.Term(i)
+	if err != nil || i == 0 {
+		return raft.LogPosition{}
+	}
+	return raft.LogPosition{Term: t, Index: i}
 }
 
 // removeSendingScratch removes the scratch of snapshots being sent when

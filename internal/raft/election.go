@@ -76,7 +76,7 @@ func (r *raft) handleVoteRequest(m Message) {
 	if m.Type == MsgPreVote {
 		respType = MsgPreVoteResp
 	}
-	canVote := r.rec.mayVote(m.Term) && (r.vote == m.From ||
+	canVote := r.rec.mayVote(m.Term, LogPosition{Term: m.LogTerm, Index: m.Index}) && (r.vote == m.From ||
 		r.vote == None && r.lead == None ||
 		m.Type == MsgPreVote && m.Term > r.term)
 	if canVote && r.log.isUpToDate(m.Index, m.LogTerm) {

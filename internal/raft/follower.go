@@ -15,7 +15,7 @@ func (r *raft) stepFollower(m Message) {
 		default:
 			r.handleSnapshot(m)
 		}
-		r.rec.heard(m, r.log.committed)
+		r.rec.heard(m, r.log.committed, r.lastPosition())
 	case MsgTimeoutNow:
 		r.hup(true)
 	case MsgReadIndexResp:
