@@ -25,29 +25,38 @@ import (
 // never deletes or truncates the stream on the others.
 
 // repairMarker, in a group directory, marks a replica that discarded its
-// state and has not caught up with a leader yet. It holds the floor
-// (raft.Config.RecoveringFloor) as "floor <term> <index>" when the position
-// of the discarded log's last entry was known, anything else when not.
+// state and has not caught up with a leader yet. When the position of the
+// discarded log's last entry was known it holds "floor <term> <index>
+// <raft term>": that floor (raft.Config.RecoveringFloor) and the raft term
+// the discarded log had stored; anything else when not.
 const repairMarker = "recovering"
 
-// encodeFloor is the marker's content for floor (the zero floor: unknown).
-func encodeFloor(floor raft.LogPosition) []byte {
-	if floor.IsZero() {
-		return []byte("1")
-	}
-	return fmt.Appendf(nil, "floor %d %d\n", floor.Term, floor.Index)
+// repairState is what the marker holds: the floor (zero: unknown) and the
+// raft term stored beside it, which the new log must not be below (it
+// voted in that term, maybe; repairTerm).
+type repairState struct {
+	floor raft.LogPosition
+	term  uint64
 }
 
-// decodeFloor reads a marker's content; anything but a well-formed floor
-// is an unknown one (the replica abstains from elections, which is safe).
-func decodeFloor(b []byte) raft.LogPosition {
-	var f raft.LogPosition
-	var tail string
-	n, _ := fmt.Sscanf(string(b), "floor %d %d\n%s", &f.Term, &f.Index, &tail)
-	if n != 2 || f.Index == 0 {
-		return raft.LogPosition{}
+// encode is the marker's content.
+func (rs repairState) encode() []byte {
+	if rs.floor.IsZero() {
+		return []byte("1")
 	}
-	return f
+	return fmt.Appendf(nil, "floor %d %d %d\n", rs.floor.Term, rs.floor.Index, rs.term)
+}
+
+// decodeRepair reads a marker's content; anything but a well-formed floor
+// is an unknown one (the replica abstains from elections, which is safe).
+func decodeRepair(b []byte) repairState {
+	var rs repairState
+	var tail string
+	n, _ := fmt.Sscanf(string(b), "floor %d %d %d\n%s", &rs.floor.Term, &rs.floor.Index, &rs.term, &tail)
+	if n != 3 || rs.floor.Index == 0 || rs.term < rs.floor.Term {
+		return repairState{}
+	}
+	return rs
 }
 
 // verifier is a store that can check every record it holds (the file
@@ -100,29 +109,55 @@ func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
 }
 
 // markRepair writes the marker into the group directory.
-func (js *jetStream) markRepair(sa *streamAssignment, floor raft.LogPosition) error {
+func (js *jetStream) markRepair(sa *streamAssignment, rs repairState) error {
 	dir := js.groupDir(sa)
 	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
 		return err
 	}
-	return js.writeFileSync(filepath.Join(dir, repairMarker), encodeFloor(floor))
+	return js.writeFileSync(filepath.Join(dir, repairMarker), rs.encode())
 }
 
-// repairFloor returns the floor of an unfinished repair's marker, writing
-// a marker without one where there is none (a wiped replica).
-func (js *jetStream) repairFloor(sa *streamAssignment) (raft.LogPosition, error) {
+// readRepair returns what an unfinished repair's marker holds, writing a
+// marker without a floor where there is none (a wiped replica).
+func (js *jetStream) readRepair(sa *streamAssignment) (repairState, error) {
 	b, err := vfs.ReadFile(js.fs, filepath.Join(js.groupDir(sa), repairMarker))
 	if err == nil {
-		return decodeFloor(b), nil
+		return decodeRepair(b), nil
 	}
-	return raft.LogPosition{}, js.markRepair(sa, raft.LogPosition{})
+	return repairState{}, js.markRepair(sa, repairState{})
+}
+
+// repairTerm raises the stored raft term of the group's log to one above
+// the marker's when it is below it: a crash between discarding the old
+// log and storing its term and vote in the new one lost the vote the
+// replica may have cast in that term, and a member voting with a floor
+// must not vote twice in a term (a term above it holds no vote yet). An
+// unreadable log is left to the caller's open.
+func (js *jetStream) repairTerm(sa *streamAssignment, rs repairState) error {
+	if rs.floor.IsZero() {
+		return nil
+	}
+	return raiseTerm(js.fs, filepath.Join(js.groupDir(sa), "wal"), rs.term, js.srv.Errorf)
+}
+
+// raiseTerm stores term+1 and no vote in the log at dir when its stored
+// term is below term.
+func raiseTerm(fs vfs.FS, dir string, term uint64, logf func(string, ...any)) error {
+	w, err := wal.Open(fs, dir, wal.Options{Logf: logf})
+	if err != nil {
+		return nil
+	}
+	if w.HardState().Term < term {
+		err = errors.Join(w.SetHardState(wal.HardState{Term: term + 1}), w.Sync())
+	}
+	return errors.Join(err, w.Close())
 }
 
 // discardGroup removes the group's log and snapshots after the marker
-// (holding floor) is written, and leaves a new empty log holding hs's term
+// (holding rs) is written, and leaves a new empty log holding hs's term
 // and vote.
-func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, floor raft.LogPosition) error {
-	if err := js.markRepair(sa, floor); err != nil {
+func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs repairState) error {
+	if err := js.markRepair(sa, rs); err != nil {
 		return err
 	}
 	dir := js.groupDir(sa)
@@ -162,10 +197,13 @@ func damagedLog(err error) bool {
 // at all.
 func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration) (*raftGroup, bool, error) {
 	js, s := jsa.js, jsa.js.srv
-	var floor raft.LogPosition
+	var rs repairState
 	if repairing {
 		var err error
-		if floor, err = js.repairFloor(sa); err != nil {
+		if rs, err = js.readRepair(sa); err != nil {
+			return nil, false, err
+		}
+		if err := js.repairTerm(sa, rs); err != nil {
 			return nil, false, err
 		}
 	}
@@ -183,7 +221,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			hs, _, _ = log.InitialState()
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: floor})
+			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor})
 			if err == nil {
 				return g, fresh, nil
 			}
@@ -192,10 +230,10 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		if attempt > 0 || !damagedLog(err) {
 			return nil, false, err
 		}
-		floor = discardFloor(repairing, floor, last, hs)
+		rs = repairState{floor: discardFloor(repairing, rs.floor, last, hs), term: hs.Term}
 		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas (%s)",
-			jsa.acc.Name, sa.Config.Name, err, floorText(floor))
-		if err := js.discardGroup(sa, hs, floor); err != nil {
+			jsa.acc.Name, sa.Config.Name, err, floorText(rs.floor))
+		if err := js.discardGroup(sa, hs, rs); err != nil {
 			return nil, false, err
 		}
 		repairing = true
