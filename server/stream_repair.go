@@ -230,7 +230,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		if attempt > 0 || !damagedLog(err) {
 			return nil, false, err
 		}
-		rs = repairState{floor: discardFloor(repairing, rs.floor, last, hs), term: hs.Term}
+		rs = repairState{floor: discardFloor(repairing, rs.floor, last, hs), term: max(hs.Term, rs.term)}
 		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas (%s)",
 			jsa.acc.Name, sa.Config.Name, err, floorText(rs.floor))
 		if err := js.discardGroup(sa, hs, rs); err != nil {
