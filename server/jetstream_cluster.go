@@ -203,6 +203,9 @@ func (s *Server) expectedClusterSize() int {
 
 func (jc *jsCluster) startMeta(peers []string) error {
 	s := jc.js.srv
+	if _, err := jc.js.fs.Stat(filepath.Join(jc.metaDir(), "wal")); err != nil {
+		jc.js.storageLost.Store(true)
+	}
 	log, err := openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
 	if err != nil {
 		return err

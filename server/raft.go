@@ -121,6 +121,9 @@ var errGroupStopped = errors.New("raft group stopped")
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
+	if rs, ok := sm.(recoveringSM); ok {
+		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
+	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
 		quit: make(chan struct{}), done: make(chan struct{})}
@@ -393,10 +396,25 @@ func (g *raftGroup) observe() {
 	if changed {
 		g.sm.leaderChanged(g.seen)
 	}
+	if rs, ok := g.sm.(recoveringSM); ok && rs.recovering() && !g.drv.Node.Recovering() {
+		rs.recovered()
+	}
 	if o, ok := g.sm.(progressObserver); ok {
 		commit, applied := g.drv.Node.Indexes()
 		o.observed(g.seen.Lead, commit, applied)
 	}
+}
+
+// recoveringSM is implemented by state machines whose replica may have
+// lost state it acknowledged (a stream's, stream_repair.go): the group
+// starts as a recovering member (raft.Config.Recovering) and is told once
+// it caught up with a leader.
+type recoveringSM interface {
+	recovering() bool
+	// recoveringFloor is raft.Config.RecoveringFloor for the group.
+	recoveringFloor() raft.LogPosition
+	// recovered is called (on the group goroutine) once the node caught up.
+	recovered()
 }
 
 // progressObserver is implemented by state machines that follow their

@@ -67,13 +67,16 @@ type simWorld struct {
 	seq   int64
 	q     simQueue
 	nodes []*simNode
-	byID  map[raft.ID]*simNode
-	cut   [][]bool // cut[a][b]: messages a → b are lost
-	net   simNet
-	chk   *simChecker
-	stats simStats
-	err   error // the first invariant broken
-	trace []string
+	// damaged is the server whose store the last damage fault hit, until
+	// it has repaired every replica (sim_damage_test.go).
+	damaged *simNode
+	byID    map[raft.ID]*simNode
+	cut     [][]bool // cut[a][b]: messages a → b are lost
+	net     simNet
+	chk     *simChecker
+	stats   simStats
+	err     error // the first invariant broken
+	trace   []string
 	// clients and the operations they issued (sim_client_test.go).
 	clients []*simClient
 	ops     []*simOp
@@ -131,6 +134,7 @@ func (o simOptions) syncInterval() time.Duration {
 type simStats struct {
 	Events, Messages, Dropped, Spooled      int
 	Crashes, PowerLosses, Partitions, Moves int
+	Damages                                 int // stores damaged (sim_damage_test.go)
 	Acked, Rejected, Unknown                int
 	Installs, LocalRestores                 int
 	Lost                                    int // acknowledged publishes lost (-sim.powerloss)

@@ -3,11 +3,9 @@ package server
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -24,6 +22,10 @@ import (
 type streamSM struct {
 	mset    *stream
 	scratch streamEntry // the entry being applied (Apply runs on one goroutine)
+	// repairing: the replica discarded damaged state and catches up before
+	// it votes (stream_repair.go); only the group goroutine changes it.
+	repairing bool
+	floor     raft.LogPosition // its raft.Config.RecoveringFloor
 	// wake gathers the clients an Apply call answered (deliverBatch); each
 	// is woken once, at the end of the call or every applyWakeEvery entries.
 	wake map[*client]struct{}
@@ -157,6 +159,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
+	lost := jsa.js.groupLost(sa, join) // before checkIncarnation makes the directory
 	if err := jsa.js.checkIncarnation(sa); err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -166,38 +169,14 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if o.syncEachWrite() {
 		syncEvery = 0 // each batch fsynced before it is answered or applied
 	}
-	log, err := openWALLogKind(jsa.js.fs, jsa.js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
-	if err != nil {
-		jsa.dropReplica(mset)
-		return nil, err
-	}
-	log.keep.Store(snapshotEvery)
-	mset.mu.Lock()
-	mset.groupDir, mset.wal = jsa.js.groupDir(sa), log
-	mset.mu.Unlock()
-	ents, _ := jsa.js.fs.ReadDir(mset.groupDir)
-	for _, e := range ents { // scratch of snapshots being sent when the server stopped
-		if strings.HasPrefix(e.Name(), "sending-") {
-			jsa.js.fs.RemoveAll(filepath.Join(mset.groupDir, e.Name()))
-		}
-	}
 	var peers []raft.ID
 	for _, p := range sa.Peers {
 		if !join {
 			peers = append(peers, raftID(p))
 		}
 	}
-	hs, _, _ := log.InitialState()
-	fresh := !join && hs.Term == 0 && log.w.LastIndex() == 0
-	g, err := s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset})
+	g, fresh, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery) // stream_repair.go
 	if err != nil {
-		if errors.Is(err, errLinkedRestore) {
-			// Its state at the snapshot is gone; raft cannot rebuild a
-			// member that lost what it acknowledged.
-			s.Errorf("JetStream stream '%s > %s': %v; this replica cannot start: remove it from the stream "+
-				"(STREAM.PEER.REMOVE, `nats stream cluster peer-remove`) to have it replaced", jsa.acc.Name, cfg.Name, err)
-		}
-		log.Close()
 		jsa.dropReplica(mset)
 		return nil, err
 	}

@@ -364,6 +364,7 @@ func (mset *stream) restoreLinked(dir, msgs string, meta *streamSnapMeta) (Strea
 		return store, fmt.Errorf("linked snapshot %s for a %v stream", meta.Linked, meta.Config.Storage)
 	}
 	fs.MarkShared()
+	verifyStore(store) // every record's checksum (stream_repair.go)
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {

@@ -39,6 +39,17 @@ type Config struct {
 	// quorum within an election timeout, and makes followers that heard
 	// from a leader within that time ignore vote requests.
 	CheckQuorum bool
+	// Recovering marks a member that lost state it may have acknowledged
+	// (a damaged or wiped log, snapshot or store, discarded at start). It
+	// does not campaign until it caught up. With RecoveringFloor, the
+	// position of the last entry of the discarded log (its term and vote
+	// kept), it votes only for candidates at least as up to date as that
+	// entry, and is done once its log reaches it. Without one it grants no
+	// vote until it holds everything the leader had committed when it
+	// first heard from one, and afterwards only for terms above that
+	// leader's (recover.go).
+	Recovering      bool
+	RecoveringFloor LogPosition
 	// Applied is the last index already applied by a durable state
 	// machine at startup (0: replay everything after the snapshot).
 	Applied uint64

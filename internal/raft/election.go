@@ -76,9 +76,9 @@ func (r *raft) handleVoteRequest(m Message) {
 	if m.Type == MsgPreVote {
 		respType = MsgPreVoteResp
 	}
-	canVote := r.vote == m.From ||
+	canVote := r.rec.mayVote(m.Term, LogPosition{Term: m.LogTerm, Index: m.Index}) && (r.vote == m.From ||
 		r.vote == None && r.lead == None ||
-		m.Type == MsgPreVote && m.Term > r.term
+		m.Type == MsgPreVote && m.Term > r.term)
 	if canVote && r.log.isUpToDate(m.Index, m.LogTerm) {
 		r.send(Message{Type: respType, To: m.From, Term: m.Term})
 		if m.Type == MsgVote {

@@ -15,6 +15,7 @@ func (r *raft) stepFollower(m Message) {
 		default:
 			r.handleSnapshot(m)
 		}
+		r.rec.heard(m, r.log.committed, r.lastPosition())
 	case MsgTimeoutNow:
 		r.hup(true)
 	case MsgReadIndexResp:
@@ -51,11 +52,19 @@ func (r *raft) handleAppend(m Message) {
 
 // handleHeartbeat takes the leader's commit, which never exceeds what the
 // leader knows this follower holds.
+//
+// A commit above our last index means the leader believes we hold entries
+// we do not: we acknowledged them and lost them since (a log discarded as
+// damaged, a tail lost with an unsynced write). The answer says so
+// (Reject, RejectHint our last index), so the leader probes from what we
+// have instead of waiting for a new entry to find out.
 func (r *raft) handleHeartbeat(m Message) {
 	if m.Commit <= r.log.lastIndex() {
 		r.log.commitTo(m.Commit)
+		r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
+		return
 	}
-	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
+	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: true, RejectHint: r.log.lastIndex()})
 }
 
 func (r *raft) handleSnapshot(m Message) {

@@ -193,6 +193,10 @@ func (r *raft) stepLeader(m Message) {
 		_ = r.leaderRead(m.From, msgCtx(m)) // a dropped request times out at the follower
 	case MsgHeartbeatResp:
 		r.onHeartbeatResp(m, pr)
+		if m.Reject && m.RejectHint < pr.match { // it lost what it acknowledged (handleHeartbeat)
+			pr.match = m.RejectHint
+			pr.becomeProbe()
+		}
 		pr.probeSent = false
 		if pr.state == stateReplicate && pr.inflights.full() {
 			pr.inflights.freeFirst()

@@ -53,6 +53,7 @@ type raft struct {
 	maxBatch       uint64
 	maxUncommitted uint64
 	rand           func(int) int
+	rec            recovery
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -73,6 +74,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		maxBatch:       uint64(cfg.MaxBatchBytes),
 		maxUncommitted: uint64(cfg.MaxUncommittedBytes),
 		rand:           cfg.Rand,
+		rec:            recovery{active: cfg.Recovering, floor: cfg.RecoveringFloor},
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -100,6 +102,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		}
 		r.log.applied = max(r.log.applied, cfg.Applied)
 	}
+	r.rec.reached(r.lastPosition()) // a restart while recovering, its log already past the floor
 	r.becomeFollower(r.term, None)
 	return r, nil
 }
@@ -291,14 +294,14 @@ func (r *raft) tick() {
 		return
 	}
 	r.t.electionElapsed++
-	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
+	if r.promotable() && r.rec.mayCampaign() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		r.t.electionElapsed = 0
 		r.hup(false)
 	}
 }
 
 func (r *raft) hup(transfer bool) {
-	if r.role == Leader {
+	if r.role == Leader || !r.rec.mayCampaign() {
 		return
 	}
 	r.campaign(r.preVote && !transfer, transfer)
