@@ -127,11 +127,13 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	}
 	fs.fsys.Remove(indexName(fs.dir, index))
 	// A stream that filled its last block gets a full-size buffer at once
-	// (no regrowth copies); a slow one starts small.
+	// (no regrowth copies); a slow one starts empty and grows with its
+	// records (appendRecord doubles it), so an idle stream holds a few
+	// hundred bytes rather than a preallocated buffer.
 	// Its index gets room for as many messages and subjects as the last
 	// block had: slices that large grow by a quarter at a time, so growing
 	// them from empty would allocate and copy each about five times over.
-	size, count, subjs := 64<<10, 0, 0
+	size, count, subjs := 0, 0, 0
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
 		size = int(fs.cfg.BlockSize) + 64<<10
 		if prev := fs.blocks[n-1]; prev.first != 0 {
