@@ -72,6 +72,9 @@ type jsCluster struct {
 	peers   []string
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
 	changed chan struct{}                           // closed and replaced when streams changes
+	// placed counts the assignments naming each server (kept with
+	// streams, so placing a stream does not scan every assignment).
+	placed  map[string]int
 	leaders *leaderMap
 	// graceWaiters counts requests waiting for a leader to become known
 	// before they are answered 10008 (jetstream_leader_grace.go).
@@ -373,6 +376,8 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			}
 		}
 	}
+	jc.countPlacedLocked(old, -1)
+	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	if outcome == nil {
@@ -629,6 +634,47 @@ func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
 	return jc.streams[account][stream]
+}
+
+// countPlacedLocked adds d to the placement count of each of sa's peers.
+func (jc *jsCluster) countPlacedLocked(sa *streamAssignment, d int) {
+	if sa == nil {
+		return
+	}
+	if jc.placed == nil {
+		jc.placed = map[string]int{}
+	}
+	for _, p := range sa.Peers {
+		if jc.placed[p] += d; jc.placed[p] == 0 {
+			delete(jc.placed, p)
+		}
+	}
+}
+
+// streamCount is how many streams the account has.
+func (jc *jsCluster) streamCount(account string) int {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return len(jc.streams[account])
+}
+
+// eachSubjects calls f with the subjects of each of the account's streams
+// but skip, in no order, until f returns false. It copies the assignments
+// first: f runs without jc.mu.
+func (jc *jsCluster) eachSubjects(account, skip string, f func([]string) bool) {
+	jc.mu.Lock()
+	list := make([]*streamAssignment, 0, len(jc.streams[account]))
+	for name, sa := range jc.streams[account] {
+		if name != skip {
+			list = append(list, sa)
+		}
+	}
+	jc.mu.Unlock()
+	for _, sa := range list {
+		if !f(sa.Config.Subjects) {
+			return
+		}
+	}
 }
 
 // assignments lists the account's assignments sorted by stream name.

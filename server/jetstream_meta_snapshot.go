@@ -78,6 +78,10 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.mu.Lock()
 	old := jc.streams
 	jc.streams = streams
+	jc.placed = nil
+	for _, sa := range list {
+		jc.countPlacedLocked(sa, 1)
+	}
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	// Replicas of streams that are gone, or that left this server.
