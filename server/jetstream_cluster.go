@@ -288,6 +288,8 @@ func (m *metaSM) leaderChanged(raft.SoftState) {}
 // stream's group halts): skipping it would let this server's assignments
 // differ from the others' from then on.
 func (m *metaSM) Apply(ents []raft.Entry) error {
+	var starts startBatch // new local replicas, started together at the end
+	defer func() { m.jc.startReplicas(starts.flush(), false) }()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
@@ -305,13 +307,44 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 			return err
 		}
 		m.applied = ents[i].Index
-		m.jc.apply(&me)
+		m.jc.apply(&me, &starts)
 	}
 	return nil
 }
 
-// apply records an assignment change and acts on it locally.
-func (jc *jsCluster) apply(me *metaEntry) {
+// startBatch collects the assignments of new replicas a batch of meta
+// entries starts here, so that they start in parallel (startReplicas): a
+// restarting server replays thousands of creates, each opening and syncing
+// a stream's files. Anything else applied flushes the batch first, so every
+// entry still takes effect in log order.
+type startBatch struct {
+	list  []*streamAssignment
+	names map[string]bool
+}
+
+func (b *startBatch) add(sa *streamAssignment) bool {
+	key := leaderKey(sa.Account, sa.Config.Name)
+	if b.names[key] {
+		return false
+	}
+	if b.names == nil {
+		b.names = map[string]bool{}
+	}
+	b.names[key] = true
+	b.list = append(b.list, sa)
+	return true
+}
+
+func (b *startBatch) flush() []*streamAssignment {
+	list := b.list
+	b.list, b.names = nil, nil
+	return list
+}
+
+// apply records an assignment change and acts on it locally: a new
+// replica of a plain create joins starts (nil: at once), anything else
+// starts what starts holds first.
+func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 	sa := me.SA
 	jc.mu.Lock()
 	accStreams := jc.streams[sa.Account]
@@ -380,7 +413,14 @@ func (jc *jsCluster) apply(me *metaEntry) {
 	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
-	if outcome == nil {
+	switch {
+	case outcome != nil:
+	case starts != nil && me.Op == "add" && old == nil && jc.isPeer(sa) && jc.js.account(sa.Account) != nil &&
+		starts.add(sa):
+	default:
+		if starts != nil {
+			jc.startReplicas(starts.flush(), false)
+		}
 		jc.applyLocal(me, sa, old)
 	}
 	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
