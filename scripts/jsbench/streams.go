@@ -19,7 +19,8 @@ import (
 func scaleName(i int) string { return "s" + strconv.Itoa(i) }
 
 // runStreams creates n file streams (replicas from JSBENCH_REPLICAS) one
-// after another until limit, timing every block of 1,000, then publishes one
+// after another until limit (a create that fails is retried; failed counts
+// the failures), timing every block of 1,000, then publishes one
 // message into each stream it made. It prints the overall rate and the rates
 // of the first and the last full block of 1,000 (or of the whole run when it
 // made fewer).
@@ -35,9 +36,13 @@ func runStreams(url string, n int, limit time.Duration) {
 	made, failed := 0, 0
 	for i := 0; i < n && time.Now().Before(deadline); i++ {
 		if err := createStream(js, scaleName(i), deadline); err != nil {
+			// Retried under the same name, so that the streams made are
+			// s0..s<made-1> for the phases after.
 			failed++
 			v, _ := codes.LoadOrStore(errCode(err), new(atomic.Int64))
 			v.(*atomic.Int64).Add(1)
+			i--
+			time.Sleep(100 * time.Millisecond)
 			continue
 		}
 		made++
