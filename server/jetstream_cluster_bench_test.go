@@ -72,7 +72,7 @@ func TestIdleStreamMemory(t *testing.T) {
 // (a 128 KiB chunk before), its read cache, the leader's in-flight rings
 // and the store's active block buffer (64 KiB before): 20-35 KiB now.
 func TestJetStreamClusterIdleStreamsHoldLittleMemory(t *testing.T) {
-	const streams = 20
+	const streams = 50 // at 20-35 KiB each, fewer drown in the heap's noise
 	perStream := idleStreamHeap(t, streams)
 	t.Logf("%.1f KiB heap in use per idle R3 file stream and server", perStream/1024)
 	if limit := 128.0 * 1024; perStream > limit {
@@ -111,7 +111,7 @@ func idleStreamHeap(t *testing.T, n int) float64 {
 		}
 		return true
 	})
-	return float64(heapInUse()-before) / float64(n*3)
+	return float64(int64(heapInUse())-int64(before)) / float64(n*3) // the heap can shrink by more than a few streams add
 }
 
 func heapInUse() uint64 {
