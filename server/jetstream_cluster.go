@@ -72,6 +72,9 @@ type jsCluster struct {
 	peers   []string
 	streams map[string]map[string]*streamAssignment // account → stream → assignment
 	changed chan struct{}                           // closed and replaced when streams changes
+	// placed counts the assignments naming each server (kept with
+	// streams, so placing a stream does not scan every assignment).
+	placed  map[string]int
 	leaders *leaderMap
 	// graceWaiters counts requests waiting for a leader to become known
 	// before they are answered 10008 (jetstream_leader_grace.go).
@@ -288,6 +291,8 @@ func (m *metaSM) leaderChanged(raft.SoftState) {}
 // stream's group halts): skipping it would let this server's assignments
 // differ from the others' from then on.
 func (m *metaSM) Apply(ents []raft.Entry) error {
+	var starts startBatch // new local replicas, started together at the end
+	defer func() { m.jc.startReplicas(starts.flush(), false) }()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
@@ -305,13 +310,44 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 			return err
 		}
 		m.applied = ents[i].Index
-		m.jc.apply(&me)
+		m.jc.apply(&me, &starts)
 	}
 	return nil
 }
 
-// apply records an assignment change and acts on it locally.
-func (jc *jsCluster) apply(me *metaEntry) {
+// startBatch collects the assignments of new replicas a batch of meta
+// entries starts here, so that they start in parallel (startReplicas): a
+// restarting server replays thousands of creates, each opening and syncing
+// a stream's files. Anything else applied flushes the batch first, so every
+// entry still takes effect in log order.
+type startBatch struct {
+	list  []*streamAssignment
+	names map[string]bool
+}
+
+func (b *startBatch) add(sa *streamAssignment) bool {
+	key := leaderKey(sa.Account, sa.Config.Name)
+	if b.names[key] {
+		return false
+	}
+	if b.names == nil {
+		b.names = map[string]bool{}
+	}
+	b.names[key] = true
+	b.list = append(b.list, sa)
+	return true
+}
+
+func (b *startBatch) flush() []*streamAssignment {
+	list := b.list
+	b.list, b.names = nil, nil
+	return list
+}
+
+// apply records an assignment change and acts on it locally: a new
+// replica of a plain create joins starts (nil: at once), anything else
+// starts what starts holds first.
+func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 	sa := me.SA
 	jc.mu.Lock()
 	accStreams := jc.streams[sa.Account]
@@ -376,9 +412,18 @@ func (jc *jsCluster) apply(me *metaEntry) {
 			}
 		}
 	}
+	jc.countPlacedLocked(old, -1)
+	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
-	if outcome == nil {
+	switch {
+	case outcome != nil:
+	case starts != nil && me.Op == "add" && old == nil && jc.isPeer(sa) && jc.js.account(sa.Account) != nil &&
+		starts.add(sa):
+	default:
+		if starts != nil {
+			jc.startReplicas(starts.flush(), false)
+		}
 		jc.applyLocal(me, sa, old)
 	}
 	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
@@ -632,6 +677,47 @@ func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
 	return jc.streams[account][stream]
+}
+
+// countPlacedLocked adds d to the placement count of each of sa's peers.
+func (jc *jsCluster) countPlacedLocked(sa *streamAssignment, d int) {
+	if sa == nil {
+		return
+	}
+	if jc.placed == nil {
+		jc.placed = map[string]int{}
+	}
+	for _, p := range sa.Peers {
+		if jc.placed[p] += d; jc.placed[p] == 0 {
+			delete(jc.placed, p)
+		}
+	}
+}
+
+// streamCount is how many streams the account has.
+func (jc *jsCluster) streamCount(account string) int {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	return len(jc.streams[account])
+}
+
+// eachSubjects calls f with the subjects of each of the account's streams
+// but skip, in no order, until f returns false. It copies the assignments
+// first: f runs without jc.mu.
+func (jc *jsCluster) eachSubjects(account, skip string, f func([]string) bool) {
+	jc.mu.Lock()
+	list := make([]*streamAssignment, 0, len(jc.streams[account]))
+	for name, sa := range jc.streams[account] {
+		if name != skip {
+			list = append(list, sa)
+		}
+	}
+	jc.mu.Unlock()
+	for _, sa := range list {
+		if !f(sa.Config.Subjects) {
+			return
+		}
+	}
 }
 
 // assignments lists the account's assignments sorted by stream name.

@@ -119,7 +119,7 @@ func (r *apiRequest) routeStream(prefix string) string {
 func (r *apiRequest) clusterAccountInfo() any {
 	resp := r.accountInfo().(*accountInfoResponse)
 	jc := r.jsa.js.cluster
-	resp.Streams = len(jc.assignments(r.jsa.acc.Name))
+	resp.Streams = jc.streamCount(r.jsa.acc.Name)
 	// The limits count every replica of every stream: so does the usage
 	// shown beside them (jetstream_usage.go).
 	if r.jsa.acc.jsLimits != nil {
@@ -142,15 +142,11 @@ func (r *apiRequest) clusterStreamCreate() any {
 		}
 	}
 	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		for _, sa := range jc.assignments(r.jsa.acc.Name) {
-			if sa.Config.Name != name && !yield(sa.Config.Subjects) {
-				return
-			}
-		}
+		jc.eachSubjects(r.jsa.acc.Name, name, yield)
 	}); e != nil {
 		return streamErr(e)
 	}
-	if max := r.jsa.limits().MaxStreams; max > 0 && len(jc.assignments(r.jsa.acc.Name)) >= max {
+	if max := r.jsa.limits().MaxStreams; max > 0 && jc.streamCount(r.jsa.acc.Name) >= max {
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
 			return streamErr(errMaxStreams())
 		}

@@ -68,12 +68,14 @@ func TestIdleStreamMemory(t *testing.T) {
 // An idle replicated stream holds little memory: a raft group's queues
 // grow with its load instead of preallocating 8,192 slots each (about
 // 1.2 MiB per group, 1,450 KiB per idle R3 file stream and server in all;
-// about 225 KiB with queues that grow).
+// about 225 KiB with queues that grow), and so do the WAL's entry index
+// (a 128 KiB chunk before), its read cache, the leader's in-flight rings
+// and the store's active block buffer (64 KiB before): 20-35 KiB now.
 func TestJetStreamClusterIdleStreamsHoldLittleMemory(t *testing.T) {
-	const streams = 20
+	const streams = 50 // at 20-35 KiB each, fewer drown in the heap's noise
 	perStream := idleStreamHeap(t, streams)
 	t.Logf("%.1f KiB heap in use per idle R3 file stream and server", perStream/1024)
-	if limit := 700.0 * 1024; perStream > limit {
+	if limit := 128.0 * 1024; perStream > limit {
 		t.Fatalf("%.1f KiB per idle R3 stream and server, want at most %.0f", perStream/1024, limit/1024)
 	}
 }
@@ -109,7 +111,7 @@ func idleStreamHeap(t *testing.T, n int) float64 {
 		}
 		return true
 	})
-	return float64(heapInUse()-before) / float64(n*3)
+	return float64(int64(heapInUse())-int64(before)) / float64(n*3) // the heap can shrink by more than a few streams add
 }
 
 func heapInUse() uint64 {

@@ -3,6 +3,9 @@ package server
 import (
 	"encoding/json"
 	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
@@ -78,6 +81,10 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.mu.Lock()
 	old := jc.streams
 	jc.streams = streams
+	jc.placed = nil
+	for _, sa := range list {
+		jc.countPlacedLocked(sa, 1)
+	}
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	// Replicas of streams that are gone, or that left this server.
@@ -100,6 +107,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 			}
 		}
 	}
+	var start []*streamAssignment
 	for _, sa := range list {
 		jsa := jc.js.account(sa.Account)
 		if jsa == nil {
@@ -108,10 +116,43 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 		if jsa == nil || !jc.isPeer(sa) || jsa.lookup(sa.Config.Name) != nil {
 			continue
 		}
-		// A replica with a log resumes from it (membership included); one
-		// without joins and gets log and membership from the leader.
-		if _, err := jsa.startReplica(sa, true); err != nil {
-			jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
-		}
+		start = append(start, sa)
+	}
+	jc.startReplicas(start, true)
+}
+
+// restoreWorkers bounds the replicas a snapshot restore starts at once.
+const restoreWorkers = 8
+
+// startReplicas starts the replicas of list, restoreWorkers at a time (a
+// restart with thousands of streams reads and opens each one's files: one
+// after another that took most of the restart), and returns once all have
+// started or failed. join is startReplica's: a replica that a snapshot
+// restore starts without a log joins and gets log and membership from the
+// leader (one with a log resumes from it, membership included).
+func (jc *jsCluster) startReplicas(list []*streamAssignment, join bool) {
+	s := jc.js.srv
+	t0 := s.clock.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < min(restoreWorkers, len(list)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < len(list); i = int(next.Add(1) - 1) {
+				sa := list[i]
+				jsa := jc.js.account(sa.Account)
+				if jsa == nil {
+					continue
+				}
+				if _, err := jsa.startReplica(sa, join); err != nil {
+					s.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if len(list) >= 100 {
+		s.Noticef("JetStream cluster: started %d replicas in %v", len(list), s.clock.Since(t0).Round(time.Millisecond))
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -52,14 +53,7 @@ func (jc *jsCluster) candidates(pl *Placement, exclude []string) []string {
 		tags = pl.Tags
 	}
 	jc.mu.Lock()
-	load := map[string]int{}
-	for _, acc := range jc.streams {
-		for _, sa := range acc {
-			for _, p := range sa.Peers {
-				load[p]++
-			}
-		}
-	}
+	load := maps.Clone(jc.placed)
 	peers := slices.Clone(jc.peers)
 	jc.mu.Unlock()
 	var out []string

@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,4 +256,76 @@ func TestJetStreamClusterTwoPeerRemovals(t *testing.T) {
 		}
 	}
 	checkReplicasAgree(t, c, "TWO", 10)
+}
+
+// TestJetStreamClusterPlacementCountsKept: the per-server placement counts
+// that placement reads (jsCluster.placed, kept by the meta apply instead of
+// a scan of every assignment per create) match a recount on every server
+// after creates, a same-config re-create, an R1 to R3 scale, deletes and a
+// restart from meta snapshots; and R1 streams still go to the least loaded server.
+func TestJetStreamClusterPlacementCountsKept(t *testing.T) {
+	old := metaSnapshotEvery
+	metaSnapshotEvery = 8 // the followers install snapshots along the way
+	t.Cleanup(func() { metaSnapshotEvery = old })
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	streams := 0
+	recount := func(jc *jsCluster) map[string]int {
+		out := map[string]int{}
+		for _, acc := range jc.streams {
+			for _, sa := range acc {
+				for _, p := range sa.Peers {
+					out[p]++
+				}
+			}
+		}
+		return out
+	}
+	check := func(what string) {
+		t.Helper()
+		for _, s := range c.servers {
+			s := s
+			waitFor(t, 10*time.Second, s.Name()+"'s placement counts after "+what, func() bool {
+				jc := s.js.Load().cluster
+				jc.mu.Lock()
+				defer jc.mu.Unlock()
+				want := recount(jc)
+				return len(jc.placed) == len(want) && maps.Equal(jc.placed, want) &&
+					len(jc.streams[globalAccountName]) == streams
+			})
+		}
+	}
+	for i := 0; i < 6; i++ {
+		cfg := jetstream.StreamConfig{Name: "R1_" + strconv.Itoa(i), Subjects: []string{"r1." + strconv.Itoa(i)}}
+		createStream(t, js, cfg)
+		streams++
+		createStream(t, js, cfg) // the same config again: no change
+	}
+	check("R1 creates")
+	jc := c.servers[0].js.Load().cluster
+	jc.mu.Lock()
+	counts := maps.Clone(jc.placed)
+	jc.mu.Unlock()
+	for _, s := range c.servers {
+		if counts[s.Name()] != 2 {
+			t.Fatalf("6 R1 streams over 3 servers placed %v, want 2 each", counts)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		createStream(t, js, jetstream.StreamConfig{Name: "R3_" + strconv.Itoa(i), Subjects: []string{"r3." + strconv.Itoa(i)}, Replicas: 3})
+		streams++
+	}
+	if _, err := js.UpdateStream(ctx(t), jetstream.StreamConfig{Name: "R1_0", Subjects: []string{"r1.0"}, Replicas: 3}); err != nil {
+		t.Fatal(err)
+	}
+	check("R3 creates and a scale up")
+	for _, name := range []string{"R1_1", "R3_1"} {
+		if err := js.DeleteStream(ctx(t), name); err != nil {
+			t.Fatal(err)
+		}
+		streams--
+	}
+	check("deletes")
+	c.restartAll(t) // the assignments come back from meta snapshots and logs
+	check("a restart")
 }

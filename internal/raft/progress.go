@@ -17,31 +17,47 @@ func (s progressState) String() string {
 }
 
 // inflights is a ring of the appends in flight to a peer: their last
-// indexes and entry bytes. It is full at maxBytes bytes too (the append
-// that crossed the mark is let through).
+// indexes and entry bytes. It is full at size appends, or at maxBytes bytes
+// (the append that crossed the mark is let through). The ring grows with the
+// appends out, so an idle group's follower costs no preallocated slots.
 type inflights struct {
 	start, count    int
+	size            int
 	buf             []uint64
 	sizes           []uint64
 	bytes, maxBytes uint64
 }
 
 func newInflights(size int, maxBytes uint64) inflights {
-	return inflights{buf: make([]uint64, size), sizes: make([]uint64, size), maxBytes: maxBytes}
+	return inflights{size: size, maxBytes: maxBytes}
 }
 
 func (in *inflights) full() bool {
-	return in.count == len(in.buf) || in.maxBytes > 0 && in.bytes >= in.maxBytes
+	return in.count == in.size || in.maxBytes > 0 && in.bytes >= in.maxBytes
 }
 
 func (in *inflights) add(last, bytes uint64) {
-	if in.count == len(in.buf) {
+	if in.count == in.size {
 		panic("raft: inflights overflow")
+	}
+	if in.count == len(in.buf) {
+		in.grow()
 	}
 	i := (in.start + in.count) % len(in.buf)
 	in.buf[i], in.sizes[i] = last, bytes
 	in.count++
 	in.bytes += bytes
+}
+
+// grow doubles the ring (at most to size), keeping the order.
+func (in *inflights) grow() {
+	n := min(max(4, 2*len(in.buf)), in.size)
+	buf, sizes := make([]uint64, n), make([]uint64, n)
+	for k := 0; k < in.count; k++ {
+		j := (in.start + k) % len(in.buf)
+		buf[k], sizes[k] = in.buf[j], in.sizes[j]
+	}
+	in.buf, in.sizes, in.start = buf, sizes, 0
 }
 
 // freeLE releases every append whose last index is <= to.

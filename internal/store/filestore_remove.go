@@ -195,8 +195,10 @@ func (fs *fileStore) EraseMsg(seq uint64) (bool, error) {
 	if err := fs.flush(); err != nil {
 		return true, err
 	}
-	if err := fs.aw.f.Sync(); err != nil {
-		return true, fs.fail(fmt.Errorf("file store sync: %w", err))
+	if fs.aw.f != nil { // nil: closed while idle, after a Sync
+		if err := fs.aw.f.Sync(); err != nil {
+			return true, fs.fail(fmt.Errorf("file store sync: %w", err))
+		}
 	}
 	return true, fs.eraseOnDisk(b, seq)
 }
@@ -217,7 +219,11 @@ func (fs *fileStore) eraseOnDisk(b *msgBlock, seq uint64) error {
 	case len(fs.blocks) > 0 && b == fs.active():
 		if off < fs.aw.flushed {
 			n := min(int64(len(rec)), fs.aw.flushed-off)
-			if _, err := fs.aw.f.WriteAt(rec[:n], off); err != nil {
+			f, err := fs.activeW()
+			if err != nil {
+				return err
+			}
+			if _, err := f.WriteAt(rec[:n], off); err != nil {
 				return fs.fail(fmt.Errorf("file store erase: %w", err))
 			}
 			fs.disk.dirty = true
@@ -296,7 +302,9 @@ func (fs *fileStore) purgeLocked() (uint64, error) {
 		fs.blocks, fs.aw.f = old, oldFile
 		return 0, err
 	}
-	fs.disk.unsynced = append(fs.disk.unsynced, oldFile)
+	if oldFile != nil { // nil: closed while idle, after a Sync
+		fs.disk.unsynced = append(fs.disk.unsynced, oldFile)
+	}
 	fs.appendMeta(recFirst, fs.seqs.last+1)
 	for _, b := range old {
 		fs.disk.lingering = append(fs.disk.lingering, lingerBlock{b.index, b.first, b.last})

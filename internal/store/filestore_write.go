@@ -76,12 +76,29 @@ func (fs *fileStore) flush() error {
 	if int64(len(data)) == fs.aw.flushed {
 		return nil
 	}
-	if _, err := fs.aw.f.WriteAt(data[fs.aw.flushed:], fs.aw.flushed); err != nil {
+	f, err := fs.activeW()
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(data[fs.aw.flushed:], fs.aw.flushed); err != nil {
 		return fs.fail(fmt.Errorf("file store write: %w", err))
 	}
 	fs.aw.flushed = int64(len(data))
 	fs.disk.dirty = true
 	return nil
+}
+
+// activeW is the active block's open file, reopened when an idle Sync
+// closed it.
+func (fs *fileStore) activeW() (vfs.File, error) {
+	if fs.aw.f == nil {
+		f, err := fs.fsys.OpenFile(blockName(fs.dir, fs.active().index, false), os.O_RDWR, 0o640)
+		if err != nil {
+			return nil, fs.fail(fmt.Errorf("file store reopen block: %w", err))
+		}
+		fs.aw.f = f
+	}
+	return fs.aw.f, nil
 }
 
 // fail makes err sticky: the store refuses writes from now on.
@@ -104,7 +121,9 @@ func (fs *fileStore) seal(base uint64) error {
 	if err := fs.writeIndexFile(mb, true); err != nil {
 		fs.logf("writing index of block %d: %v", mb.index, err)
 	}
-	fs.disk.unsynced = append(fs.disk.unsynced, fs.aw.f)
+	if fs.aw.f != nil { // closed while idle: synced then
+		fs.disk.unsynced = append(fs.disk.unsynced, fs.aw.f)
+	}
 	fs.aw = activeFile{}
 	fs.disk.sealed++
 	if fs.cfg.Compression == "s2" {
@@ -127,11 +146,13 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	}
 	fs.fsys.Remove(indexName(fs.dir, index))
 	// A stream that filled its last block gets a full-size buffer at once
-	// (no regrowth copies); a slow one starts small.
+	// (no regrowth copies); a slow one starts empty and grows with its
+	// records (appendRecord doubles it), so an idle stream holds a few
+	// hundred bytes rather than a preallocated buffer.
 	// Its index gets room for as many messages and subjects as the last
 	// block had: slices that large grow by a quarter at a time, so growing
 	// them from empty would allocate and copy each about five times over.
-	size, count, subjs := 64<<10, 0, 0
+	size, count, subjs := 0, 0, 0
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].rawLen >= int64(fs.cfg.BlockSize)/2 {
 		size = int(fs.cfg.BlockSize) + 64<<10
 		if prev := fs.blocks[n-1]; prev.first != 0 {
@@ -178,11 +199,18 @@ func (fs *fileStore) syncLocked(force bool) error {
 		return err
 	}
 	files := fs.disk.unsynced
-	if fs.disk.dirty {
+	if fs.disk.dirty && fs.aw.f != nil {
 		files = append(files, fs.aw.f)
 	}
 	closeN := len(fs.disk.unsynced)
 	dirDirty := fs.disk.dirDirty
+	if !fs.disk.dirty && closeN == 0 && !dirDirty && fs.aw.f != nil {
+		// Nothing written since the last Sync, which made everything
+		// durable: an idle stream keeps no file open (nats-server closes
+		// an idle block's file too); the next write reopens it.
+		fs.aw.f.Close()
+		fs.aw.f = nil
+	}
 	fs.disk.unsynced, fs.disk.dirty, fs.disk.dirDirty = nil, false, false
 	var ck *checkpointJob
 	if force || fs.disk.ckptDue || fs.disk.sealed > 0 || len(fs.disk.lingering) > 0 || len(fs.disk.compress) > 0 {

@@ -160,7 +160,7 @@ func (c *cache) add(r Record) {
 }
 
 func (c *cache) grow() {
-	ring := make([]Record, min(max(64, 2*len(c.ring)), cacheEntries))
+	ring := make([]Record, min(max(8, 2*len(c.ring)), cacheEntries))
 	for k := 0; k < c.n; k++ {
 		ring[k] = *c.at(k)
 	}

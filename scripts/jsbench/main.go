@@ -10,6 +10,9 @@
 //	jsbench consumers -s URL -stream S -n N -workers K -limit D
 //	jsbench kvwatch -s URL -bucket B -n N -rounds R
 //	jsbench push -s URL -stream S -n N
+//	jsbench streams -s URL -n N -limit D
+//	jsbench streamsup -s URL -n N -since UNIXNS -limit D
+//	jsbench streamsin -s URL -n N -server NAME -since UNIXNS -limit D
 package main
 
 import (
@@ -32,7 +35,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch|push [flags]")
+		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch|push|streams|streamsup|streamsin [flags]")
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -50,6 +53,8 @@ func main() {
 	workers := fs.Int("workers", 8, "consumers: parallel creators")
 	limit := fs.Duration("limit", 10*time.Minute, "consumers: stop creating after this long")
 	rounds := fs.Int("rounds", 1, "kvwatch: watches timed (the fastest is reported)")
+	server := fs.String("server", "", "streamsin: the server that must be current in every stream")
+	since := fs.Int64("since", 0, "streamsup, streamsin: times count from this Unix time in ns (default: now)")
 	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile here")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuprofile != "" {
@@ -76,6 +81,17 @@ func main() {
 		runKVWatch(strings.Split(*urls, ",")[0], *bucket, *n, *rounds, payload)
 	case "push":
 		runPush(strings.Split(*urls, ",")[0], *stream, *n)
+	case "streams":
+		runStreams(strings.Split(*urls, ",")[0], *n, *limit)
+	case "streamsup", "streamsin":
+		if *since == 0 {
+			*since = time.Now().UnixNano()
+		}
+		if mode == "streamsup" {
+			runStreamsUp(strings.Split(*urls, ",")[0], *n, *since, *limit)
+		} else {
+			runStreamsIn(strings.Split(*urls, ",")[0], *n, *server, *since, *limit)
+		}
 	default:
 		fatal("unknown mode " + mode)
 	}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Stream names and subjects of the stream-scale runs: stream i is "s<i>" and
+// takes the subject "s<i>".
+func scaleName(i int) string { return "s" + strconv.Itoa(i) }
+
+// runStreams creates n file streams (replicas from JSBENCH_REPLICAS) one
+// after another until limit (a create that fails is retried; failed counts
+// the failures), timing every block of 1,000, then publishes one
+// message into each stream it made. It prints the overall rate and the rates
+// of the first and the last full block of 1,000 (or of the whole run when it
+// made fewer).
+func runStreams(url string, n int, limit time.Duration) {
+	nc, js := connect(url)
+	defer nc.Close()
+	waitMeta(js)
+	codes := sync.Map{}
+	start := time.Now()
+	deadline := start.Add(limit)
+	var blocks []time.Duration
+	blockStart := start
+	made, failed := 0, 0
+	for i := 0; i < n && time.Now().Before(deadline); i++ {
+		if err := createStream(js, scaleName(i), deadline); err != nil {
+			// Retried under the same name, so that the streams made are
+			// s0..s<made-1> for the phases after.
+			failed++
+			v, _ := codes.LoadOrStore(errCode(err), new(atomic.Int64))
+			v.(*atomic.Int64).Add(1)
+			i--
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		made++
+		if made%1000 == 0 {
+			now := time.Now()
+			blocks = append(blocks, now.Sub(blockStart))
+			blockStart = now
+		}
+	}
+	el := time.Since(start)
+	first, last := float64(made)/el.Seconds(), float64(made)/el.Seconds()
+	if len(blocks) > 0 {
+		first = 1000 / blocks[0].Seconds()
+		last = 1000 / blocks[len(blocks)-1].Seconds()
+	}
+	pubStart := time.Now()
+	published := publishEach(js, made, 16, time.Now().Add(2*time.Minute))
+	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v%s\n",
+		made, failed, el.Seconds(), float64(made)/el.Seconds(), first, last, published,
+		time.Since(pubStart).Seconds(), made < n, codeSummary(&codes))
+}
+
+// waitMeta waits up to a minute for the JetStream API to answer (a fresh
+// cluster elects its meta leader first).
+func waitMeta(js jetstream.JetStream) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.AccountInfo(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			fatal("JetStream not ready: " + err.Error())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// createStream retries a create that timed out until deadline; other errors end it.
+func createStream(js jetstream.JetStream, name string, deadline time.Time) error {
+	cfg := jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.FileStorage,
+		Replicas: replicas()}
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := js.CreateStream(ctx, cfg)
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// publishEach publishes one message into each of the streams s0..s<n-1>
+// from workers goroutines, retrying a stream until it accepts or deadline
+// passes, and returns how many accepted.
+func publishEach(js jetstream.JetStream, n, workers int, deadline time.Time) int {
+	var next, ok atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if publishUntil(js, scaleName(i), deadline) {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return int(ok.Load())
+}
+
+func publishUntil(js jetstream.JetStream, name string, deadline time.Time) bool {
+	for time.Now().Before(deadline) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := js.Publish(ctx, name, []byte("x"))
+		cancel()
+		if err == nil {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+// runStreamsUp publishes once into each of n streams through url until every
+// one has accepted (or limit), and prints the time since sinceNs (Unix
+// nanoseconds, the moment a server was killed) at which the last accepted.
+func runStreamsUp(url string, n int, sinceNs int64, limit time.Duration) {
+	nc, js := connect(url)
+	defer nc.Close()
+	since := time.Unix(0, sinceNs)
+	ok := publishEach(js, n, 64, time.Now().Add(limit))
+	fmt.Printf("accepted=%d of=%d up_s=%.2f\n", ok, n, time.Since(since).Seconds())
+}
+
+// runStreamsIn polls STREAM.INFO of n streams until server is the leader or
+// a current replica of every one (or limit), and prints the time since
+// sinceNs at which the last one got there, then the leader of each stream
+// counted per server. An empty server only counts leaders.
+func runStreamsIn(url string, n int, server string, sinceNs int64, limit time.Duration) {
+	nc, js := connect(url)
+	defer nc.Close()
+	since := time.Unix(0, sinceNs)
+	deadline := time.Now().Add(limit)
+	leaders := make([]string, n)
+	pending := make([]int, n)
+	for i := range pending {
+		pending[i] = i
+	}
+	for len(pending) > 0 && time.Now().Before(deadline) {
+		var mu sync.Mutex
+		var still []int
+		parallel(pending, 16, func(i int) {
+			in, leader := memberCurrent(js, scaleName(i), server)
+			mu.Lock()
+			defer mu.Unlock()
+			leaders[i] = leader
+			if !in {
+				still = append(still, i)
+			}
+		})
+		sort.Ints(still)
+		pending = still
+		if len(pending) > 0 {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	counts := map[string]int{}
+	for _, l := range leaders {
+		if l == "" {
+			l = "none"
+		}
+		counts[l]++
+	}
+	var spread []string
+	for k, v := range counts {
+		spread = append(spread, k+":"+strconv.Itoa(v))
+	}
+	sort.Strings(spread)
+	fmt.Printf("in=%d of=%d in_s=%.2f leaders=%s\n", n-len(pending), n, time.Since(since).Seconds(),
+		strings.Join(spread, ","))
+}
+
+// memberCurrent reports whether server leads the stream or is a current
+// replica of it (always true for an empty server once the stream has a
+// leader), and the stream's leader.
+func memberCurrent(js jetstream.JetStream, name, server string) (bool, string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return false, ""
+	}
+	info := s.CachedInfo()
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return false, ""
+	}
+	c := info.Cluster
+	if server == "" || c.Leader == server {
+		return true, c.Leader
+	}
+	for _, r := range c.Replicas {
+		if r.Name == server {
+			return r.Current && !r.Offline, c.Leader
+		}
+	}
+	return false, c.Leader
+}
+
+// parallel calls f for each item from workers goroutines.
+func parallel(items []int, workers int, f func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= len(items) {
+					return
+				}
+				f(items[k])
+			}
+		}()
+	}
+	wg.Wait()
+}
