@@ -55,6 +55,9 @@ func (r *raft) handleHeartbeat(m Message) {
 	if m.Commit <= r.log.lastIndex() {
 		r.log.commitTo(m.Commit)
 	}
+	if r.quiesceFollower(m) {
+		return
+	}
 	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
 }
 
