@@ -74,6 +74,7 @@ type raftGroup struct {
 	props *raftQueue[proposal]
 	reads *raftQueue[groupRead] // linearizable reads waiting (raft_read.go)
 	ctrl  chan func(*raft.Node)
+	wake  chan struct{} // the node liveness view changed (raft_live.go)
 	quit  chan struct{}
 	done  chan struct{}
 
@@ -121,14 +122,16 @@ var errGroupStopped = errors.New("raft group stopped")
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
 	cfg.HeartbeatTicks = raftHeartbeatTicks
+	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
-		quit: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
 	g.host = host != nil
 	if host != nil {
 		tr = host.transport(s, name)
+		cfg.PeerHealth = func(id raft.ID) raft.PeerHealth { return host.peerHealth(s, id) }
 		if wl, ok := log.(*walLog); ok {
 			wl.inline = true
 		}
@@ -204,6 +207,8 @@ func (g *raftGroup) run() {
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
 			err = g.onTick(g.srv.clock.Now())
+		case <-g.wake:
+			g.onLiveness()
 		case <-g.inbox.ready:
 			err = g.step()
 		case <-g.props.ready:
@@ -221,6 +226,12 @@ func (g *raftGroup) run() {
 		if err != nil {
 			g.fail(err)
 			return
+		}
+		// A quiescent group sleeps: no ticks until something wakes it.
+		if g.asleep() {
+			tick = nil
+		} else if tick == nil {
+			tick = g.srv.raftClock.next()
 		}
 	}
 }

@@ -77,6 +77,7 @@ type progress struct {
 	readAck         uint64 // highest read round the peer acknowledged
 	fresh           bool   // heard from since the leader last woke (quiesce.go)
 	down            bool   // its server was down when last looked at (quiesce.go)
+	epoch           uint64 // its server's PeerHealth.Epoch when last looked at
 	inflights       inflights
 }
 

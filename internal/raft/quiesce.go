@@ -22,6 +22,9 @@ type PeerHealth struct {
 	// Quiesces: the peer's server knows quiescence (a follower that does
 	// not would campaign once heartbeats stop).
 	Quiesces bool
+	// Epoch changes when the peer's server reconnected (it may have
+	// restarted in between, unseen): a quiet leader wakes to reach it.
+	Epoch uint64
 }
 
 // health is what is known of peer id's server.
@@ -78,7 +81,7 @@ func (r *raft) peersQuiet() bool {
 			return false
 		}
 		h := r.health(id)
-		pr.down = !h.Live
+		pr.down, pr.epoch = !h.Live, h.Epoch
 		if pr.down {
 			continue
 		}
@@ -158,8 +161,10 @@ func (r *raft) livenessChanged() {
 	if r.role == Leader {
 		back := false
 		for _, id := range r.ls.ids {
-			if pr := r.ls.prs[id]; id != r.id && pr.down && r.health(id).Live {
-				back = true // a returning peer must hear from us: it may campaign
+			if pr := r.ls.prs[id]; id != r.id {
+				if h := r.health(id); h.Live && (pr.down || h.Epoch != pr.epoch) {
+					back = true // a returning peer must hear from us: it may campaign
+				}
 			}
 		}
 		if r.quiet && (back || !r.peersQuiet()) {

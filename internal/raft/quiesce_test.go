@@ -212,6 +212,23 @@ func TestQuiesceDeadFollowerAndItsReturn(t *testing.T) {
 	}
 }
 
+func TestQuiesceLeaderWakesForReconnectedPeer(t *testing.T) {
+	var n *testNet
+	epoch := map[ID]uint64{}
+	n = newTestNet(t, func(c *Config) {
+		c.Quiesce = true
+		c.PeerHealth = func(id ID) PeerHealth { return PeerHealth{Live: true, Quiesces: true, Epoch: epoch[id]} }
+	}, 1, 2, 3)
+	n.elect(1)
+	n.quietAll(40)
+	epoch[3]++ // 3 restarted between two looks: never seen down
+	n.livenessChanged()
+	if n.node(1).Quiescent() {
+		t.Fatal("the leader stayed quiet when a member reconnected")
+	}
+	n.quietAll(40)
+}
+
 func TestQuiesceStrayMessageWakesLeaderThroughFollower(t *testing.T) {
 	n := quietNet(t, nil)
 	n.elect(1)
