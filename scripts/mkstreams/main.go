@@ -35,7 +35,10 @@ func main() {
 		if err := retry(func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
 			log.Fatalf("creating %s: %v", name, err)
 		}
-		if err := retry(func(ctx context.Context) error { _, err := js.Publish(ctx, "s."+strconv.Itoa(i), []byte("x")); return err }); err != nil {
+		if err := retry(func(ctx context.Context) error {
+			_, err := js.Publish(ctx, "s."+strconv.Itoa(i), []byte("x"))
+			return err
+		}); err != nil {
 			log.Fatalf("publishing into %s: %v", name, err)
 		}
 	}
