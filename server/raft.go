@@ -81,9 +81,10 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
-	host         bool // driven by a raftHost (raft_host.go), fixed at start
-	snapshotting bool // a snapshot is being encoded (group goroutine only)
-	eager        int  // ticks left in which a new group's first leader retries its campaign
+	host         bool        // driven by a raftHost (raft_host.go), fixed at start
+	sleeping     atomic.Bool // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
+	snapshotting bool        // a snapshot is being encoded (group goroutine only)
+	eager        int         // ticks left in which a new group's first leader retries its campaign
 	// spooled are snapshots stepped whose data is in spool files: once
 	// the Readys that follow are processed, the log has its own copy (or
 	// raft ignored them) and the files go (group goroutine only).
@@ -230,8 +231,10 @@ func (g *raftGroup) run() {
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
 			tick = nil
+			g.sleeping.Store(true)
 		} else if tick == nil {
 			tick = g.srv.raftClock.next()
+			g.sleeping.Store(false)
 		}
 	}
 }
