@@ -43,7 +43,9 @@ func (r *raft) maybeQuiesce() bool {
 	}
 	for _, id := range r.ls.ids {
 		if id != r.id {
-			r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(r.ls.prs[id].match, r.log.committed),
+			pr := r.ls.prs[id]
+			pr.recentActive = !pr.down // while quiet, node liveness says who is active
+			r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed),
 				Index: r.ls.reads.round, Quiesce: true})
 		}
 	}
@@ -169,6 +171,10 @@ func (r *raft) livenessChanged() {
 		}
 		if r.quiet && (back || !r.peersQuiet()) {
 			r.unquiet()
+		} else if r.quiet {
+			for _, pr := range r.ls.prs {
+				pr.recentActive = !pr.down
+			}
 		}
 		return
 	}

@@ -185,10 +185,16 @@ func TestQuiesceDeadFollowerAndItsReturn(t *testing.T) {
 	n := quietNet(t, nil)
 	n.elect(1)
 	n.quietAll(40)
+	if st := n.node(1).Status(); !st.Progress[2].RecentActive || !st.Progress[3].RecentActive {
+		t.Fatalf("a quiet leader reports live members inactive: %+v", st.Progress)
+	}
 	n.down[3] = true
 	n.livenessChanged()
 	if !n.node(1).Quiescent() {
 		t.Fatal("the leader woke though its live members make a quorum")
+	}
+	if st := n.node(1).Status(); st.Progress[2].RecentActive == st.Progress[3].RecentActive {
+		t.Fatalf("a quiet leader reports a dead member as a live one: %+v", st.Progress)
 	}
 	n.restart(3)
 	n.livenessChanged() // 3 is back: the leader wakes and catches it up
