@@ -9,9 +9,9 @@ import (
 // Node liveness for quiescent raft groups (internal/raft/quiesce.go). An
 // idle group stops ticking and heartbeating; whether the servers of its
 // members are alive is then known once per pair of servers, not per
-// group: every heartbeat period the raft clock PINGs each route to a
-// peer that knows quiescence, and a peer is live while its route is up
-// and something (a PONG at least) came from it within raftLiveTimeout.
+// group: every heartbeat period the raft clock PINGs each route, and a
+// peer is live while its route is up and a PING or PONG came from it
+// within raftLiveTimeout.
 // When the view changes (a route went or came, pings stopped or resumed,
 // a peer reconnected), every group is told (Node.LivenessChanged): quiet
 // followers whose leader's server died elect, quiet leaders reach a peer
@@ -59,9 +59,13 @@ func (s *Server) checkLiveness(ping bool) {
 	}
 	old := s.raftLive.Load()
 	changed := old == nil || len(*old) != len(routes)
+	// Every peer is pinged, older ones too (they answer PONG like any
+	// server): a member that does not know quiescence must look live, or
+	// a leader would quiesce without it. A server made to look older
+	// (Options.routeProto) does not ping, as an older one would not.
+	ping = ping && s.raftQuiesces()
 	for id, r := range routes {
-		quiesces := r.remote.Proto >= routeProtoQuiesce
-		if ping && quiesces {
+		if ping {
 			r.c.queueProto(pingLine)
 		}
 		if !changed {

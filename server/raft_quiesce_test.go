@@ -101,7 +101,8 @@ func TestJetStreamClusterIdleStreamsQuiesce(t *testing.T) {
 }
 
 // A server that speaks an older route protocol does not know the Quiesce
-// mark: groups with a replica on it never quiesce.
+// mark (nor pings for node liveness): groups with a replica on it never
+// quiesce, on no server.
 func TestJetStreamClusterNoQuiesceWithOlderReplica(t *testing.T) {
 	c := runJSClusterWith(t, 3, func(i int, o *Options) {
 		if i == 2 {
@@ -111,7 +112,7 @@ func TestJetStreamClusterNoQuiesceWithOlderReplica(t *testing.T) {
 	_, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old"}, Replicas: 3})
 	for range 30 { // 3 s: ten election timeouts
-		if aw := c.groupsAwake(); !strings.Contains(aw, "S-$G-OLD") {
+		if aw := c.groupsAwake(); strings.Count(aw, "/S-$G-OLD") != 3 {
 			t.Fatalf("a group with an older replica slept: awake %s", aw)
 		}
 		time.Sleep(100 * time.Millisecond)
