@@ -58,7 +58,9 @@ func (r *raft) handleHeartbeat(m Message) {
 	if r.quiesceFollower(m) {
 		return
 	}
-	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
+	// A refused quiesce heartbeat says so: the leader believes this
+	// follower holds its whole log, which it lost (see quiesceRefused).
+	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: m.Quiesce})
 }
 
 func (r *raft) handleSnapshot(m Message) {

@@ -198,6 +198,9 @@ func (r *raft) stepLeader(m Message) {
 		_ = r.leaderRead(m.From, msgCtx(m)) // a dropped request times out at the follower
 	case MsgHeartbeatResp:
 		r.onHeartbeatResp(m, pr)
+		if m.Reject {
+			r.quiesceRefused(pr)
+		}
 		pr.probeSent = false
 		if pr.state == stateReplicate && pr.inflights.full() {
 			pr.inflights.freeFirst()

@@ -158,6 +158,16 @@ func (r *raft) quiesceFollower(m Message) bool {
 	return true
 }
 
+// quiesceRefused handles a follower that refused a quiesce heartbeat: it
+// does not hold the log the leader believes it holds (a machine crash
+// lost its unsynced tail). Probing it finds what it has: its rejection
+// of the probe lowers its match, and it is caught up.
+func (r *raft) quiesceRefused(pr *progress) {
+	pr.becomeProbe()
+	pr.sendEmpty = true
+	r.ls.dirty = true
+}
+
 // livenessChanged re-reads the peers' health (Node.LivenessChanged).
 func (r *raft) livenessChanged() {
 	if r.role == Leader {

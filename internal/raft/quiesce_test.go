@@ -235,6 +235,26 @@ func TestQuiesceLeaderWakesForReconnectedPeer(t *testing.T) {
 	n.quietAll(40)
 }
 
+func TestQuiesceFollowerThatLostItsTailIsCaughtUp(t *testing.T) {
+	n := quietNet(t, nil)
+	n.elect(1)
+	n.propose(1, "a", "b", "c")
+	n.quietAll(40)
+	// 3 loses its last entries (an fsync the machine crash undid) and
+	// restarts; the leader still believes it holds everything.
+	st := n.st[3]
+	st.ents = st.ents[:len(st.ents)-2]
+	hs := st.HardState()
+	hs.Commit = min(hs.Commit, st.lastIndex())
+	st.SetHardState(hs)
+	n.restart(3)
+	n.livenessChanged()
+	n.quietAll(60)
+	if got := n.sm[3].data(); len(got) != 3 {
+		t.Fatalf("follower 3 applied %v after losing its tail", got)
+	}
+}
+
 func TestQuiesceStrayMessageWakesLeaderThroughFollower(t *testing.T) {
 	n := quietNet(t, nil)
 	n.elect(1)
