@@ -74,15 +74,17 @@ type raftGroup struct {
 	props *raftQueue[proposal]
 	reads *raftQueue[groupRead] // linearizable reads waiting (raft_read.go)
 	ctrl  chan func(*raft.Node)
+	wake  chan struct{} // the node liveness view changed (raft_live.go)
 	quit  chan struct{}
 	done  chan struct{}
 
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
-	host         bool // driven by a raftHost (raft_host.go), fixed at start
-	snapshotting bool // a snapshot is being encoded (group goroutine only)
-	eager        int  // ticks left in which a new group's first leader retries its campaign
+	host         bool        // driven by a raftHost (raft_host.go), fixed at start
+	sleeping     atomic.Bool // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
+	snapshotting bool        // a snapshot is being encoded (group goroutine only)
+	eager        int         // ticks left in which a new group's first leader retries its campaign
 	// spooled are snapshots stepped whose data is in spool files: once
 	// the Readys that follow are processed, the log has its own copy (or
 	// raft ignored them) and the files go (group goroutine only).
@@ -124,14 +126,16 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if rs, ok := sm.(recoveringSM); ok {
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
+	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
-		quit: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
 	g.host = host != nil
 	if host != nil {
 		tr = host.transport(s, name)
+		cfg.PeerHealth = func(id raft.ID) raft.PeerHealth { return host.peerHealth(s, id) }
 		if wl, ok := log.(*walLog); ok {
 			wl.inline = true
 		}
@@ -207,6 +211,8 @@ func (g *raftGroup) run() {
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
 			err = g.onTick(g.srv.clock.Now())
+		case <-g.wake:
+			g.onLiveness()
 		case <-g.inbox.ready:
 			err = g.step()
 		case <-g.props.ready:
@@ -224,6 +230,14 @@ func (g *raftGroup) run() {
 		if err != nil {
 			g.fail(err)
 			return
+		}
+		// A quiescent group sleeps: no ticks until something wakes it.
+		if g.asleep() {
+			tick = nil
+			g.sleeping.Store(true)
+		} else if tick == nil {
+			tick = g.srv.raftClock.next()
+			g.sleeping.Store(false)
 		}
 	}
 }
@@ -654,6 +668,9 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	g := s.raftGroupNamed(name)
 	if g == nil {
 		return nil // not (yet) a member here
+	}
+	if m.Quiesce && !s.raftQuiesces() {
+		m.Quiesce = false // a test's stand-in for an older server ignores the mark
 	}
 	g.inbox.push(m) // full: dropped, raft retries
 	return nil

@@ -44,7 +44,7 @@ func (s *Server) runRaftClock() {
 	t := s.clock.NewTicker(raftTick)
 	defer t.Stop()
 	c := &s.raftClock
-	for !s.shutdown.Load() {
+	for n := 0; !s.shutdown.Load(); n++ {
 		select { // a manual clock may never tick again
 		case <-t.C():
 		case <-s.quit:
@@ -55,6 +55,7 @@ func (s *Server) runRaftClock() {
 		}
 		c.ch = make(chan struct{})
 		c.mu.Unlock()
+		s.checkLiveness(n%raftHeartbeatTicks == 0)
 	}
 	c.mu.Lock()
 	c.live = false

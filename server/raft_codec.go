@@ -49,6 +49,9 @@ func encodeRaftMsg(b []byte, m *raft.Message) []byte {
 	if m.Snapshot != nil {
 		flags |= 4
 	}
+	if m.Quiesce {
+		flags |= 8 // older servers ignore it: sent only to those that know it
+	}
 	b = append(b, flags)
 	b = appendUvarint(b, uint64(len(m.Entries)))
 	for i := range m.Entries {
@@ -187,7 +190,7 @@ func decodeRaftMsgFields(r *raftReader) (m raft.Message, err error) {
 	m.From, m.To = raft.ID(r.uvarint()), raft.ID(r.uvarint())
 	m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	flags := r.byte()
-	m.Reject, m.Transfer = flags&1 != 0, flags&2 != 0
+	m.Reject, m.Transfer, m.Quiesce = flags&1 != 0, flags&2 != 0, flags&8 != 0
 	// Counts are claims: the slices grow by the entries and peers decoded,
 	// not by what the count says (an entry is 48 bytes in memory and can
 	// be 4 on the wire).

@@ -20,6 +20,9 @@ type raftHost interface {
 	hostGroup(s *Server, g *raftGroup)
 	// transport carries the group's messages to the peers.
 	transport(s *Server, group string) raft.Transport
+	// peerHealth is the node liveness its groups see (raft_live.go); the
+	// host calls a group's onLiveness when it changes.
+	peerHealth(s *Server, id raft.ID) raft.PeerHealth
 }
 
 // hosted reports whether the group is driven by a raftHost.

@@ -227,6 +227,16 @@ func (l *walLog) periodicSync(now time.Time) error {
 	return l.w.Sync()
 }
 
+// syncIdle makes what the log holds unsynced durable before its group
+// sleeps (raft_live.go): asleep, it gets no ticks, so no periodicSync.
+func (l *walLog) syncIdle() error {
+	if l.syncEvery <= 0 || !l.w.Dirty() {
+		return nil
+	}
+	l.lastSync = time.Time{}
+	return l.w.Sync()
+}
+
 // Compact records a locally taken snapshot and drops the entries it
 // covers. The writing (a stream snapshot holds every message) happens on a
 // goroutine of its own so the group keeps replicating meanwhile: until it

@@ -40,8 +40,11 @@ import (
 // questions on $JSC.SI (jetstream_cluster_list.go). Version 5 adds none:
 // the server applies OpAcks consumer entries (batched acks,
 // consumer_cluster_acks.go), which a leader proposes only when every
-// replica of the stream speaks 5.
-const routeProto = 5
+// replica of the stream speaks 5. Version 6 adds none: the server knows
+// quiescent raft groups (the Quiesce mark of a heartbeat, raft_live.go)
+// and PINGs its peers every raft heartbeat period for node liveness; a
+// group quiesces only when every live member speaks 6.
+const routeProto = 6
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {
@@ -65,8 +68,9 @@ type route struct {
 	solicited bool
 	url       *url.URL // set when we dial it
 	br        *bufio.Reader
-	frags     raftFrags // raft messages being reassembled (read loop only)
-	rid       uint64    // registration order (routes.rid when registered)
+	frags     raftFrags    // raft messages being reassembled (read loop only)
+	rid       uint64       // registration order (routes.rid when registered)
+	heard     atomic.Int64 // wall clock (ns) of the last PING or PONG read (raft_live.go)
 }
 
 type routeTable struct {
@@ -366,6 +370,7 @@ func (s *Server) registerRoute(r *route) error {
 	}
 	s.routes.rid++
 	r.rid = s.routes.rid
+	r.heard.Store(time.Now().UnixNano())
 	s.routes.byID[r.remote.ID] = r
 	s.publishPeers()
 	return nil

@@ -43,8 +43,10 @@ func (s *Server) routeReadLoop(r *route) error {
 		case routeproto.Unsub:
 			err = s.routeSub(r, &op, false)
 		case routeproto.Ping:
+			r.heard.Store(time.Now().UnixNano()) // node liveness (raft_live.go)
 			r.c.queueProto([]byte("PONG\r\n"))
 		case routeproto.Pong:
+			r.heard.Store(time.Now().UnixNano())
 		case routeproto.Info:
 			err = s.routeGossip(r, op.Arg)
 		case routeproto.Raft:

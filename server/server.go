@@ -56,7 +56,8 @@ type Server struct {
 	routeHooks    atomic.Pointer[routeHooks] // set by a layer above routes (route_hooks.go)
 	raft          raftGroups
 	raftClock     raftClock
-	clock         clock.Clock // JetStream's and raft's (Options.clock; clock.Real by default)
+	raftLive      atomic.Pointer[raftLiveness] // peers' health for quiescent groups (raft_live.go)
+	clock         clock.Clock                  // JetStream's and raft's (Options.clock; clock.Real by default)
 }
 
 type serverStats struct {

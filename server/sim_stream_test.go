@@ -114,6 +114,7 @@ func (s *simStats) add(o simStats) {
 	s.LocalRestores += o.LocalRestores
 	s.Lost += o.Lost
 	s.Reads += o.Reads
+	s.Quiesced += o.Quiesced
 }
 
 // runSimStream runs one seed: boot, create the streams through the meta
@@ -189,6 +190,9 @@ func runSimStreamWith(t testing.TB, o simOptions) (*simWorld, error) {
 	w.heal()
 	if !w.runUntil(w.now+60_000, w.converged) {
 		w.fail("no convergence 60 s after the faults stopped: %s", w.convergeReport())
+	}
+	if w.err == nil {
+		w.quiescePhase()
 	}
 	if w.err == nil {
 		w.final()

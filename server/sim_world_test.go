@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -139,6 +140,7 @@ type simStats struct {
 	Installs, LocalRestores                 int
 	Lost                                    int // acknowledged publishes lost (-sim.powerloss)
 	Reads                                   int // reads answered (simOptions.reads)
+	Quiesced                                int // runs whose groups all quiesced (sim_quiesce_test.go)
 }
 
 // simNode is one machine: a disk that outlives its server incarnations.
@@ -158,6 +160,9 @@ type simNode struct {
 	mu     sync.Mutex
 	groups []*raftGroup
 	halted map[*raftGroup]bool
+	// view is the node liveness this node's groups see, looked at on
+	// every tick as a server's raft clock does (raft_live.go).
+	view map[raft.ID]raft.PeerHealth
 }
 
 func newSimWorld(o simOptions) *simWorld {
@@ -363,10 +368,22 @@ func (n *simNode) crash() {
 	n.groups = nil
 }
 
-// tick advances every group of n by one tick.
+// tick advances every group of n by one tick; as on a server, a group
+// asleep (quiescent) gets none, and every group hears of a change of the
+// node liveness view first.
 func (n *simNode) tick() {
 	now := n.w.virtual()
+	changed := n.look()
 	for _, g := range n.liveGroups() {
+		if changed {
+			g.onLiveness()
+		}
+		if g.asleep() {
+			if err := g.settle(); err != nil {
+				n.halt(g, err)
+			}
+			continue
+		}
 		err := g.onTick(now)
 		if err == nil {
 			err = g.settle()
@@ -376,6 +393,23 @@ func (n *simNode) tick() {
 		}
 	}
 	n.pump()
+}
+
+// look updates n's node liveness view: a peer is live while it is up and
+// no partition separates them; its epoch is its incarnation. It reports
+// whether the view changed.
+func (n *simNode) look() bool {
+	view := map[raft.ID]raft.PeerHealth{}
+	for _, m := range n.w.nodes {
+		if m != n && m.up && !n.w.cut[n.idx][m.idx] && !n.w.cut[m.idx][n.idx] {
+			view[m.id] = raft.PeerHealth{Live: true, Quiesces: true, Epoch: uint64(m.inc)}
+		}
+	}
+	if maps.Equal(view, n.view) {
+		return false
+	}
+	n.view = view
+	return true
 }
 
 func (n *simNode) liveGroups() []*raftGroup {
@@ -483,6 +517,8 @@ func (h *simHost) hostGroup(s *Server, g *raftGroup) {
 		}
 	}
 }
+
+func (h *simHost) peerHealth(_ *Server, id raft.ID) raft.PeerHealth { return h.n.view[id] }
 
 func (h *simHost) transport(s *Server, group string) raft.Transport {
 	return &simTransport{h: h, group: group}

@@ -57,6 +57,13 @@ type Config struct {
 	// inject a seeded source for deterministic simulation. Default: a PCG
 	// seeded with ID.
 	Rand func(n int) int
+	// Quiesce lets an idle group stop ticking and heartbeating (see
+	// quiesce.go): the embedding server then tells the node of changes
+	// of its peers' health (Node.LivenessChanged).
+	Quiesce bool
+	// PeerHealth tells whether a peer's server is live and knows
+	// quiescence; nil means every peer is live and does.
+	PeerHealth func(id ID) PeerHealth
 }
 
 // Defaults used by DefaultConfig and for zero numeric fields.

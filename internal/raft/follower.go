@@ -61,7 +61,12 @@ func (r *raft) handleAppend(m Message) {
 func (r *raft) handleHeartbeat(m Message) {
 	if m.Commit <= r.log.lastIndex() {
 		r.log.commitTo(m.Commit)
-		r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index})
+		if r.quiesceFollower(m) {
+			return
+		}
+		// A refused quiesce heartbeat says so: the leader believes this
+		// follower holds its whole log (see quiesceRefused).
+		r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: m.Quiesce, RejectHint: r.log.lastIndex()})
 		return
 	}
 	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: true, RejectHint: r.log.lastIndex()})

@@ -54,6 +54,7 @@ func (r *raft) appendAsLeader(ents []Entry) {
 	if r.role != Leader {
 		return
 	}
+	r.ls.idleTicks = 0
 	r.ls.prs[r.id].maybeUpdate(r.log.lastIndex())
 	r.ls.dirty = true
 	r.maybeCommit()
@@ -127,6 +128,7 @@ func (r *raft) transferLeadership(to ID) error {
 func (r *raft) tickLeader() {
 	r.t.heartbeatElapsed++
 	r.t.electionElapsed++
+	r.ls.idleTicks++
 	for _, pr := range r.ls.prs {
 		pr.idleTicks++
 		if pr.state == stateSnapshot {
@@ -148,7 +150,9 @@ func (r *raft) tickLeader() {
 	}
 	if r.t.heartbeatElapsed >= r.t.heartbeatTimeout {
 		r.t.heartbeatElapsed = 0
-		r.bcastHeartbeat()
+		if !r.maybeQuiesce() {
+			r.bcastHeartbeat()
+		}
 	}
 }
 
@@ -186,6 +190,7 @@ func (r *raft) stepLeader(m Message) {
 	}
 	pr.recentActive = true
 	pr.idleTicks = 0
+	pr.fresh = true
 	switch m.Type {
 	case MsgAppResp:
 		r.handleAppResp(m, pr)
@@ -193,9 +198,11 @@ func (r *raft) stepLeader(m Message) {
 		_ = r.leaderRead(m.From, msgCtx(m)) // a dropped request times out at the follower
 	case MsgHeartbeatResp:
 		r.onHeartbeatResp(m, pr)
-		if m.Reject && m.RejectHint < pr.match { // it lost what it acknowledged (handleHeartbeat)
-			pr.match = m.RejectHint
-			pr.becomeProbe()
+		if m.Reject {
+			if m.RejectHint < pr.match { // it lost what it acknowledged (handleHeartbeat)
+				pr.match = m.RejectHint
+			}
+			r.quiesceRefused(pr)
 		}
 		pr.probeSent = false
 		if pr.state == stateReplicate && pr.inflights.full() {

@@ -51,21 +51,33 @@ func (n *Node) Step(m Message) error {
 }
 
 // Campaign starts an election now (a pre-election first if PreVote is on).
-func (n *Node) Campaign() { n.r.hup(false) }
+func (n *Node) Campaign() {
+	n.r.unquiet()
+	n.r.hup(false)
+}
 
 // Propose appends data to the log. Only the leader accepts proposals
 // (ErrNotLeader otherwise). Proposals made between two Ready calls are sent
 // to followers together.
-func (n *Node) Propose(data []byte) error { return n.r.propose(EntryNormal, data) }
+func (n *Node) Propose(data []byte) error {
+	n.r.wakeLeader()
+	return n.r.propose(EntryNormal, data)
+}
 
 // ProposeConfChange proposes adding or removing one member. See ConfChange
 // for when the change takes effect.
-func (n *Node) ProposeConfChange(cc ConfChange) error { return n.r.proposeConfChange(cc) }
+func (n *Node) ProposeConfChange(cc ConfChange) error {
+	n.r.wakeLeader()
+	return n.r.proposeConfChange(cc)
+}
 
 // TransferLeadership asks the leader to hand leadership to peer to: once to
 // has the whole log it is told to campaign at once. Proposals are refused
 // meanwhile; the transfer is abandoned after an election timeout.
-func (n *Node) TransferLeadership(to ID) error { return n.r.transferLeadership(to) }
+func (n *Node) TransferLeadership(to ID) error {
+	n.r.wakeLeader()
+	return n.r.transferLeadership(to)
+}
 
 // ReadIndex asks for a linearizable read; ctx identifies the request (the
 // caller picks it, unique among its pending reads). The answer comes as a
@@ -79,7 +91,21 @@ func (n *Node) TransferLeadership(to ID) error { return n.r.transferLeadership(t
 // steps down drops them, and forwarded ones can be lost, so callers time
 // out and retry. ErrProposalDropped means no leader is known (or too many
 // reads are pending): retry later.
-func (n *Node) ReadIndex(ctx []byte) error { return n.r.readIndex(n.r.id, ctx) }
+func (n *Node) ReadIndex(ctx []byte) error {
+	n.r.wakeLeader()
+	return n.r.readIndex(n.r.id, ctx)
+}
+
+// Quiescent reports whether the node is quiet: its ticks do nothing, so
+// the driver need not tick it until something wakes it (a message, a
+// call, LivenessChanged).
+func (n *Node) Quiescent() bool { return n.r.quiet }
+
+// LivenessChanged tells the node that the health of some peers' servers
+// (Config.PeerHealth) changed. A quiet follower whose leader's server is
+// down wakes and elects; a quiet leader wakes when a peer came back or
+// when its live members no longer make a quorum.
+func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 
 // SoftState returns the current volatile state.
 func (n *Node) SoftState() SoftState { return n.r.softState() }

@@ -91,6 +91,9 @@ type progress struct {
 	idleTicks       int    // ticks since the last message from the peer
 	sendEmpty       bool   // send an append at the next flush even without entries
 	readAck         uint64 // highest read round the peer acknowledged
+	fresh           bool   // heard from since the leader last woke (quiesce.go)
+	down            bool   // its server was down when last looked at (quiesce.go)
+	epoch           uint64 // its server's PeerHealth.Epoch when last looked at
 	inflights       inflights
 }
 

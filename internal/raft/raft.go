@@ -27,6 +27,7 @@ type leaderState struct {
 	commitDirty bool             // the commit index moved: tell everyone
 	reads       readQueue        // read requests awaiting a heartbeat round
 	scratch     []uint64
+	idleTicks   int // ticks since the leader last appended an entry
 }
 
 // raft is the consensus state machine behind Node.
@@ -54,6 +55,10 @@ type raft struct {
 	maxUncommitted uint64
 	rand           func(int) int
 	rec            recovery
+
+	quiesce    bool                // idle groups may quiesce (quiesce.go)
+	quiet      bool                // quiescent: ticks do nothing
+	peerHealth func(ID) PeerHealth // nil: every peer live and quiescing
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -75,6 +80,8 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		maxUncommitted: uint64(cfg.MaxUncommittedBytes),
 		rand:           cfg.Rand,
 		rec:            recovery{active: cfg.Recovering, floor: cfg.RecoveringFloor},
+		quiesce:        cfg.Quiesce,
+		peerHealth:     cfg.PeerHealth,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -174,6 +181,7 @@ func (r *raft) reset(term uint64) {
 	r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
 	r.votes = nil
 	r.ls = nil
+	r.quiet = false
 }
 
 func (r *raft) becomeFollower(term uint64, lead ID) {
@@ -289,6 +297,9 @@ func sortedKeys(m map[ID]*progress) []ID {
 }
 
 func (r *raft) tick() {
+	if r.quiet {
+		return
+	}
 	if r.role == Leader {
 		r.tickLeader()
 		return
@@ -315,6 +326,9 @@ func (r *raft) inLease() bool {
 
 // step handles one message from a peer.
 func (r *raft) step(m Message) {
+	if tell := r.wakeOn(m); tell != None {
+		defer r.tellLeader(tell)
+	}
 	switch {
 	case m.Term > r.term:
 		if (m.Type == MsgVote || m.Type == MsgPreVote) && !m.Transfer && r.inLease() {

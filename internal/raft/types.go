@@ -118,6 +118,9 @@ type Message struct {
 	// Transfer marks vote requests caused by a leader transfer: receivers
 	// grant them even while they still follow a live leader.
 	Transfer bool
+	// Quiesce marks a leader's last heartbeat before its group goes quiet
+	// (quiesce.go).
+	Quiesce bool
 }
 
 func (m Message) String() string {
@@ -127,6 +130,9 @@ func (m Message) String() string {
 	}
 	if m.Reject {
 		s += fmt.Sprintf(" reject(hint %d)", m.RejectHint)
+	}
+	if m.Quiesce {
+		s += " quiesce"
 	}
 	if m.Snapshot != nil {
 		s += fmt.Sprintf(" snap(%d,%d)", m.Snapshot.Index, m.Snapshot.Term)

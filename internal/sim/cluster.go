@@ -24,6 +24,7 @@ type Stats struct {
 	Crashes, Partitions, Snapshots int
 	Reads, ReadsServed             int    // linearizable reads requested / served
 	Terms                          int    // distinct terms with a leader
+	Quiesced                       int    // runs whose group quiesced (QuiescePhase)
 	ConfChanges                    int    // membership changes applied
 	FinalIndex                     uint64 // applied index everyone converged to
 	VirtualMs                      int64
@@ -48,6 +49,7 @@ type simNode struct {
 	tickEvery    int64
 	peers        []raft.ID // initial membership (nil for a joining node)
 	lastSoft     raft.SoftState
+	view         map[raft.ID]raft.PeerHealth // node liveness (quiesce.go)
 }
 
 // Cluster is a deterministic simulation of a raft group.
@@ -146,6 +148,8 @@ func (c *Cluster) start(n *simNode) {
 	cfg.MaxBatchBytes = c.maxBatch
 	rng := rand.New(rand.NewPCG(c.seed^uint64(n.id)<<32, n.inc))
 	cfg.Rand = rng.IntN
+	cfg.Quiesce = true
+	cfg.PeerHealth = func(id raft.ID) raft.PeerHealth { return n.view[id] }
 	drv, err := raft.NewDriver(cfg, n.disk, transport{c, n}, machine{c, n})
 	if err != nil {
 		c.fail(fmt.Errorf("node %d restart: %w", n.id, err))
@@ -299,6 +303,9 @@ func (c *Cluster) step(ev event) {
 		n := c.nodes[ev.node]
 		if !n.up || n.inc != ev.gen {
 			return
+		}
+		if c.look(n) {
+			n.drv.Node.LivenessChanged()
 		}
 		if err := n.drv.Tick(); err != nil {
 			c.fail(fmt.Errorf("node %d tick: %w", n.id, err))

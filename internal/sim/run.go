@@ -33,6 +33,12 @@ func Run(o RunOptions) (Stats, error) {
 	if err := c.Converge(o.ConvergeMs); err != nil {
 		return c.Stats(), err
 	}
+	if err := c.checkAccepted(); err != nil {
+		return c.Stats(), err
+	}
+	if err := c.QuiescePhase(o.ConvergeMs); err != nil {
+		return c.Stats(), err
+	}
 	err := c.checkAccepted()
 	return c.Stats(), err
 }

@@ -1,0 +1,197 @@
+package raft
+
+// Quiescence: an idle group costs nothing. A leader whose log is
+// committed, applied and held by every live member, and to which nothing
+// was proposed for an election timeout, sends one last heartbeat marked
+// Quiesce (carrying its commit index) and stops ticking; a follower that
+// receives it and holds the whole log committed stops ticking too, so
+// it never campaigns. Whether the leader's server is alive is then the
+// embedding server's business (one liveness signal per pair of servers,
+// Config.PeerHealth): when it changes, the server calls LivenessChanged,
+// and followers whose leader's server died wake and elect as usual.
+// Anything else wakes a quiet node: a message, a proposal, a read, a
+// membership change, a transfer, a campaign. A follower woken by anyone
+// but its leader tells its leader (an empty heartbeat response), so that
+// the leader's heartbeats resume and keep pre-vote and check-quorum as
+// they are without quiescence.
+
+// PeerHealth is what the embedding server knows of a peer's server.
+type PeerHealth struct {
+	// Live: the peer's server is reachable (its node heartbeats arrive).
+	Live bool
+	// Quiesces: the peer's server knows quiescence (a follower that does
+	// not would campaign once heartbeats stop).
+	Quiesces bool
+	// Epoch changes when the peer's server reconnected (it may have
+	// restarted in between, unseen): a quiet leader wakes to reach it.
+	Epoch uint64
+}
+
+// health is what is known of peer id's server.
+func (r *raft) health(id ID) PeerHealth {
+	if r.peerHealth == nil {
+		return PeerHealth{Live: true, Quiesces: true}
+	}
+	return r.peerHealth(id)
+}
+
+// maybeQuiesce is called by the leader when a heartbeat is due: it quiesces
+// the group and reports true when the group is idle.
+func (r *raft) maybeQuiesce() bool {
+	if !r.quiesce || !r.idle() || !r.peersQuiet() {
+		return false
+	}
+	for _, id := range r.ls.ids {
+		if id != r.id {
+			pr := r.ls.prs[id]
+			pr.recentActive = !pr.down // while quiet, node liveness says who is active
+			r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed),
+				Index: r.ls.reads.round, Quiesce: true})
+		}
+	}
+	r.quiet = true
+	return true
+}
+
+// idle reports whether nothing is under way in the leader's log: no
+// proposal for an election timeout, everything committed and applied,
+// no read, transfer or removed peer waiting.
+func (r *raft) idle() bool {
+	ls, last := r.ls, r.log.lastIndex()
+	return ls.idleTicks >= r.t.electionTimeout && ls.transferee == None &&
+		len(ls.reads.pending) == 0 && !ls.reads.dirty && !ls.commitDirty &&
+		r.log.committed == last && r.log.applied == last &&
+		r.log.u.snap == nil && len(r.log.u.ents) == 0 &&
+		len(ls.ids) == len(r.conf.current())
+}
+
+// peersQuiet reports whether every member whose server is live knows
+// quiescence, holds the whole log and answered since the leader last
+// woke, and whether those make a quorum (a leader cut off from its
+// quorum must keep ticking, so that check-quorum deposes it). It notes
+// which peers are down, so that LivenessChanged sees them come back.
+func (r *raft) peersQuiet() bool {
+	members := r.conf.current()
+	last, ok := r.log.lastIndex(), 0
+	for _, id := range members {
+		if id == r.id {
+			ok++
+			continue
+		}
+		pr := r.ls.prs[id]
+		if pr == nil {
+			return false
+		}
+		h := r.health(id)
+		pr.down, pr.epoch = !h.Live, h.Epoch
+		if pr.down {
+			continue
+		}
+		if !h.Quiesces || pr.match != last || !pr.fresh {
+			return false
+		}
+		ok++
+	}
+	return ok >= quorum(len(members))
+}
+
+// unquiet wakes a quiet node with fresh timers: a follower starts a new
+// election timeout (it keeps its leader's lease meanwhile); a leader a new
+// check-quorum round, counting every member active, and it quiesces again
+// only once every live member answered it since.
+func (r *raft) unquiet() {
+	if !r.quiet {
+		return
+	}
+	r.quiet = false
+	r.t.electionElapsed = 0
+	r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
+	if r.role != Leader {
+		return
+	}
+	r.t.heartbeatElapsed = r.t.heartbeatTimeout - 1 // heartbeat at the next tick
+	for _, pr := range r.ls.prs {
+		pr.recentActive, pr.fresh = true, false
+	}
+}
+
+// wakeLeader wakes a quiet leader for a call that needs it (a follower
+// stays quiet: what it forwards wakes its leader).
+func (r *raft) wakeLeader() {
+	if r.role == Leader {
+		r.unquiet()
+	}
+}
+
+// wakeOn wakes a quiet node for message m and reports whom to tell: a
+// follower woken by anyone but its leader wakes its leader too.
+func (r *raft) wakeOn(m Message) (tell ID) {
+	if !r.quiet {
+		return None
+	}
+	if m.Type == MsgHeartbeat && m.Quiesce && m.From == r.lead && m.Term == r.term {
+		return None // the leader repeats itself
+	}
+	r.unquiet()
+	if r.role == Follower && m.From != r.lead {
+		return r.lead
+	}
+	return None
+}
+
+// tellLeader wakes a quiet leader: an empty heartbeat response is news to
+// nobody but makes the leader tick (and heartbeat) again.
+func (r *raft) tellLeader(lead ID) {
+	if lead != None && r.role == Follower && r.lead == lead {
+		r.send(Message{Type: MsgHeartbeatResp, To: lead})
+	}
+}
+
+// quiesceFollower quiets a follower told by its leader's quiesce
+// heartbeat that the group is idle, if it holds the whole log committed;
+// it reports whether it did (then it does not answer the heartbeat).
+func (r *raft) quiesceFollower(m Message) bool {
+	if !m.Quiesce || r.lead != m.From || r.log.committed != m.Commit || r.log.lastIndex() != m.Commit {
+		return false
+	}
+	r.quiet = true
+	return true
+}
+
+// quiesceRefused handles a follower that refused a quiesce heartbeat: it
+// does not hold the log the leader believes it holds (a machine crash
+// lost its unsynced tail). Probing it finds what it has: its rejection
+// of the probe lowers its match, and it is caught up.
+func (r *raft) quiesceRefused(pr *progress) {
+	pr.becomeProbe()
+	pr.sendEmpty = true
+	r.ls.dirty = true
+}
+
+// livenessChanged re-reads the peers' health (Node.LivenessChanged).
+func (r *raft) livenessChanged() {
+	if r.role == Leader {
+		back := false
+		for _, id := range r.ls.ids {
+			if pr := r.ls.prs[id]; id != r.id {
+				if h := r.health(id); h.Live && (pr.down || h.Epoch != pr.epoch) {
+					back = true // a returning peer must hear from us: it may campaign
+				}
+			}
+		}
+		if r.quiet && (back || !r.peersQuiet()) {
+			r.unquiet()
+		} else if r.quiet {
+			for _, pr := range r.ls.prs {
+				pr.recentActive = !pr.down
+			}
+		}
+		return
+	}
+	if r.quiet && r.lead != None && !r.health(r.lead).Live {
+		// The leader's server is gone: elect after a randomized timeout,
+		// and grant votes without protecting the dead leader's lease.
+		r.unquiet()
+		r.lead = None
+	}
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// Node liveness for quiescent raft groups (internal/raft/quiesce.go). An
+// idle group stops ticking and heartbeating; whether the servers of its
+// members are alive is then known once per pair of servers, not per
+// group: every heartbeat period the raft clock PINGs each route, and a
+// peer is live while its route is up and a PING or PONG came from it
+// within raftLiveTimeout.
+// When the view changes (a route went or came, pings stopped or resumed,
+// a peer reconnected), every group is told (Node.LivenessChanged): quiet
+// followers whose leader's server died elect, quiet leaders reach a peer
+// that came back.
+
+// routeProtoQuiesce is the route protocol of servers that know the
+// Quiesce mark of raft heartbeats (a leader goes quiet only when every
+// live member speaks it).
+const routeProtoQuiesce = 6
+
+// raftLiveTimeout is how long a peer may stay silent before it is
+// deemed down: two election timeouts at most (raftTick × 20), so that a
+// loaded machine's late PONG does not wake every group.
+var raftLiveTimeout = 20 * raftTick
+
+// raftLiveness is one view of the peers' health, replaced whole.
+type raftLiveness map[raft.ID]raft.PeerHealth
+
+// raftPeerHealth is Config.PeerHealth for this server's groups.
+func (s *Server) raftPeerHealth(id raft.ID) raft.PeerHealth {
+	if v := s.raftLive.Load(); v != nil {
+		return (*v)[id]
+	}
+	return raft.PeerHealth{}
+}
+
+// raftQuiesces reports whether this server's groups may quiesce: a test
+// that makes it look older (Options.routeProto) turns it off.
+func (s *Server) raftQuiesces() bool {
+	own := s.getOpts().routeProto
+	return own == 0 || own >= routeProtoQuiesce
+}
+
+var pingLine = []byte("PING\r\n")
+
+// checkLiveness runs on every tick of the raft clock: it pings the
+// routes (ping: a heartbeat period began) and, when the view changed,
+// publishes it and wakes every group to look at it. Route reads stamp
+// route.heard with the wall clock, so this compares with it too.
+func (s *Server) checkLiveness(ping bool) {
+	now := time.Now().UnixNano()
+	var routes map[raft.ID]*route
+	if m := s.routes.byPeer.Load(); m != nil {
+		routes = *m
+	}
+	old := s.raftLive.Load()
+	changed := old == nil || len(*old) != len(routes)
+	// Every peer is pinged, older ones too (they answer PONG like any
+	// server): a member that does not know quiescence must look live, or
+	// a leader would quiesce without it. A server made to look older
+	// (Options.routeProto) does not ping, as an older one would not.
+	ping = ping && s.raftQuiesces()
+	for id, r := range routes {
+		if ping {
+			r.c.queueProto(pingLine)
+		}
+		if !changed {
+			changed = (*old)[id] != peerHealthOf(r, now)
+		}
+	}
+	if !changed {
+		return
+	}
+	v := make(raftLiveness, len(routes))
+	for id, r := range routes {
+		v[id] = peerHealthOf(r, now)
+	}
+	s.raftLive.Store(&v)
+	s.wakeRaftGroups()
+}
+
+// peerHealthOf is the health of the server at the end of route r.
+func peerHealthOf(r *route, now int64) raft.PeerHealth {
+	return raft.PeerHealth{
+		Live:     now-r.heard.Load() <= int64(raftLiveTimeout),
+		Quiesces: r.remote.Proto >= routeProtoQuiesce,
+		Epoch:    r.rid,
+	}
+}
+
+// wakeRaftGroups tells every group run by its own goroutine that the
+// liveness view changed (a host tells its groups itself).
+func (s *Server) wakeRaftGroups() {
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	for _, g := range s.raft.groups {
+		if !g.host {
+			g.nudge()
+		}
+	}
+}
+
+// nudge makes the group look at the liveness view (never blocks: one
+// pending nudge is enough).
+func (g *raftGroup) nudge() {
+	select {
+	case g.wake <- struct{}{}:
+	default:
+	}
+}
+
+// onLiveness hands the node the new liveness view.
+func (g *raftGroup) onLiveness() { g.drv.Node.LivenessChanged() }
+
+// asleep reports whether the group has nothing to do until something
+// wakes it: its node is quiescent and no duty of its own needs ticks
+// (an early campaign, reads under way, unsynced log writes).
+func (g *raftGroup) asleep() bool {
+	if !g.drv.Node.Quiescent() || g.eager > 0 || g.rd.held > 0 || g.snapshotting {
+		return false
+	}
+	if d, ok := g.log.(interface{ syncIdle() error }); ok {
+		if err := d.syncIdle(); err != nil {
+			return false // the next tick's periodic sync reports it
+		}
+	}
+	return true
+}
