@@ -111,6 +111,11 @@ func TestJetStreamClusterNoQuiesceWithOlderReplica(t *testing.T) {
 	})
 	_, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "OLD", Subjects: []string{"old"}, Replicas: 3})
+	// The create is answered once a leader serves; a replica may start a
+	// moment later.
+	waitFor(t, 10*time.Second, "three replicas running", func() bool {
+		return strings.Count(c.groupsAwake(), "/S-$G-OLD") == 3
+	})
 	for range 30 { // 3 s: ten election timeouts
 		if aw := c.groupsAwake(); strings.Count(aw, "/S-$G-OLD") != 3 {
 			t.Fatalf("a group with an older replica slept: awake %s", aw)
