@@ -35,6 +35,10 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
+			if mset.replicated && answersAfterRead(route.prefix) {
+				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
+				return route.typ, nil, true
+			}
 			return route.typ, route.handler(r), true
 		}
 		if mset != nil && !local && mset.answersUnavailable() {
