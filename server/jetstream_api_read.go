@@ -23,6 +23,18 @@ var readRoutes = []string{"STREAM.INFO.", "CONSUMER.INFO."}
 // waits for a read index.
 func answersAfterRead(prefix string) bool { return slices.Contains(readRoutes, prefix) }
 
+// readOnlyRoutes are the stream calls that change nothing. Only those are
+// answered "temporarily unavailable" by a replica that has just stopped
+// leading (jetstream_resign.go): the new leader may have received the same
+// request and answered it, and for a call that changes the state a 10008
+// that came first would tell the client it did not happen when it did.
+// A change that falls between the two leaders goes unanswered instead,
+// and its client times out.
+var readOnlyRoutes = []string{"STREAM.INFO.", "STREAM.MSG.GET.", "CONSUMER.INFO.", "CONSUMER.NAMES.", "CONSUMER.LIST."}
+
+// readOnly reports whether the call under prefix changes nothing.
+func readOnly(prefix string) bool { return slices.Contains(readOnlyRoutes, prefix) }
+
 // answerAfterRead runs handler once mset's state is linearizable and
 // delivers its answer. The handler runs on a goroutine of its own, started
 // once the read is served: never on the read loop that brought the

@@ -41,7 +41,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			}
 			return route.typ, route.handler(r), true
 		}
-		if mset != nil && !local && mset.answersUnavailable() {
+		if mset != nil && !local && readOnly(route.prefix) && mset.answersUnavailable() {
 			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 		}
 		if jc.assignment(r.jsa.acc.Name, name) == nil {

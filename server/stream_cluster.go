@@ -433,35 +433,31 @@ func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 	mset.propose(e)
 }
 
-// propose sends an entry to the group; a refused proposal is answered
-// with "temporarily unavailable" so the client can retry.
+// propose sends an entry to the group. A refused proposal is not
+// answered: see proposed.
 func (mset *stream) propose(e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
 	if g == nil { // the group is still starting
-		mset.refuse(e.reply)
 		return
 	}
 	g.Propose(encodeStreamEntry(e), mset)
 }
 
-// proposed answers the client of a refused proposal (the entry carries
-// its reply subject); an accepted one is answered once applied.
-func (mset *stream) proposed(data []byte, err error) {
-	if err != nil {
-		mset.refuse(entryReply(data))
-	}
-}
-
-// refuse answers reply with "temporarily unavailable" so the client can
-// retry.
-func (mset *stream) refuse(reply string) {
-	if reply != "" {
-		b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
-		mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
-	}
-}
+// proposed is told whether an entry entered the log; an accepted one is
+// answered once applied, with its outcome. A refused one (this server no
+// longer leads, a leadership transfer is under way, the queue is full) is
+// not answered at all, and its client times out: every server receives a
+// publish to the stream's subjects while more than one has them
+// subscribed, and every API request, so while leadership moves the new
+// leader may have received the same message and applied it; "temporarily
+// unavailable" here would tell the client it was not stored when it was
+// (issue 19: a write answered as rejected was applied all the same). A
+// client answered at all gets the outcome of the apply. nats-server's
+// publish path stays silent the same way (a replica that does not lead,
+// a failed proposal); Tern used to answer 10008 here.
+func (mset *stream) proposed([]byte, error) {}
 
 // applyEntry applies one committed entry; the proposer answers.
 func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]struct{}) {
