@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -47,14 +48,60 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 		answer()
 		return
 	}
-	r.reply = strings.Clone(r.reply)
+	r.reply, r.subject = strings.Clone(r.reply), strings.Clone(r.subject)
+	r.hdr, r.body = slices.Clone(r.hdr), slices.Clone(r.body)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer jc.graceWaiters.Add(-1)
 		key := leaderKey(ul.account, ul.stream)
-		if jc.leaders.waitFresh(s.clock, key, s.clock.Now().Add(leaderGrace), s.quit) == "" && !s.shutdown.Load() {
+		leader := jc.leaders.waitFresh(s.clock, key, s.clock.Now().Add(leaderGrace), s.quit)
+		switch {
+		case s.shutdown.Load():
+		case leader == "":
 			answer()
+		case !readOnly(ul.prefix):
+		case leader == s.Name():
+			r.answerNowLeading(typ, ul)
+		default:
+			r.askAgain()
 		}
 	}()
+}
+
+// askAgain sends a read-only call once more, for the leader that became
+// known during the grace: it may have received the first copy before it
+// led, and then nobody answered it. A leader that did answer answers
+// twice; the client takes the first, and a read changes nothing. The copy
+// comes from no client, so no server answers it 10008.
+func (r *apiRequest) askAgain() {
+	r.jsa.js.srv.deliver(nil, r.jsa.acc, jsAPIPrefix+r.subject, r.reply, r.hdr, r.body)
+}
+
+// answerNowLeading answers a read-only call this server received before
+// it took the stream's lead during the grace: it did not answer then, and
+// no other server led to answer it (the leader map would have named it),
+// so without this the client heard nothing (a leader's process gone, a
+// survivor elected: TestJetStreamClusterAPIAnswersWhileLeaderChanges).
+// A call that changes state is not answered: another server may have
+// applied it meanwhile (stream.proposed).
+func (r *apiRequest) answerNowLeading(typ string, ul *unavailableLater) {
+	defer r.recoverPanic()
+	mset := r.jsa.lookup(ul.stream)
+	if mset == nil || !mset.isLeader() {
+		return
+	}
+	for _, route := range clusterRoutes {
+		if route.prefix != ul.prefix {
+			continue
+		}
+		if mset.replicated && answersAfterRead(route.prefix) {
+			r.answerAfterRead(mset, typ, route.handler)
+			return
+		}
+		if resp := route.handler(r); resp != nil {
+			r.answerRead(typ, resp)
+		}
+		return
+	}
 }
