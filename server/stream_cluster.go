@@ -446,18 +446,33 @@ func (mset *stream) propose(e *streamEntry) {
 }
 
 // proposed is told whether an entry entered the log; an accepted one is
-// answered once applied, with its outcome. A refused one (this server no
-// longer leads, a leadership transfer is under way, the queue is full) is
-// not answered at all, and its client times out: every server receives a
-// publish to the stream's subjects while more than one has them
-// subscribed, and every API request, so while leadership moves the new
-// leader may have received the same message and applied it; "temporarily
-// unavailable" here would tell the client it was not stored when it was
-// (issue 19: a write answered as rejected was applied all the same). A
-// client answered at all gets the outcome of the apply. nats-server's
-// publish path stays silent the same way (a replica that does not lead,
-// a failed proposal); Tern used to answer 10008 here.
-func (mset *stream) proposed([]byte, error) {}
+// answered once applied, with its outcome. One refused because this
+// server no longer leads (or its group stopped) is not answered at all,
+// and its client times out: every server receives every API request, and
+// a publish while two servers have the stream's subjects subscribed, so
+// the new leader may have received the same message and applied it;
+// "temporarily unavailable" here would tell the client it was not stored
+// when it was (issue 19: a write answered as rejected was applied all the
+// same). nats-server's publish path stays silent the same way. A refusal
+// while this server still leads (a leadership transfer under way, a full
+// queue) is answered 10008 so the client retries at once; a new leader
+// can only have been elected meanwhile if it was the transfer's target and
+// has already taken over without this server knowing, a window of one
+// message delay that this answer still leaves open.
+func (mset *stream) proposed(data []byte, err error) {
+	if errors.Is(err, raft.ErrProposalDropped) {
+		mset.refuse(entryReply(data))
+	}
+}
+
+// refuse answers reply with "temporarily unavailable" so the client can
+// retry.
+func (mset *stream) refuse(reply string) {
+	if reply != "" {
+		b, _ := json.Marshal(&apiResponse{Type: apiTypePrefix + "error_response", Error: errClusterNotAvail()})
+		mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
+	}
+}
 
 // applyEntry applies one committed entry; the proposer answers.
 func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]struct{}) {
