@@ -16,8 +16,10 @@ import (
 func (r *apiRequest) proposeConsumerCreate(mset *stream, req *CreateConsumerRequest) any {
 	mset.mu.Lock()
 	if mset.closed || !mset.leader {
+		// No answer: the new leader may have received this request too
+		// and answer it with its outcome (stream.proposed).
 		mset.mu.Unlock()
-		return consumerErr(errClusterNotAvail())
+		return nil
 	}
 	scfg := mset.cfg
 	st := &consumerCreateState{Stream: &scfg, Limits: r.consumerLimits(), Clustered: true}

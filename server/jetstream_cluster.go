@@ -741,12 +741,11 @@ func (jc *jsCluster) proposeMeta(me *metaEntry, fail func(*ApiError)) {
 		fail(errClusterNotAvail())
 		return
 	}
+	// A refused proposal is not answered: another server may have become
+	// the meta leader, received the same request and applied it
+	// (stream.proposed); the client times out.
 	b, _ := json.Marshal(me)
-	g.Propose(b, doneFunc(func(err error) {
-		if err != nil {
-			fail(errClusterNotAvail())
-		}
-	}))
+	g.Propose(b, nil)
 }
 
 // streamSubject reports whether subject belongs to a stream of the account.

@@ -35,9 +35,13 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
+			if mset.replicated && answersAfterRead(route.prefix) {
+				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
+				return route.typ, nil, true
+			}
 			return route.typ, route.handler(r), true
 		}
-		if mset != nil && !local && mset.answersUnavailable() {
+		if mset != nil && !local && readOnly(route.prefix) && mset.answersUnavailable() {
 			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 		}
 		if jc.assignment(r.jsa.acc.Name, name) == nil {

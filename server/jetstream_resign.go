@@ -28,7 +28,9 @@ import (
 // A routed request does not say which server it came from, so until the
 // last acknowledgement a request any server left to the new leader gets a
 // second answer, 10008, too: the client takes whichever comes first, and a
-// window lasts a round trip.
+// window lasts a round trip. That is why only calls that change nothing
+// get the 10008 (readOnlyRoutes): a change answered 10008 while the new
+// leader applies it would be a false "not done".
 
 const resignAckPrefix = "$JSC.RESIGNED."
 

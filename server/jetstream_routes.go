@@ -12,6 +12,14 @@ func (s *Server) registerJetStreamRouteHooks() {
 // routed once more, so it reaches the new leader instead of vanishing, or,
 // when nobody serves the stream right now (between leaders), answered with
 // a 503 status: it was not stored anywhere, and the client retries.
+//
+// Known hazard (issue 19, not fixed yet): the server that routed the
+// publish here may have sent it to the new leader directly as well (it
+// knew both leaders' interest for a moment). Then the re-routed copy is
+// stored a second time, and a 503 tells the client "not stored" for a
+// publish the new leader stored (nats.go retries a 503, storing it again).
+// TestJetStreamClusterNoFalseRejectionOnLeaderChange saw one burst stored
+// twice in about 25 runs; this path is the likely cause.
 func (s *Server) unservedStreamPublish(acc *Account, subject, reply string, hdr, msg []byte, forward bool) {
 	js := s.js.Load()
 	if js == nil || js.cluster == nil || !js.cluster.streamSubject(acc.Name, subject) {

@@ -161,9 +161,13 @@ func TestNoRaceJetStreamClusterCASChaos(t *testing.T) {
 // had when it stopped: a new leader took writes meanwhile. Issue 19 saw a
 // resumed leader answer 1 to 23 reads from its old state before read
 // indexes; TERN_CHAOS_BINARY runs the test on another build (an older one
-// fails it: the history is not linearizable).
+// fails it: the history is not linearizable). Readers also ask
+// STREAM.INFO through every server: its last_seq must be at least every
+// sequence a write had returned before the request (a woken leader
+// answered from its old state before STREAM.INFO waited for a read index).
 func TestNoRaceJetStreamClusterCASChaosPause(t *testing.T) {
-	runChaos(t, chaosRun{binary: os.Getenv("TERN_CHAOS_BINARY"), direct: os.Getenv("TERN_CHAOS_NO_DIRECT") == "", duration: 5 * time.Second,
+	runChaos(t, chaosRun{binary: os.Getenv("TERN_CHAOS_BINARY"), direct: os.Getenv("TERN_CHAOS_NO_DIRECT") == "", info: true,
+		duration: 5 * time.Second,
 		fault: func(c *chaosCluster, n int) {
 			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
 			if i := c.streamLeader("KV"); i >= 0 {
@@ -246,13 +250,14 @@ func runCASChaos(t *testing.T, upgradeFrom string) {
 
 // chaosRun is one chaos test: the cluster's binary ("" = this build),
 // whether its first three faults upgrade it, the fault the run repeats
-// (n counts them), whether readers also use direct gets, and the default
-// duration (TERN_CHAOS_DURATION overrides it).
+// (n counts them), whether readers also use direct gets and STREAM.INFO,
+// and the default duration (TERN_CHAOS_DURATION overrides it).
 type chaosRun struct {
 	binary   string
 	upgrade  bool
 	fault    func(c *chaosCluster, n int)
 	direct   bool
+	info     bool
 	duration time.Duration
 }
 
@@ -260,8 +265,17 @@ type chaosRun struct {
 type chaosHistory struct {
 	mu    sync.Mutex
 	ops   []porcupine.Operation
-	reads [3]int // reads answered through each server
+	infos []infoRead // STREAM.INFO answers (outside the registers' model)
+	reads [3]int     // reads answered through each server
 	start time.Time
+}
+
+// infoRead is a STREAM.INFO answer: the stream's last sequence, the
+// request's call and return times, and the server it went through.
+type infoRead struct {
+	call, ret int64
+	last      uint64
+	server    int
 }
 
 func (h *chaosHistory) add(op porcupine.Operation, server int) {
@@ -315,6 +329,13 @@ func runChaos(t *testing.T, run chaosRun) {
 				chaosReader(t, c, h, 110+i, i, chaosDirectRead, stop)
 			}()
 		}
+		if run.info {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				chaosInfoReader(c, h, i, stop)
+			}()
+		}
 	}
 	deadline := time.Now().Add(duration)
 	for n := 0; time.Now().Before(deadline) || run.upgrade && n < 3; n++ {
@@ -329,6 +350,15 @@ func runChaos(t *testing.T, run chaosRun) {
 	for i, n := range h.reads {
 		if n == 0 {
 			t.Fatalf("no read through server %d was answered", i+1)
+		}
+	}
+	if run.info {
+		if len(h.infos) == 0 {
+			t.Fatal("no STREAM.INFO was answered")
+		}
+		if n, ex := staleInfos(h.ops, h.infos); n > 0 {
+			t.Errorf("%d of %d STREAM.INFO answers showed a last sequence below one a write had returned before they were asked, e.g. %s",
+				n, len(h.infos), ex)
 		}
 	}
 	checkChaosHistory(t, h.ops, stored, end)
@@ -455,6 +485,88 @@ func chaosDirectRead(nc *nats.Conn, key string) (rev uint64, ok bool) {
 	}
 	seq, err := strconv.ParseUint(resp.Header.Get(JSSequence), 10, 64)
 	return seq, err == nil
+}
+
+// chaosInfoReader asks STREAM.INFO through server i only until stop,
+// every 10 ms without waiting for the answers: a paused server finds a
+// pile of requests when it wakes, as clients that retry make.
+func chaosInfoReader(c *chaosCluster, h *chaosHistory, i int, stop chan struct{}) {
+	rc, err := nats.Connect(fmt.Sprintf("nats://127.0.0.1:%d", c.ports[i]), nats.MaxReconnects(-1),
+		nats.ReconnectWait(20*time.Millisecond), nats.IgnoreDiscoveredServers())
+	if err != nil {
+		return
+	}
+	defer rc.Close()
+	var mu sync.Mutex
+	calls := map[string]int64{} // reply subject -> call time
+	inbox := nats.NewInbox()
+	sub, err := rc.Subscribe(inbox+".*", func(m *nats.Msg) {
+		ret := h.now()
+		mu.Lock()
+		call, ok := calls[m.Subject]
+		delete(calls, m.Subject)
+		mu.Unlock()
+		var r struct {
+			Error *ApiError `json:"error"`
+			State *struct {
+				LastSeq uint64 `json:"last_seq"`
+			} `json:"state"`
+		}
+		if !ok || json.Unmarshal(m.Data, &r) != nil || r.Error != nil || r.State == nil {
+			return
+		}
+		h.mu.Lock()
+		h.infos = append(h.infos, infoRead{call: call, ret: ret, last: r.State.LastSeq, server: i})
+		h.mu.Unlock()
+	})
+	if err != nil {
+		return
+	}
+	defer sub.Unsubscribe()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		reply := fmt.Sprintf("%s.%d", inbox, n)
+		mu.Lock()
+		calls[reply] = h.now()
+		mu.Unlock()
+		_ = rc.PublishRequest("$JS.API.STREAM.INFO.KV", reply, nil)
+	}
+}
+
+// staleInfos counts the STREAM.INFO answers whose last sequence is below a
+// sequence that an answered write (acknowledged, or rejected naming the
+// key's current sequence) had returned before the request was made.
+func staleInfos(history []porcupine.Operation, infos []infoRead) (n int, example string) {
+	type seen struct {
+		ret int64
+		seq uint64
+	}
+	var ws []seen
+	for _, op := range history {
+		if out := op.Output.(casOutput); (out.Kind == casOK || out.Kind == casWrongSeq) && op.Return >= 0 {
+			ws = append(ws, seen{op.Return, out.Rev})
+		}
+	}
+	slices.SortFunc(ws, func(a, b seen) int { return cmp.Compare(a.ret, b.ret) })
+	for i := 1; i < len(ws); i++ {
+		ws[i].seq = max(ws[i].seq, ws[i-1].seq)
+	}
+	for _, in := range infos {
+		i, _ := slices.BinarySearchFunc(ws, in.call, func(a seen, call int64) int { return cmp.Compare(a.ret, call) })
+		if i > 0 && ws[i-1].seq > in.last {
+			if n++; example == "" {
+				example = fmt.Sprintf("through server %d at %d: last_seq %d, sequence %d had been returned at %d",
+					in.server+1, in.call, in.last, ws[i-1].seq, ws[i-1].ret)
+			}
+		}
+	}
+	return n, example
 }
 
 type storedMsg struct {

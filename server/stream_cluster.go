@@ -413,7 +413,7 @@ func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 }
 
 // propose sends an entry to the group; a refused proposal is answered
-// with "temporarily unavailable" so the client can retry.
+// with "temporarily unavailable" (see proposed).
 func (mset *stream) propose(e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
@@ -425,8 +425,19 @@ func (mset *stream) propose(e *streamEntry) {
 	g.Propose(encodeStreamEntry(e), mset)
 }
 
-// proposed answers the client of a refused proposal (the entry carries
-// its reply subject); an accepted one is answered once applied.
+// proposed answers the client of a refused proposal 10008 so that it
+// retries at once; an accepted one is answered once applied.
+//
+// Known hazard (issue 19, left open): after losing the lead this server
+// refuses what it still receives, but the new leader may have received
+// the same publish or API request (every server gets every API request,
+// and a publish goes to both while both have the stream's subjects
+// subscribed) and applied it; the 10008 may then reach the client first
+// and say "not stored" for a stored message. Staying silent on
+// ErrNotLeader (what nats-server's publish path does) closes it, but then
+// writers time out at every leader change instead of retrying at once:
+// TestJetStreamClusterConcurrentExpected/LeaderStepdownMidway, whose
+// writers retry only on 10008 and no responders, fails under load.
 func (mset *stream) proposed(data []byte, err error) {
 	if err != nil {
 		mset.refuse(entryReply(data))
