@@ -55,7 +55,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			return "", nil, false
 		}
 		if local && jc.streamLeader(r.jsa.acc.Name, name) == "" {
-			return route.typ, &unavailableLater{prefix: route.prefix}, true
+			return route.typ, &unavailableLater{prefix: route.prefix, account: r.jsa.acc.Name, stream: name}, true
 		}
 		return "", nil, false
 	}

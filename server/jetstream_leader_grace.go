@@ -31,7 +31,7 @@ const maxGraceWaiters = 1024
 
 // unavailableLater is clusteredDispatch's answer "10008 unless the
 // leader's answer passes within leaderGrace".
-type unavailableLater struct{ prefix string }
+type unavailableLater struct{ prefix, account, stream string }
 
 // answerUnavailableLater watches r's reply subject for leaderGrace and
 // answers 10008 if nothing passed. The watch is in place microseconds
@@ -39,6 +39,12 @@ type unavailableLater struct{ prefix string }
 // flushed after this read batch), long before a route round trip can
 // bring an answer back; an answer that passed before would cost a second
 // answer, 10008, as before this grace, never silence.
+//
+// A call that changes state (a consumer create, a purge) may be applied
+// after the grace by a leader that became known meanwhile: 10008 would
+// say "not done" for something done (issue 19), so such a call is left
+// to that leader, and the client may time out. Only while no leader is
+// known at all does it get 10008.
 func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 	js := r.jsa.js
 	jc, s, acc := js.cluster, js.srv, r.jsa.acc
@@ -83,7 +89,9 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 		case <-seen:
 		case <-s.quit:
 		case <-t.C():
-			answer()
+			if readOnly(ul.prefix) || jc.streamLeader(ul.account, ul.stream) == "" {
+				answer()
+			}
 		}
 	}()
 }
