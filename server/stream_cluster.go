@@ -438,8 +438,14 @@ func (mset *stream) propose(e *streamEntry) {
 // writers time out at every leader change instead of retrying at once:
 // TestJetStreamClusterConcurrentExpected/LeaderStepdownMidway, whose
 // writers retry only on 10008 and no responders, fails under load.
+//
+// An entry made from an API request (a consumer create or delete, a purge,
+// a message delete) is refused in silence: every server gets every API
+// request, so a new leader that took the same request applies it while
+// this one refuses it (TestJetStreamClusterNoFalseRejectionOnLeaderChange
+// saw a consumer created and answered 10008). Only publishes keep the 10008.
 func (mset *stream) proposed(data []byte, err error) {
-	if err != nil {
+	if err != nil && len(data) > 0 && data[0] == streamOpMsg {
 		mset.refuse(entryReply(data))
 	}
 }
