@@ -121,10 +121,17 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 			r.answerUnavailableLater(typ, ul)
 			return
 		}
-		setResponseType(resp, apiTypePrefix+typ)
 	} else {
 		typ, resp = r.dispatch()
 	}
+	r.respond(c, typ, resp)
+}
+
+// respond delivers resp, of response type typ, to r's reply; c is the
+// client whose read loop runs this (nil off a read loop).
+func (r *apiRequest) respond(c *client, typ string, resp any) {
+	js := r.jsa.js
+	setResponseType(resp, apiTypePrefix+typ)
 	b, err := json.Marshal(resp)
 	if err != nil {
 		b, _ = json.Marshal(&apiResponse{Type: apiTypePrefix + typ, Error: errStreamGeneral(err)})
@@ -132,7 +139,7 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 	if hasAPIError(resp) {
 		js.apiErrs.Add(1)
 	}
-	js.srv.deliver(c, jsa.acc, reply, "", nil, b)
+	js.srv.deliver(c, r.jsa.acc, r.reply, "", nil, b)
 }
 
 // recoverPanic answers a request whose handler panicked with a 500 error

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 )
@@ -60,24 +59,10 @@ func (r *apiRequest) answerAfterRead(mset *stream, typ string, handler apiHandle
 			go func() {
 				defer s.wg.Done()
 				defer cp.recoverPanic()
-				cp.answerRead(typ, handler(&cp))
+				cp.respond(nil, typ, handler(&cp))
 			}()
 		case local:
-			cp.answerRead(typ, &apiResponse{Error: errClusterNotAvail()})
+			cp.respond(nil, typ, &apiResponse{Error: errClusterNotAvail()})
 		}
 	})
-}
-
-// answerRead delivers resp, the answer to a read answerAfterRead made.
-func (r *apiRequest) answerRead(typ string, resp any) {
-	js := r.jsa.js
-	setResponseType(resp, apiTypePrefix+typ)
-	b, err := json.Marshal(resp)
-	if err != nil {
-		b, _ = json.Marshal(&apiResponse{Type: apiTypePrefix + typ, Error: errStreamGeneral(err)})
-	}
-	if hasAPIError(resp) {
-		js.apiErrs.Add(1)
-	}
-	js.srv.deliver(nil, r.jsa.acc, r.reply, "", nil, b)
 }

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/nats-io/nats-server/v2/internal/sublist"
@@ -46,16 +45,10 @@ type unavailableLater struct{ prefix, account, stream string }
 // to that leader, and the client may time out. Only while no leader is
 // known at all does it get 10008.
 func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
-	js := r.jsa.js
-	jc, s, acc := js.cluster, js.srv, r.jsa.acc
-	reply := strings.Clone(r.reply)
-	answer := func() {
-		resp := routeErr(ul.prefix, errClusterNotAvail())
-		setResponseType(resp, apiTypePrefix+typ)
-		b, _ := json.Marshal(resp)
-		js.apiErrs.Add(1)
-		s.deliver(nil, acc, reply, "", nil, b)
-	}
+	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
+	r.reply = strings.Clone(r.reply)
+	reply := r.reply
+	answer := func() { r.respond(nil, typ, routeErr(ul.prefix, errClusterNotAvail())) }
 	if !sublist.ValidLiteralSubject(reply) || s.shutdown.Load() {
 		answer()
 		return

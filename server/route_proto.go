@@ -44,7 +44,7 @@ func (s *Server) routeReadLoop(r *route) error {
 			err = s.routeSub(r, &op, false)
 		case routeproto.Ping:
 			r.heard.Store(time.Now().UnixNano()) // node liveness (raft_live.go)
-			r.c.queueProto([]byte("PONG\r\n"))
+			r.c.queueProto(pongProto)
 		case routeproto.Pong:
 			r.heard.Store(time.Now().UnixNano())
 		case routeproto.Info:
@@ -371,7 +371,7 @@ func (s *Server) pingRoute(r *route) {
 	for {
 		select {
 		case <-t.C:
-			r.c.queueProto([]byte("PING\r\n"))
+			r.c.queueProto(pingLine)
 		case <-r.c.out.done:
 			return
 		}

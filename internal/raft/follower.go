@@ -59,17 +59,16 @@ func (r *raft) handleAppend(m Message) {
 // (Reject, RejectHint our last index), so the leader probes from what we
 // have instead of waiting for a new entry to find out.
 func (r *raft) handleHeartbeat(m Message) {
-	if m.Commit <= r.log.lastIndex() {
+	lost := m.Commit > r.log.lastIndex()
+	if !lost {
 		r.log.commitTo(m.Commit)
 		if r.quiesceFollower(m) {
 			return
 		}
-		// A refused quiesce heartbeat says so: the leader believes this
-		// follower holds its whole log (see quiesceRefused).
-		r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: m.Quiesce, RejectHint: r.log.lastIndex()})
-		return
 	}
-	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: true, RejectHint: r.log.lastIndex()})
+	// A refused quiesce heartbeat says so too: the leader believes this
+	// follower holds its whole log (see quiesceRefused).
+	r.send(Message{Type: MsgHeartbeatResp, To: m.From, Index: m.Index, Reject: lost || m.Quiesce, RejectHint: r.log.lastIndex()})
 }
 
 func (r *raft) handleSnapshot(m Message) {

@@ -171,6 +171,9 @@ func (r *raft) quiesceRefused(pr *progress) {
 // livenessChanged re-reads the peers' health (Node.LivenessChanged).
 func (r *raft) livenessChanged() {
 	if r.role == Leader {
+		if !r.quiet {
+			return // an awake leader hears from its peers anyway
+		}
 		back := false
 		for _, id := range r.ls.ids {
 			if pr := r.ls.prs[id]; id != r.id {
@@ -179,9 +182,9 @@ func (r *raft) livenessChanged() {
 				}
 			}
 		}
-		if r.quiet && (back || !r.peersQuiet()) {
+		if back || !r.peersQuiet() {
 			r.unquiet()
-		} else if r.quiet {
+		} else {
 			for _, pr := range r.ls.prs {
 				pr.recentActive = !pr.down
 			}
