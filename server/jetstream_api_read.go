@@ -29,7 +29,7 @@ func answersAfterRead(prefix string) bool { return slices.Contains(readRoutes, p
 // that came first would tell the client it did not happen when it did.
 // A change that falls between the two leaders goes unanswered instead,
 // and its client times out.
-var readOnlyRoutes = []string{"STREAM.INFO.", "STREAM.MSG.GET.", "CONSUMER.INFO.", "CONSUMER.NAMES.", "CONSUMER.LIST."}
+var readOnlyRoutes = append(slices.Clone(readRoutes), "STREAM.MSG.GET.", "CONSUMER.NAMES.", "CONSUMER.LIST.")
 
 // readOnly reports whether the call under prefix changes nothing.
 func readOnly(prefix string) bool { return slices.Contains(readOnlyRoutes, prefix) }

@@ -320,27 +320,17 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 // restarting server replays thousands of creates, each opening and syncing
 // a stream's files. Anything else applied flushes the batch first, so every
 // entry still takes effect in log order.
+// A second create of a name within one batch finds the first applied
+// (old != nil) and flushes the batch before it acts.
 type startBatch struct {
-	list  []*streamAssignment
-	names map[string]bool
+	list []*streamAssignment
 }
 
-func (b *startBatch) add(sa *streamAssignment) bool {
-	key := leaderKey(sa.Account, sa.Config.Name)
-	if b.names[key] {
-		return false
-	}
-	if b.names == nil {
-		b.names = map[string]bool{}
-	}
-	b.names[key] = true
-	b.list = append(b.list, sa)
-	return true
-}
+func (b *startBatch) add(sa *streamAssignment) { b.list = append(b.list, sa) }
 
 func (b *startBatch) flush() []*streamAssignment {
 	list := b.list
-	b.list, b.names = nil, nil
+	b.list = nil
 	return list
 }
 
@@ -418,8 +408,8 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 	jc.mu.Unlock()
 	switch {
 	case outcome != nil:
-	case starts != nil && me.Op == "add" && old == nil && jc.isPeer(sa) && jc.js.account(sa.Account) != nil &&
-		starts.add(sa):
+	case starts != nil && me.Op == "add" && old == nil && jc.isPeer(sa) && jc.js.account(sa.Account) != nil:
+		starts.add(sa)
 	default:
 		if starts != nil {
 			jc.startReplicas(starts.flush(), false)
