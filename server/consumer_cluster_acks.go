@@ -129,14 +129,15 @@ const routeProtoAcks = 5
 // without their lock.
 func (mset *stream) replicasSpeakLocked(proto int) bool {
 	s, jc := mset.jsa.js.srv, mset.jsa.js.cluster
-	if jc == nil || s.getOpts().raftHost != nil { // a host (the simulator) runs one version
+	o := s.getOpts()
+	if jc == nil || o.raftHost != nil { // a host (the simulator) runs one version
 		return true
 	}
 	sa := jc.assignment(mset.jsa.acc.Name, mset.name)
 	if sa == nil {
 		return false
 	}
-	if own := s.getOpts().routeProto; own != 0 && own < proto { // a test's stand-in for an older server
+	if own := o.routeProto; own != 0 && own < proto { // a test's stand-in for an older server
 		return false
 	}
 	for _, p := range sa.Peers {
