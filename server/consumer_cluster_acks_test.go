@@ -76,12 +76,7 @@ func TestJetStreamClusterConsumerAckBatch(t *testing.T) {
 	if len(acks) != 100 {
 		t.Fatalf("fetched %d messages (%v)", len(acks), batch.Error())
 	}
-	var ls *Server
-	for _, s := range c.servers {
-		if s.Name() == leader {
-			ls = s
-		}
-	}
+	ls := c.serverNamed(leader)
 	var mset *stream
 	for _, m := range c.replicas("CC") {
 		if m.jsa.js.srv == ls {
@@ -169,12 +164,7 @@ func TestJetStreamClusterConsumerAckBatchOrder(t *testing.T) {
 	if len(acks) != 3 {
 		t.Fatalf("fetched %d messages (%v)", len(acks), batch.Error())
 	}
-	var ls *Server
-	for _, s := range c.servers {
-		if s.Name() == leader {
-			ls = s
-		}
-	}
+	ls := c.serverNamed(leader)
 	rawPubs(t, ls, [][2]string{{acks[0], ""}, {acks[1], "+ACK"}, {acks[0], "+TERM"}})
 	rawPubs(t, ls, [][2]string{{acks[2], "+TERM"}})
 	m, err := advisories.NextMsg(10 * time.Second)

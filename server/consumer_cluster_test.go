@@ -282,11 +282,7 @@ func TestJetStreamClusterConsumerLeaderKilledMidConsume(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("consuming did not start")
 	}
-	for _, s := range c.servers {
-		if s.Name() == leader {
-			s.Shutdown()
-		}
-	}
+	c.serverNamed(leader).Shutdown()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mu.Lock()

@@ -138,12 +138,7 @@ func TestJetStreamClusterStreamListFromLeaders(t *testing.T) {
 	// A client of the meta leader that sends more right after its request
 	// still gets the list on its reply subject (which pointed into the
 	// reader's buffer, overwritten by the next read).
-	var direct *Server
-	for _, srv := range c.servers {
-		if srv.Name() == meta {
-			direct = srv
-		}
-	}
+	direct := c.serverNamed(meta)
 	dc := connectNATS(t, direct.ClientURL())
 	inbox := nats.NewInbox()
 	replies, _ := dc.SubscribeSync(inbox + ".*")

@@ -83,6 +83,18 @@ func (c *jsTestCluster) restartAll(t *testing.T) {
 	c.waitMetaLeader()
 }
 
+// serverNamed is the cluster's server called name; the test fails if none is.
+func (c *jsTestCluster) serverNamed(name string) *Server {
+	c.t.Helper()
+	for _, s := range c.servers {
+		if s.Name() == name {
+			return s
+		}
+	}
+	c.t.Fatalf("no server named %q", name)
+	return nil
+}
+
 func (c *jsTestCluster) waitMetaLeader() *Server {
 	var leader *Server
 	waitFor(c.t, 15*time.Second, "meta leader known to every server", func() bool {

@@ -148,12 +148,7 @@ func TestJetStreamClusterPeerReplacement(t *testing.T) {
 	// The new member counts: with the other original replica stopped, the
 	// leader and the new replica still make a quorum. The client uses the
 	// removed server, which stays up.
-	var via *Server
-	for _, s := range c.servers {
-		if s.Name() == victim {
-			via = s
-		}
-	}
+	via := c.serverNamed(victim)
 	nc2, _ := jsClient(t, via)
 	leader := leaderOf(t, nc2, "RP")
 	for i, s := range c.servers {

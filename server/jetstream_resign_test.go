@@ -21,12 +21,7 @@ func TestJetStreamClusterResignedLeaderAnswersUnavailable(t *testing.T) {
 	_, js := jsClient(t, c.servers[0])
 	st := createStream(t, js, jetstream.StreamConfig{Name: "RSG", Subjects: []string{"rsg.>"}, Replicas: 3})
 	first := st.CachedInfo().Cluster.Leader
-	var old *Server
-	for _, s := range c.servers {
-		if s.Name() == first {
-			old = s
-		}
-	}
+	old := c.serverNamed(first)
 	nc := connectNATS(t, old.ClientURL())
 	if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.RSG", nil, 5*time.Second); err != nil {
 		t.Fatal(err)
