@@ -43,6 +43,7 @@ func FuzzRouteReadLoop(f *testing.F) {
 		"RS+ $G _INBOX.> \r\nRMSG $SYS $SYS.REQ.SERVER.PING.CONNZ _INBOX.x 1 - 0 18\r\n" + `{"offset":-1,"x":}` + "\r\n",
 		"RS+ $G bar q1\r\nRMSG $G bar _INBOX.y 0 q1,q2 12 14\r\nNATS/1.0\r\n\r\nhi\r\n",
 		"RMSG B x - 1 - -1 0\r\n\r\n",
+		"RS+ $G baz g\r\nRMSG $G baz _INBOX.z 1 g 0 2\r\nhi\r\nRMSG $G baz - 3 g,h 0 2\r\nhi\r\n", // re-routes
 		"RAFT " + itoa(len(app)) + "\r\n" + app + "\r\n",
 		"RAFTF 7 " + itoa(len(snap)) + " 0 6\r\n" + snap[:6] + "\r\nRAFTF 7 " + itoa(len(snap)) + " 6 " + itoa(len(snap)-6) + "\r\n" + snap[6:] + "\r\n",
 		"RAFT 6\r\n" + h + "xy\r\nPING\r\nPONG\r\n",

@@ -7,25 +7,34 @@ func (s *Server) registerJetStreamRouteHooks() {
 	s.routeHooks.Store(&routeHooks{unserved: s.unservedStreamPublish, serverGone: s.streamServerGone})
 }
 
-// unservedStreamPublish handles a publish that was routed here for a
-// replicated stream whose leadership moved while it was in flight: it is
-// routed once more, so it reaches the new leader instead of vanishing, or,
-// when nobody serves the stream right now (between leaders), answered with
-// a 503 status: it was not stored anywhere, and the client retries.
-//
-// Known hazard (issue 19, not fixed yet): the server that routed the
-// publish here may have sent it to the new leader directly as well (it
-// knew both leaders' interest for a moment). Then the re-routed copy is
-// stored a second time, and a 503 tells the client "not stored" for a
-// publish the new leader stored (nats.go retries a 503, storing it again).
-// TestJetStreamClusterNoFalseRejectionOnLeaderChange saw one burst stored
-// twice in about 25 runs; this path is the likely cause.
-func (s *Server) unservedStreamPublish(acc *Account, subject, reply string, hdr, msg []byte, forward bool) {
+// streamIngestQueue is the queue group a replicated stream's leader
+// subscribes its subjects as (stream_cluster.go startServing). While
+// leadership moves, a server may know the interest of the old leader and
+// of the new one at once (their RS- and RS+ come over different routes);
+// as members of one queue group they get one copy between them, where two
+// plain subscriptions would each get one and the publish would be stored
+// twice (issue 19). A copy that reaches the old leader goes on once to the
+// new one (route_deliver.go). Core subscribers of the same subjects are
+// plain or other groups, served as before.
+const streamIngestQueue = "_js_ingest_"
+
+// unservedStreamPublish answers a stream publish whose one copy reached
+// no leader (route_deliver.go dropped it: the server it was routed to no
+// longer leads, and it was re-routed already or knows no other leader)
+// with a 503 status: it was not stored, and the client retries. Only for
+// the leaders' queue group: a 503 must mean "certainly not stored". So
+// nothing is answered either while a peer older than route protocol 7
+// has plain interest in the subject: its leader subscribes plainly and may
+// have had a copy of its own.
+func (s *Server) unservedStreamPublish(acc *Account, subject, reply, queue string, hdr, msg []byte) {
+	if reply == "" || queue != streamIngestQueue {
+		return
+	}
 	js := s.js.Load()
 	if js == nil || js.cluster == nil || !js.cluster.streamSubject(acc.Name, subject) {
 		return
 	}
-	if s.rerouteOnce(acc, subject, reply, hdr, msg, forward) {
+	if olderPlainInterest(acc, subject) {
 		return
 	}
 	s.deliver(nil, acc, reply, "", []byte("NATS/1.0 503\r\nNats-Subject: "+subject+"\r\n\r\n"), nil)

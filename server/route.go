@@ -21,10 +21,12 @@ import (
 //	INFO <json>                          identity, cluster, known peers (gossip)
 //	RS+ <account> <subject> [<queue>]    interest appeared on the sender
 //	RS- <account> <subject> [<queue>]    interest went away
-//	RMSG <account> <subject> <reply|-> <plain 0|1> <queues|-> <hdr> <size>
+//	RMSG <account> <subject> <reply|-> <mode 0-3> <queues|-> <hdr> <size>
 //	                                     a message for the receiver's local
-//	                                     subscribers: plain ones when plain=1,
-//	                                     one member of each listed queue group
+//	                                     subscribers: plain ones in modes 1
+//	                                     and 2, one member of each listed
+//	                                     queue group; 2 and 3 are re-routed
+//	                                     copies (route_deliver.go)
 //	RAFT <size>                          a raft message (raft.go), up to 1 GiB
 //	RAFTF <id> <total> <offset> <size>   a piece of a raft message larger than
 //	                                     raftFragSize (raft_frag.go); proto >= 2
@@ -43,8 +45,13 @@ import (
 // replica of the stream speaks 5. Version 6 adds none: the server knows
 // quiescent raft groups (the Quiesce mark of a heartbeat, raft_live.go)
 // and PINGs its peers every raft heartbeat period for node liveness; a
-// group quiesces only when every live member speaks 6.
-const routeProto = 6
+// group quiesces only when every live member speaks 6. Version 7 adds
+// delivery mode 3 (a queue group's copy re-routed once, route_deliver.go),
+// sent only to peers that speak 7, and stream leaders subscribe their
+// subjects as a queue group (streamIngestQueue), so a routing server sends
+// a publish to one of them even while it knows two; servers of 7 no longer
+// send mode 2.
+const routeProto = 7
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {

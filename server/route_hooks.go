@@ -6,11 +6,12 @@ package server
 // does nothing more. Both run on a route's read loop or in removeRoute,
 // with no lock held.
 type routeHooks struct {
-	// unserved: a message routed here to be served (plain or queue mode,
-	// with a reply) found no local subscriber; forward says it may be
-	// routed once more (rerouteOnce). hdr and msg are views of the
-	// route's read buffer, valid only during the call.
-	unserved func(acc *Account, subject, reply string, hdr, msg []byte, forward bool)
+	// unserved: the copy of queue group queue in a routed message found no
+	// member here and goes no further (route_deliver.go: none on another
+	// route either, or it was re-routed already). reply may be empty. hdr
+	// and msg are views of the route's read buffer, valid only during the
+	// call.
+	unserved func(acc *Account, subject, reply, queue string, hdr, msg []byte)
 	// serverGone: the last route to the named server was removed.
 	serverGone func(name string)
 }

@@ -12,32 +12,51 @@ import (
 
 // injectRouted feeds data to s as if a peer's route had sent it, through
 // the route read loop, and returns once all of it is read.
-func injectRouted(s *Server, data string) {
+func injectRouted(s *Server, data string) { injectRoutedProto(s, routeProto, data) }
+
+// injectRoutedProto is injectRouted from a peer that speaks route
+// protocol proto.
+func injectRoutedProto(s *Server, proto int, data string) {
 	a, b := net.Pipe()
 	defer b.Close()
-	r := &route{br: bufio.NewReaderSize(strings.NewReader(data), 64*1024), remote: routeInfo{ID: "INJECT", Name: "INJECT", Proto: routeProto}}
+	r := &route{br: bufio.NewReaderSize(strings.NewReader(data), 64*1024), remote: routeInfo{ID: "INJECT", Name: "INJECT", Proto: proto}}
 	r.c = newClient(s, a, s.cidGen.Add(1))
 	r.c.route = r
 	_ = s.routeReadLoop(r)
 	r.c.closeNow(RouteRemoved)
 }
 
-// routeInterest reports whether s knows a peer's interest in subject.
-func routeInterest(s *Server, subject string) bool {
-	for _, sub := range matchSubject(s.globalAccount(), subject).Plain {
+// routeInterest reports whether s knows a peer's interest in subject,
+// plain or as a queue group.
+func routeInterest(s *Server, subject string) bool { return routeInterests(s, subject) > 0 }
+
+// routeInterests counts the peers' subscriptions s knows for subject.
+func routeInterests(s *Server, subject string) int {
+	res := matchSubject(s.globalAccount(), subject)
+	n := 0
+	for _, sub := range res.Plain {
 		if sub.route != nil {
-			return true
+			n++
 		}
 	}
-	return false
+	for _, q := range res.Queues {
+		for _, sub := range q.Members {
+			if sub.route != nil {
+				n++
+			}
+		}
+	}
+	return n
 }
 
-// A publish routed to a server that does not serve its stream (the
+// A stream publish routed to a server that does not serve its stream (the
 // leader moved while it was in flight) is routed once more, to the server
 // that does, stored and acknowledged; a copy that was re-routed already
-// (mode 2) is answered 503 (not stored), and a routed message for no
-// stream's subject neither. The route layer only hands such messages on
-// (route_hooks.go); JetStream decides (jetstream_routes.go).
+// (mode 3) is answered 503 (not stored), unless a peer older than route
+// protocol 7 has plain interest in the subject (its leader may have had a
+// copy of its own); a plain copy, or one for no stream's subject, is not
+// answered. The route layer only hands such messages on (route_hooks.go);
+// JetStream decides (jetstream_routes.go).
 func TestJetStreamClusterRoutedPublishFollowsLeader(t *testing.T) {
 	c := runJSCluster(t, 3)
 	_, js := jsClient(t, c.servers[0])
@@ -68,14 +87,19 @@ func TestJetStreamClusterRoutedPublishFollowsLeader(t *testing.T) {
 	protoFlush(r)
 	waitFor(t, 5*time.Second, "the leader knows the reply interest", func() bool { return routeInterest(leader, "_INBOX.rr.1") })
 
-	injectRouted(follower, "RMSG $G rr.x _INBOX.rr.1 1 - 0 5\r\nhello\r\n")
+	injectRouted(follower, "RMSG $G rr.x _INBOX.rr.1 0 "+streamIngestQueue+" 0 5\r\nhello\r\n")
 	r.expect("MSG _INBOX.rr.1 1 23\r\n{\"stream\":\"RR\",\"seq\":1}\r\n")
 
-	// Not a stream's subject: no answer; then a re-routed copy: 503 (not
-	// stored). The follower handles both in order on this read loop, so
-	// the first thing to arrive is the 503.
-	injectRouted(follower, "RMSG $G other.x _INBOX.rr.2 1 - 0 5\r\nhello\r\nRMSG $G rr.y _INBOX.rr.3 2 - 0 5\r\nhello\r\n")
-	r.expect("HMSG _INBOX.rr.3 1 36 36\r\nNATS/1.0 503\r\nNats-Subject: rr.y\r\n\r\n\r\n")
+	// Not a stream's subject, a plain copy, and a re-routed copy while an
+	// older peer has plain interest: no answer; then a re-routed copy:
+	// 503 (not stored). The follower handles them in order on one read
+	// loop each, so the first thing to arrive is the 503.
+	injectRouted(follower, "RMSG $G other.x _INBOX.rr.2 0 "+streamIngestQueue+" 0 5\r\nhello\r\n"+
+		"RMSG $G rr.y _INBOX.rr.3 1 - 0 5\r\nhello\r\n")
+	injectRoutedProto(follower, routeProtoQueueReroute-1, "RS+ $G rr.>\r\n"+
+		"RMSG $G rr.y _INBOX.rr.4 3 "+streamIngestQueue+" 0 5\r\nhello\r\nRS- $G rr.>\r\n")
+	injectRouted(follower, "RMSG $G rr.y _INBOX.rr.5 3 "+streamIngestQueue+" 0 5\r\nhello\r\n")
+	r.expect("HMSG _INBOX.rr.5 1 36 36\r\nNATS/1.0 503\r\nNats-Subject: rr.y\r\n\r\n\r\n")
 	protoFlush(r)
 	var st StreamState
 	lset.st().FastState(&st)

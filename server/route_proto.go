@@ -68,7 +68,7 @@ func (s *Server) routeReadLoop(r *route) error {
 	}
 }
 
-// routeMsg reads an RMSG payload and delivers it to local subscribers.
+// routeMsg reads an RMSG payload and delivers it (route_deliver.go).
 // op points into the reader's buffer, which reading the payload may
 // overwrite: every field is copied out first.
 func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
@@ -87,90 +87,8 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 		return buf, nil
 	}
 	msg := buf[:size]
-	n := s.deliverLocal(acc, subject, reply, mode != '0', queues, msg[:hdrLen], msg[hdrLen:])
-	if n == 0 && mode != '0' && reply != "" {
-		if h := s.routeHooks.Load(); h != nil {
-			h.unserved(acc, subject, reply, msg[:hdrLen], msg[hdrLen:], mode == '1')
-		}
-	}
+	s.deliverRouted(acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
 	return buf, nil
-}
-
-// deliverLocal hands a routed message to this server's own subscribers
-// and returns how many received it.
-func (s *Server) deliverLocal(acc *Account, subject, reply string, plain bool, queues []string, hdr, msg []byte) int {
-	if len(hdr) == 0 {
-		hdr = nil
-	}
-	n := 0
-	res := matchSubject(acc, subject)
-	shown, reply := splitShownSubject(subject, reply)
-	if plain {
-		for _, sub := range res.Plain {
-			if sub.route == nil && s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg) {
-				n++
-			}
-		}
-	}
-	for _, q := range queues {
-		for i := range res.Queues {
-			if res.Queues[i].Name != q {
-				continue
-			}
-			if sub := pickLocalMember(res.Queues[i].Members); sub != nil && s.deliverTo(nil, nil, acc, sub, shown, reply, hdr, msg) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
-// rerouteOnce routes a message that was routed here but found no local
-// subscriber once more, by this server's current view of interest. It
-// reports whether the message is served: by a local subscriber after all,
-// or, when forward, by the first route with interest, to which it goes in
-// mode "2" (never re-routed again). Plain subscriptions only.
-func (s *Server) rerouteOnce(acc *Account, subject, reply string, hdr, msg []byte, forward bool) bool {
-	res := matchSubject(acc, subject)
-	for _, sub := range res.Plain {
-		if sub.route == nil {
-			return true // served here after all
-		}
-		if !forward {
-			break
-		}
-		rc := sub.route
-		rc.mu.Lock()
-		if !rc.closing {
-			rc.appendRMSGModeLocked(acc.Name, subject, reply, "2", nil, hdr, msg)
-		}
-		rc.mu.Unlock()
-		rc.out.signal()
-		return true
-	}
-	return false
-}
-
-func pickLocalMember(members []*subscription) *subscription {
-	n := 0
-	for _, m := range members {
-		if m.route == nil {
-			n++
-		}
-	}
-	if n == 0 {
-		return nil
-	}
-	k := int(fastrand() % uint32(n))
-	for _, m := range members {
-		if m.route == nil {
-			if k == 0 {
-				return m
-			}
-			k--
-		}
-	}
-	return nil
 }
 
 // routeRaft reads a RAFT payload and hands it to its group. A message for
@@ -331,7 +249,9 @@ func (c *client) appendRMSGLocked(acc, subject, reply string, plain bool, queues
 }
 
 // appendRMSGModeLocked queues a message with an explicit delivery mode:
-// "0" queue groups only, "1" plain subscribers too, "2" plain, re-routed.
+// "0" queue groups only, "1" plain subscribers too, "3" queue groups
+// only, re-routed (route_deliver.go; "2", plain re-routed, is sent only
+// by servers older than route protocol 7).
 func (c *client) appendRMSGModeLocked(acc, subject, reply, mode string, queues []string, hdr, msg []byte) {
 	b := c.out.hdr[:0]
 	b = append(b, "RMSG "...)

@@ -362,7 +362,7 @@ func (mset *stream) startServing() {
 	mset.mu.Unlock()
 	var subs []*subscription
 	for _, subj := range cfg.Subjects {
-		if sub, err := mset.jsa.acc.subscribeInternal(subj, "", mset.inbound); err == nil {
+		if sub, err := mset.jsa.acc.subscribeInternal(subj, streamIngestQueue, mset.inbound); err == nil {
 			subs = append(subs, sub)
 		}
 	}

@@ -45,7 +45,7 @@ type Op struct {
 	Queue            []byte // RS+, RS-: the queue group, nil for none
 	Reply            []byte // RMSG: nil for "-"
 	Queues           []byte // RMSG: comma-separated queue groups, nil for "-"
-	Mode             byte   // RMSG: '0' queue groups only, '1' plain subscribers too, '2' re-routed
+	Mode             byte   // RMSG: '0' queue groups only, '1' plain subscribers too, '2' plain, re-routed, '3' queue groups only, re-routed
 	Hdr, Size        int    // RMSG: header and total size; RAFT, RAFTF: payload size
 
 	ID            uint64 // RAFTF
@@ -150,7 +150,7 @@ func parseMsg(args []byte, lim *Limits, op *Op) error {
 			return ErrSubject
 		}
 	}
-	if len(f[3]) != 1 || f[3][0] < '0' || f[3][0] > '2' {
+	if len(f[3]) != 1 || f[3][0] < '0' || f[3][0] > '3' {
 		return ErrMode
 	}
 	op.Mode = f[3][0]
