@@ -117,7 +117,7 @@ func (r *raft) transferLeadership(to ID) error {
 	}
 	r.ls.transferee = to
 	r.ls.lease.barred = true // to campaigns past its voters' leases (lease.go)
-	r.t.electionElapsed = 0 // the transfer is abandoned after an election timeout
+	r.t.electionElapsed = 0  // the transfer is abandoned after an election timeout
 	if pr.match == r.log.lastIndex() {
 		r.send(Message{Type: MsgTimeoutNow, To: to})
 	} else {
