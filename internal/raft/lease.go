@@ -95,10 +95,13 @@ func (r *raft) leaseValid() bool {
 }
 
 // leaseRead answers a read at once when the leader holds a valid lease and
-// committed its NoOp: the read index is the commit index now.
+// committed its NoOp: the read index is the commit index now. A group
+// being read stays awake (idle counts reads as activity): a quiet leader
+// holds no lease, and each wake would cost a heartbeat round.
 func (r *raft) leaseRead() (uint64, bool) {
 	if !r.leaseValid() || !r.committedInTerm() {
 		return 0, false
 	}
+	r.ls.idleTicks = 0
 	return r.log.committed, true
 }

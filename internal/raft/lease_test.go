@@ -258,3 +258,19 @@ func TestLeaseConfigNeedsClock(t *testing.T) {
 		t.Fatal("a lease without a clock was accepted")
 	}
 }
+
+// Reads keep a group awake (a quiet leader has no lease, so each wake
+// would cost a round); once they stop, it quiesces.
+func TestLeaseReadsKeepTheGroupAwake(t *testing.T) {
+	n, _, clk := newLeaseNet(t, func(c *Config) { c.Quiesce = true })
+	for i := range 3 * n.cfgs[1].ElectionTicks {
+		if _, ok := n.node(1).LeaseRead(); !ok {
+			t.Fatalf("tick %d: no lease while reads come", i)
+		}
+		tickClock(n, clk, 1)
+	}
+	tickClock(n, clk, 2*n.cfgs[1].ElectionTicks)
+	if !n.node(1).Quiescent() {
+		t.Fatal("leader did not quiesce once reads stopped")
+	}
+}

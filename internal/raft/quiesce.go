@@ -55,7 +55,7 @@ func (r *raft) maybeQuiesce() bool {
 }
 
 // idle reports whether nothing is under way in the leader's log: no
-// proposal for an election timeout, everything committed and applied,
+// proposal or read for an election timeout, everything committed and applied,
 // no read, transfer or removed peer waiting.
 func (r *raft) idle() bool {
 	ls, last := r.ls, r.log.lastIndex()

@@ -29,7 +29,7 @@ type leaderState struct {
 	reads       readQueue        // read requests awaiting a heartbeat round
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
-	idleTicks   int // ticks since the leader last appended an entry
+	idleTicks   int // ticks since the leader last appended an entry or took a read
 }
 
 // raft is the consensus state machine behind Node.
