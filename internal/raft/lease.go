@@ -84,14 +84,20 @@ func (r *raft) dropLease() {
 
 // leaseValid reports whether this node leads under a lease that holds now.
 func (r *raft) leaseValid() bool {
+	until, ok := r.leaseEnd()
+	return ok && r.now().Before(until)
+}
+
+// leaseEnd is when the lease ends (ok false: this node holds none).
+func (r *raft) leaseEnd() (until time.Time, ok bool) {
 	if r.lease <= 0 || r.role != Leader || r.quiet {
-		return false
+		return time.Time{}, false
 	}
 	l := &r.ls.lease
 	if l.barred || r.ls.transferee != None || l.start.IsZero() {
-		return false
+		return time.Time{}, false
 	}
-	return r.now().Sub(l.start) < r.lease
+	return l.start.Add(r.lease), true
 }
 
 // leaseRead answers a read at once when the leader holds a valid lease and
