@@ -26,6 +26,23 @@ var raftTick = 50 * time.Millisecond
 
 const raftHeartbeatTicks = 2
 
+// raftLeaseTicks is the leader lease in ticks (internal/raft/lease.go): a
+// leader answers reads at once for 300 ms after sending a heartbeat round
+// that a quorum acknowledged, measured on its monotonic clock.
+//
+// Why no new leader can be elected meanwhile: a follower that took the
+// round's heartbeat at time t (after it was sent) grants no vote and does
+// not campaign until its group counted the election timeout, 10 ticks,
+// since t. Ticks come from one clock goroutine per server (raft_clock.go):
+// its ticker fires at most once per raftTick on the follower's monotonic
+// clock, one fire may wait in the ticker's channel from before t, and a
+// busy group may take one broadcast from before t late; a group that
+// misses broadcasts counts fewer ticks, a stopped process none. So 10
+// ticks span at least 7 × raftTick = 350 ms after t. The 50 ms (14%) left
+// covers two machines' clock rates, which differ by far less. A restarted
+// follower counts its guard from its start (startGuard), the same way.
+const raftLeaseTicks = 6
+
 // raftID maps a server name to the peer id it has in every group. Server
 // names are stable across restarts (server ids are not).
 func raftID(serverName string) raft.ID {
@@ -127,6 +144,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
+	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}

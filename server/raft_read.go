@@ -17,6 +17,12 @@ import (
 // batches: under load the rounds' messages cost more than the wait). A follower's request goes to the leader and back;
 // it is then served from the follower's own state once applied that far.
 //
+// A leader under its lease (raftLeaseTicks) takes its commit index as the
+// read index at once, when the reads are taken from the queue (after they
+// arrived: a leader stopped meanwhile finds its lease gone), and the batch
+// waits only for the apply; followers' requests are answered the same way
+// by such a leader, one message there and one back.
+//
 // A request the core drops (the leader stepped down, no leader is known,
 // a message was lost) is asked again: at once when the group's leader or
 // term changes, else after readRetryTicks. A read not served within
@@ -102,6 +108,11 @@ func (g *raftGroup) startReads() {
 	if len(b.reads) == 0 {
 		return
 	}
+	if index, ok := g.drv.Node.LeaseRead(); ok { // a leader under its lease: no round
+		b.index = index
+		rd.ready = append(rd.ready, b)
+		return
+	}
 	if len(rd.inflight) > 0 { // one request at a time: these wait for its answer
 		rd.retry = b.reads
 		return
@@ -141,33 +152,42 @@ func (g *raftGroup) readStates(rs []raft.ReadState) {
 // it reports whether it asked.
 func (g *raftGroup) serveReads() bool {
 	rd := &g.rd
-	if len(rd.ready) > 0 {
-		_, applied := g.drv.Node.Indexes()
-		k := 0
-		for _, b := range rd.ready {
-			if b.index <= applied {
-				g.finish(b.reads, nil)
-			} else {
-				rd.ready[k] = b
-				k++
-			}
-		}
-		clear(rd.ready[k:])
-		rd.ready = rd.ready[:k]
-	}
+	g.serveApplied()
 	if st := g.seen; st.Lead != rd.lead || st.Term != rd.term {
 		rd.lead, rd.term = st.Lead, st.Term
 		if len(rd.inflight) > 0 {
 			g.askAgain(func(*readBatch) bool { return true })
 			g.startReads()
+			g.serveApplied() // those a lease answered
 			return true
 		}
 	}
 	if len(rd.inflight) == 0 && len(rd.retry) > 0 { // the reads that waited for the last answer
 		g.startReads()
+		g.serveApplied()
 		return true
 	}
 	return false
+}
+
+// serveApplied serves the batches whose index the replica has applied.
+func (g *raftGroup) serveApplied() {
+	rd := &g.rd
+	if len(rd.ready) == 0 {
+		return
+	}
+	_, applied := g.drv.Node.Indexes()
+	k := 0
+	for _, b := range rd.ready {
+		if b.index <= applied {
+			g.finish(b.reads, nil)
+		} else {
+			rd.ready[k] = b
+			k++
+		}
+	}
+	clear(rd.ready[k:])
+	rd.ready = rd.ready[:k]
 }
 
 // readTick ages the reads: batches asked too long ago are asked again,

@@ -3,6 +3,7 @@ package raft
 import (
 	"errors"
 	"math/rand/v2"
+	"time"
 )
 
 // Config configures a Node. Start from DefaultConfig: the zero value of the
@@ -64,6 +65,15 @@ type Config struct {
 	// PeerHealth tells whether a peer's server is live and knows
 	// quiescence; nil means every peer is live and does.
 	PeerHealth func(id ID) PeerHealth
+	// Lease lets a leader answer reads at once, without a heartbeat round,
+	// for Lease after sending a heartbeat round that a quorum acknowledged
+	// (lease.go). 0: every read waits for a round. It needs CheckQuorum and
+	// Now, and must be shorter than the real time ElectionTicks ticks can
+	// take at the fastest, less a margin for clock rates: that is the
+	// driver's guarantee (server/raft.go states the server's).
+	Lease time.Duration
+	// Now reads the monotonic clock that measures the lease.
+	Now func() time.Time
 }
 
 // Defaults used by DefaultConfig and for zero numeric fields.
@@ -120,6 +130,9 @@ func (c *Config) validate() error {
 	}
 	if c.MaxUncommittedBytes < 0 {
 		return errors.New("raft: config: MaxUncommittedBytes must not be negative")
+	}
+	if c.Lease < 0 || c.Lease > 0 && (c.Now == nil || !c.CheckQuorum) {
+		return errors.New("raft: config: a Lease needs Now and CheckQuorum")
 	}
 	if c.Rand == nil {
 		r := rand.New(rand.NewPCG(uint64(c.ID), 0x7465726e))

@@ -60,6 +60,9 @@ func (r *raft) handleAppend(m Message) {
 // have instead of waiting for a new entry to find out.
 func (r *raft) handleHeartbeat(m Message) {
 	lost := m.Commit > r.log.lastIndex()
+	if !m.Quiesce {
+		r.hbRound = max(r.hbRound, m.Index)
+	}
 	if !lost {
 		r.log.commitTo(m.Commit)
 		if r.quiesceFollower(m) {

@@ -116,7 +116,8 @@ func (r *raft) transferLeadership(to ID) error {
 		return nil
 	}
 	r.ls.transferee = to
-	r.t.electionElapsed = 0 // the transfer is abandoned after an election timeout
+	r.ls.lease.barred = true // to campaigns past its voters' leases (lease.go)
+	r.t.electionElapsed = 0  // the transfer is abandoned after an election timeout
 	if pr.match == r.log.lastIndex() {
 		r.send(Message{Type: MsgTimeoutNow, To: to})
 	} else {
@@ -151,7 +152,7 @@ func (r *raft) tickLeader() {
 	if r.t.heartbeatElapsed >= r.t.heartbeatTimeout {
 		r.t.heartbeatElapsed = 0
 		if !r.maybeQuiesce() {
-			r.bcastHeartbeat()
+			r.startRound()
 		}
 	}
 }

@@ -96,6 +96,14 @@ func (n *Node) ReadIndex(ctx []byte) error {
 	return n.r.readIndex(n.r.id, ctx)
 }
 
+// LeaseRead answers a linearizable read at once when this node leads
+// under a lease that holds now (Config.Lease, lease.go) and has committed
+// an entry of its term: the read may be served once the state machine has
+// applied index. Otherwise ok is false and the caller uses ReadIndex. It
+// reads the clock when called, so ask it when the read is to be served,
+// not earlier.
+func (n *Node) LeaseRead() (index uint64, ok bool) { return n.r.leaseRead() }
+
 // Quiescent reports whether the node is quiet: its ticks do nothing, so
 // the driver need not tick it until something wakes it (a message, a
 // call, LivenessChanged).

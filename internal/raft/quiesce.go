@@ -50,11 +50,12 @@ func (r *raft) maybeQuiesce() bool {
 		}
 	}
 	r.quiet = true
+	r.dropLease() // a quiet follower may forget us at once (livenessChanged)
 	return true
 }
 
 // idle reports whether nothing is under way in the leader's log: no
-// proposal for an election timeout, everything committed and applied,
+// proposal or read for an election timeout, everything committed and applied,
 // no read, transfer or removed peer waiting.
 func (r *raft) idle() bool {
 	ls, last := r.ls, r.log.lastIndex()
@@ -151,7 +152,8 @@ func (r *raft) tellLeader(lead ID) {
 // heartbeat that the group is idle, if it holds the whole log committed;
 // it reports whether it did (then it does not answer the heartbeat).
 func (r *raft) quiesceFollower(m Message) bool {
-	if !m.Quiesce || r.lead != m.From || r.log.committed != m.Commit || r.log.lastIndex() != m.Commit {
+	if !m.Quiesce || r.lead != m.From || r.log.committed != m.Commit || r.log.lastIndex() != m.Commit ||
+		m.Index < r.hbRound { // sent before a round we answered: the leader woke since (lease.go)
 		return false
 	}
 	r.quiet = true

@@ -3,6 +3,7 @@ package raft
 import (
 	"fmt"
 	"slices"
+	"time"
 )
 
 // timers counts ticks. Followers and candidates use electionElapsed against
@@ -26,8 +27,9 @@ type leaderState struct {
 	dirty       bool             // appends may need sending at the next Ready
 	commitDirty bool             // the commit index moved: tell everyone
 	reads       readQueue        // read requests awaiting a heartbeat round
+	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
-	idleTicks   int // ticks since the leader last appended an entry
+	idleTicks   int // ticks since the leader last appended an entry or took a read
 }
 
 // raft is the consensus state machine behind Node.
@@ -59,6 +61,11 @@ type raft struct {
 	quiesce    bool                // idle groups may quiesce (quiesce.go)
 	quiet      bool                // quiescent: ticks do nothing
 	peerHealth func(ID) PeerHealth // nil: every peer live and quiescing
+
+	lease      time.Duration    // leader lease length, 0: none (lease.go)
+	now        func() time.Time // the lease's clock
+	startGuard bool             // no votes until an election timeout passed since start
+	hbRound    uint64           // latest heartbeat round taken from the leader
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -82,6 +89,8 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		rec:            recovery{active: cfg.Recovering, floor: cfg.RecoveringFloor},
 		quiesce:        cfg.Quiesce,
 		peerHealth:     cfg.PeerHealth,
+		lease:          cfg.Lease,
+		now:            cfg.Now,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -91,6 +100,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 	if len(r.conf.current()) == 0 && len(cfg.Peers) > 0 {
 		if r.log.lastIndex() == 0 && hs.IsEmpty() {
 			r.bootstrap(cfg.Peers)
+			r.startGuard = r.lease > 0 && cfg.Recovering
 			return r, nil
 		}
 		// A storage prepared outside the node, without membership.
@@ -111,6 +121,10 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 	}
 	r.rec.reached(r.lastPosition()) // a restart while recovering, its log already past the floor
 	r.becomeFollower(r.term, None)
+	// A node that may have acknowledged a leader's heartbeat before it
+	// stopped must not help elect another while that leader's lease may
+	// hold (lease.go).
+	r.startGuard = r.lease > 0 && (!hs.IsEmpty() || cfg.Recovering)
 	return r, nil
 }
 
@@ -176,6 +190,7 @@ func (r *raft) reset(term uint64) {
 		r.vote = None
 	}
 	r.lead = None
+	r.hbRound = 0
 	r.t.electionElapsed = 0
 	r.t.heartbeatElapsed = 0
 	r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
@@ -305,6 +320,9 @@ func (r *raft) tick() {
 		return
 	}
 	r.t.electionElapsed++
+	if r.t.electionElapsed >= r.t.electionTimeout {
+		r.startGuard = false
+	}
 	if r.promotable() && r.rec.mayCampaign() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		r.t.electionElapsed = 0
 		r.hup(false)
@@ -319,9 +337,10 @@ func (r *raft) hup(transfer bool) {
 }
 
 // inLease reports whether this node heard from a live leader recently
-// enough to ignore vote requests (check-quorum's leader lease).
+// enough to ignore vote requests (check-quorum's leader lease), or started
+// less than an election timeout ago and may have (startGuard).
 func (r *raft) inLease() bool {
-	return r.checkQuorum && r.lead != None && r.t.electionElapsed < r.t.electionTimeout
+	return r.checkQuorum && (r.lead != None || r.startGuard) && r.t.electionElapsed < r.t.electionTimeout
 }
 
 // step handles one message from a peer.

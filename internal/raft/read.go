@@ -56,6 +56,11 @@ func (r *raft) leaderRead(from ID, ctx []byte) error {
 	if len(q.pending) >= maxPendingReads {
 		return ErrProposalDropped
 	}
+	r.ls.idleTicks = 0 // see leaseRead
+	if index, ok := r.leaseRead(); ok {
+		r.answerRead(&readRequest{index: index, from: from, ctx: slices.Clone(ctx)})
+		return nil
+	}
 	req := readRequest{from: from, ctx: slices.Clone(ctx)}
 	if r.committedInTerm() {
 		req.index, req.round = r.log.committed, q.round+1
@@ -84,27 +89,34 @@ func (r *raft) flushReads() {
 	if !q.dirty {
 		return
 	}
+	r.startRound()
+	r.advanceReads()
+}
+
+// startRound sends the next heartbeat round: every read recorded so far
+// waits for this round or an earlier one, and its acknowledgement by a
+// quorum renews the lease from now.
+func (r *raft) startRound() {
+	q := &r.ls.reads
 	q.dirty = false
 	q.round++
+	r.noteRound(q.round)
 	r.bcastHeartbeat()
-	r.advanceReads()
 }
 
 // onHeartbeatResp records a follower's acknowledgement of a round.
 func (r *raft) onHeartbeatResp(m Message, pr *progress) {
 	if m.Index > pr.readAck && m.Index <= r.ls.reads.round {
 		pr.readAck = m.Index
+		r.renewLease(r.confirmedRound())
 		r.advanceReads()
 	}
 }
 
-// advanceReads answers the requests whose round a quorum of members
-// (the leader counting for the latest round) acknowledged.
-func (r *raft) advanceReads() {
+// confirmedRound is the latest round a quorum of members acknowledged
+// (the leader counting for the latest round).
+func (r *raft) confirmedRound() uint64 {
 	q := &r.ls.reads
-	if len(q.pending) == 0 || q.pending[0].round == 0 {
-		return
-	}
 	members := r.conf.current()
 	acks := r.ls.scratch[:0]
 	for _, id := range members {
@@ -118,7 +130,17 @@ func (r *raft) advanceReads() {
 	}
 	r.ls.scratch = acks
 	slices.Sort(acks)
-	confirmed := acks[len(acks)-quorum(len(acks))]
+	return acks[len(acks)-quorum(len(acks))]
+}
+
+// advanceReads answers the requests whose round a quorum of members
+// (the leader counting for the latest round) acknowledged.
+func (r *raft) advanceReads() {
+	q := &r.ls.reads
+	if len(q.pending) == 0 || q.pending[0].round == 0 {
+		return
+	}
+	confirmed := r.confirmedRound()
 	k := 0
 	for k < len(q.pending) && q.pending[k].round != 0 && q.pending[k].round <= confirmed {
 		r.answerRead(&q.pending[k])
