@@ -145,9 +145,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errStreamNameExist())
 		}
 	}
-	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		jc.eachSubjects(r.jsa.acc.Name, name, yield)
-	}); e != nil {
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
 		return streamErr(e)
 	}
 	if max := r.jsa.limits().MaxStreams; max > 0 && jc.streamCount(r.jsa.acc.Name) >= max {
@@ -257,9 +255,22 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	if e := checkUpdate(&old.Config, &cfg); e != nil {
 		return streamErr(e)
 	}
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
+		return streamErr(e)
+	}
 	sa := *old
 	sa.Config = cfg
 	return r.proposeMeta("upd", &sa)
+}
+
+// overlapsOtherStreams is 10065 when cfg's subjects overlap those of
+// another stream of the account (as the meta view knows them), for a
+// create or an update of cfg.Name.
+func (r *apiRequest) overlapsOtherStreams(cfg *StreamConfig) *ApiError {
+	jc := r.jsa.js.cluster
+	return overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		jc.eachSubjects(r.jsa.acc.Name, cfg.Name, yield)
+	})
 }
 
 // scaleStream changes a stream's replica count (1 to 5; in a cluster an
@@ -271,6 +282,9 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	same := cfg
 	same.Replicas = old.Config.Replicas
 	if e := checkUpdate(&old.Config, &same); e != nil {
+		return streamErr(e)
+	}
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
 		return streamErr(e)
 	}
 	jc := r.jsa.js.cluster
