@@ -191,11 +191,13 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 		resp = streamErrTyped(e, "stream_create_response")
 	case me.Op == "del":
 		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response"}, Success: true}
+	case me.Op == "upd" && !me.Scale:
+		return // the stream's leader answers once it applied it (applyLocal)
 	default:
 		jc.leaders.wait(s.clock, leaderKey(sa.Account, sa.Config.Name), s.clock.Now().Add(5*time.Second), s.done)
 		si := jc.streamInfoFromAssignment(sa)
 		typ := "stream_create_response"
-		if me.Op == "upd" {
+		if me.Op == "upd" { // a scale
 			typ = "stream_update_response"
 			// The replicas take the new configuration from the stream's
 			// log a moment later; the answer shows what was accepted.

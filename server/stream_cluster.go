@@ -500,6 +500,9 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 	mset.mu.Unlock()
 	if e.op == streamOpConfig {
 		mset.syncIngest() // the subjects may have changed (stream_ingest.go)
+		if e.origin == s.Name() && e.reply != "" {
+			go mset.answerUpdate(e.reply)
+		}
 	}
 	flushConsumers(flush)
 	if resp != nil && e.origin == s.Name() && e.reply != "" {

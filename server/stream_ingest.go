@@ -1,6 +1,9 @@
 package server
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // The leader of a replicated stream listens to the stream's subjects as
 // the queue group streamIngestQueue (jetstream_routes.go) while it leads:
@@ -94,4 +97,16 @@ func splitIngest(subs []*subscription, want []string) (keep, drop []*subscriptio
 
 func isIngestOf(sub *subscription, subject string) bool {
 	return sub.queue == streamIngestQueue && sub.subject == subject
+}
+
+// answerUpdate answers a STREAM.UPDATE once the leader applied the new
+// configuration and listens to its subjects, so a client that publishes
+// to an added subject after the answer finds the leader's interest (the
+// RS+ went to every route before the answer). On a goroutine of its own:
+// the stream info asks the group goroutine for its status.
+func (mset *stream) answerUpdate(reply string) {
+	si, _ := mset.info("", false, 0)
+	resp := &streamInfoResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_update_response"}, StreamInfo: si}
+	b, _ := json.Marshal(resp)
+	mset.jsa.js.srv.deliver(nil, mset.jsa.acc, reply, "", nil, b)
 }
