@@ -454,10 +454,17 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	case op == "upd":
 		// The leader puts the configuration in the stream's log, also
 		// one that a scale takes out of the placement (it leads until
-		// its removal commits).
+		// its removal commits). It answers a plain update once it
+		// applied it and listens to the new subjects (applyEntry), as
+		// nats-server's stream leader answers; a scale is answered by
+		// the meta call's origin (respondMeta).
 		if mset := jsa.lookup(sa.Config.Name); mset != nil && mset.isLeader() {
 			cfg := sa.Config
-			mset.propose(&streamEntry{op: streamOpConfig, cfg: &cfg})
+			e := &streamEntry{op: streamOpConfig, cfg: &cfg}
+			if !me.Scale {
+				e.origin, e.reply = jc.js.srv.Name(), me.Reply
+			}
+			mset.propose(e)
 		}
 	case !jc.isPeer(sa): // add and del concern the stream's servers only
 	case op == "add":

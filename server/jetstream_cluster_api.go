@@ -145,9 +145,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errStreamNameExist())
 		}
 	}
-	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		jc.eachSubjects(r.jsa.acc.Name, name, yield)
-	}); e != nil {
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
 		return streamErr(e)
 	}
 	if max := r.jsa.limits().MaxStreams; max > 0 && jc.streamCount(r.jsa.acc.Name) >= max {
@@ -193,11 +191,13 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 		resp = streamErrTyped(e, "stream_create_response")
 	case me.Op == "del":
 		resp = &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "stream_delete_response"}, Success: true}
+	case me.Op == "upd" && !me.Scale:
+		return // the stream's leader answers once it applied it (applyLocal)
 	default:
 		jc.leaders.wait(s.clock, leaderKey(sa.Account, sa.Config.Name), s.clock.Now().Add(5*time.Second), s.done)
 		si := jc.streamInfoFromAssignment(sa)
 		typ := "stream_create_response"
-		if me.Op == "upd" {
+		if me.Op == "upd" { // a scale
 			typ = "stream_update_response"
 			// The replicas take the new configuration from the stream's
 			// log a moment later; the answer shows what was accepted.
@@ -257,9 +257,22 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	if e := checkUpdate(&old.Config, &cfg); e != nil {
 		return streamErr(e)
 	}
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
+		return streamErr(e)
+	}
 	sa := *old
 	sa.Config = cfg
 	return r.proposeMeta("upd", &sa)
+}
+
+// overlapsOtherStreams is 10065 when cfg's subjects overlap those of
+// another stream of the account (as the meta view knows them), for a
+// create or an update of cfg.Name.
+func (r *apiRequest) overlapsOtherStreams(cfg *StreamConfig) *ApiError {
+	jc := r.jsa.js.cluster
+	return overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
+		jc.eachSubjects(r.jsa.acc.Name, cfg.Name, yield)
+	})
 }
 
 // scaleStream changes a stream's replica count (1 to 5; in a cluster an
@@ -271,6 +284,9 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	same := cfg
 	same.Replicas = old.Config.Replicas
 	if e := checkUpdate(&old.Config, &same); e != nil {
+		return streamErr(e)
+	}
+	if e := r.overlapsOtherStreams(&cfg); e != nil {
 		return streamErr(e)
 	}
 	jc := r.jsa.js.cluster

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -358,14 +359,9 @@ func (mset *stream) leaderChanged(st raft.SoftState) {
 
 func (mset *stream) startServing() {
 	mset.mu.Lock()
-	cfg := mset.cfg
+	subjects := slices.Clone(mset.cfg.Subjects)
 	mset.mu.Unlock()
-	var subs []*subscription
-	for _, subj := range cfg.Subjects {
-		if sub, err := mset.jsa.acc.subscribeInternal(subj, streamIngestQueue, mset.inbound); err == nil {
-			subs = append(subs, sub)
-		}
-	}
+	subs := mset.subscribeIngest(subjects)
 	if sub := mset.startConsumersLeading(); sub != nil {
 		subs = append(subs, sub)
 	}
@@ -502,6 +498,12 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 		}
 	}
 	mset.mu.Unlock()
+	if e.op == streamOpConfig {
+		mset.syncIngest() // the subjects may have changed (stream_ingest.go)
+		if e.origin == s.Name() && e.reply != "" {
+			go mset.answerUpdate(e.reply)
+		}
+	}
 	flushConsumers(flush)
 	if resp != nil && e.origin == s.Name() && e.reply != "" {
 		s.deliverBatch(wake, mset.jsa.acc, e.reply, "", nil, resp) // an AckSync's answer is empty
