@@ -1,0 +1,258 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// The background scrub (issue 19): damage appearing in a running replica's
+// store is found without a read touching it and without a restart of the
+// server, and the replica is repaired while the stream stays available.
+
+// scrubOpts makes the scrub run every 100 ms at 64 MiB/s.
+func scrubOpts(_ int, o *Options) {
+	o.JetStreamScrubInterval = 100 * time.Millisecond
+	o.JetStreamScrubRate = 64 << 20
+}
+
+// storeBlocks lists the sealed block files of the stream's current store
+// under a server's JetStream directory (not the raft snapshots' links):
+// every .blk of the store directory written last, but its newest (the
+// active block).
+func storeBlocks(t *testing.T, streamDir string) []string {
+	t.Helper()
+	byDir := map[string][]string{}
+	var newestDir string
+	var newest time.Time
+	filepath.Walk(streamDir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil || fi.IsDir() || !strings.HasSuffix(p, ".blk") || strings.Contains(p, "_raft_") {
+			return nil
+		}
+		d := filepath.Dir(p)
+		byDir[d] = append(byDir[d], p)
+		if fi.ModTime().After(newest) {
+			newest, newestDir = fi.ModTime(), d
+		}
+		return nil
+	})
+	out := byDir[newestDir]
+	sort.Strings(out)
+	if len(out) < 3 {
+		t.Fatalf("too few blocks under %s: %v", streamDir, out)
+	}
+	return out[:len(out)-1]
+}
+
+func TestJetStreamClusterScrubBitFlip(t *testing.T) {
+	testScrubRepair(t, func(t *testing.T, blocks []string) {
+		p := blocks[1]
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[len(b)/2] ^= 0x10
+		writeInPlace(t, p, b) // the snapshot's link sees it too
+	})
+}
+
+func TestJetStreamClusterScrubTruncate(t *testing.T) {
+	testScrubRepair(t, func(t *testing.T, blocks []string) {
+		fi, err := os.Stat(blocks[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(blocks[1], fi.Size()/3); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestJetStreamClusterScrubDeleteBlock(t *testing.T) {
+	testScrubRepair(t, func(t *testing.T, blocks []string) {
+		if err := os.Remove(blocks[1]); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// testScrubRepair damages a sealed block of one follower's store while
+// every server runs; the scrub must find it, the replica must be restarted
+// in place and hold every message again, publishes must go on meanwhile,
+// and every server leading in turn must serve every acknowledged message.
+func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string)) {
+	setForTest(t, &snapshotEvery, 100)
+	setForTest(t, &fileStoreBlockSize, 64<<10)
+	c := runJSClusterWith(t, 3, scrubOpts)
+	nc := connectNATS(t, c.servers[0].ClientURL())
+	js, _ := jetstream.New(nc)
+	st := createStream(t, js, jetstream.StreamConfig{Name: "REP", Subjects: []string{"rep.>"}, Replicas: 3, Storage: jetstream.FileStorage})
+	leader := st.CachedInfo().Cluster.Leader
+	want := map[uint64][32]byte{}
+	publish := func(from, to int) {
+		for i := from; i <= to; i++ {
+			data := repairData(i)
+			ack, err := js.Publish(ctx(t), fmt.Sprintf("rep.%d", i%7), data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[ack.Sequence] = sha256.Sum256(data)
+		}
+	}
+	const half = repairMsgs / 2
+	publish(1, half)
+	waitFor(t, 10*time.Second, "every replica applied every message", func() bool {
+		for _, m := range c.replicas("REP") {
+			var ss StreamState
+			m.st().FastState(&ss)
+			if ss.LastSeq != half {
+				return false
+			}
+		}
+		return len(c.replicas("REP")) == 3
+	})
+	down := -1
+	for i, s := range c.servers {
+		if s.Name() != leader {
+			down = i
+		}
+	}
+	old := c.servers[down].js.Load().account(globalAccountName).lookup("REP")
+	damage(t, storeBlocks(t, filepath.Join(c.opts[down].StoreDir, "jetstream", globalAccountName, "streams", "REP")))
+	publish(half+1, repairMsgs) // the stream stays available meanwhile
+
+	waitFor(t, 30*time.Second, "the damaged replica restarted and holding every message", func() bool {
+		m := c.servers[down].js.Load().account(globalAccountName).lookup("REP")
+		if m == nil || m == old {
+			return false
+		}
+		var ss StreamState
+		m.st().FastState(&ss)
+		m.mu.Lock()
+		gdir := m.groupDir
+		m.mu.Unlock()
+		_, err := os.Stat(filepath.Join(gdir, repairMarker))
+		return ss.Msgs == repairMsgs && ss.LastSeq == repairMsgs && os.IsNotExist(err)
+	})
+	// A later pass finds the replica whole.
+	sc := c.servers[down].js.Load().scrub.Load()
+	passes := sc.passes.Load()
+	waitFor(t, 10*time.Second, "two more scrub passes", func() bool { return sc.passes.Load() >= passes+2 })
+	m := c.servers[down].js.Load().account(globalAccountName).lookup("REP")
+	if m.scrubLost.Load() != 0 {
+		t.Fatalf("the repaired replica still has %d damaged messages", m.scrubLost.Load())
+	}
+	m.mu.Lock()
+	t.Logf("the repaired replica installed %d snapshots, %d of them from the leader", m.installs, m.received)
+	m.mu.Unlock()
+	nc.Close()
+
+	rc := connectNATS(t, c.servers[down].ClientURL())
+	seen := viewUnderEachLeader(t, rc, "REP", 3, 60*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, string, bool) {
+		s, err := js.Stream(ctx, "REP")
+		if err != nil || s.CachedInfo().Cluster == nil || s.CachedInfo().Cluster.Leader == "" {
+			return "", "", false
+		}
+		info := s.CachedInfo()
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		digest, err := readAllMsgs(rctx, s, want)
+		if err != nil {
+			return "", "", false
+		}
+		return info.Cluster.Leader, fmt.Sprintf("msgs=%d first=%d last=%d bytes=%d digest=%s", info.State.Msgs,
+			info.State.FirstSeq, info.State.LastSeq, info.State.Bytes, digest), true
+	})
+	names := sameUnderEachLeader(t, "stream REP", seen)
+	if !strings.HasPrefix(seen[names[0]], fmt.Sprintf("msgs=%d first=1 last=%d ", repairMsgs, repairMsgs)) {
+		t.Fatalf("stream state %s, want %d messages", seen[names[0]], repairMsgs)
+	}
+	rc.Close()
+	for _, m := range c.replicas("REP") {
+		if m.scrubLost.Load() != 0 {
+			t.Fatalf("%s: %d damaged messages", m.jsa.js.srv.Name(), m.scrubLost.Load())
+		}
+	}
+}
+
+// A stream on one server has no peer to repair from: the scrub reports the
+// damage in the log and /healthz, and changes nothing.
+func TestJetStreamScrubReportsR1Damage(t *testing.T) {
+	setForTest(t, &fileStoreBlockSize, 64<<10)
+	o := testOptions()
+	o.JetStream, o.StoreDir = true, t.TempDir()
+	scrubOpts(0, o)
+	s := runServer(t, o)
+	_, js := jsClient(t, s)
+	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}, Storage: jetstream.FileStorage})
+	for i := 1; i <= repairMsgs; i++ {
+		if _, err := js.Publish(ctx(t), "one.x", repairData(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	health := func() string {
+		if h := s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)); h != nil {
+			return h.Error
+		}
+		return ""
+	}
+	sc := s.js.Load().scrub.Load()
+	passes := sc.passes.Load()
+	waitFor(t, 10*time.Second, "two scrub passes", func() bool { return sc.passes.Load() >= passes+2 })
+	if h := health(); h != "" {
+		t.Fatalf("healthz before any damage: %s", h)
+	}
+	blocks := storeBlocks(t, filepath.Join(o.StoreDir, "jetstream", globalAccountName, "streams", "ONE"))
+	if err := os.Remove(blocks[2]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "healthz reporting the damage", func() bool {
+		return strings.Contains(health(), "JetStream stream '$G > ONE' is damaged")
+	})
+	t.Logf("healthz: %s", health())
+	m := s.js.Load().account(globalAccountName).lookup("ONE")
+	var ss StreamState
+	m.st().FastState(&ss)
+	if ss.Msgs != repairMsgs {
+		t.Fatalf("the scrub changed the stream: %d messages", ss.Msgs)
+	}
+}
+
+// Scrubbing touches no raft group: idle streams stay asleep through
+// scrub passes.
+func TestJetStreamClusterScrubKeepsGroupsAsleep(t *testing.T) {
+	setForTest(t, &fileStoreBlockSize, 64<<10)
+	c := runJSClusterWith(t, 3, scrubOpts)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "Q", Subjects: []string{"q.>"}, Replicas: 3, Storage: jetstream.FileStorage})
+	for i := 1; i <= 100; i++ {
+		if _, err := js.Publish(ctx(t), "q.x", repairData(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 15*time.Second, "every group asleep", func() bool { return c.groupsAwake() == "" })
+	var passes [3]uint64
+	for i, s := range c.servers {
+		passes[i] = s.js.Load().scrub.Load().passes.Load()
+	}
+	waitFor(t, 10*time.Second, "three scrub passes on every server", func() bool {
+		for i, s := range c.servers {
+			if s.js.Load().scrub.Load().passes.Load() < passes[i]+3 {
+				return false
+			}
+			if a := c.groupsAwake(); a != "" {
+				t.Fatalf("groups woke during the scrub: %s", a)
+			}
+		}
+		return true
+	})
+}
