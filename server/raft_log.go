@@ -330,13 +330,13 @@ func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 		if l.storedLocal(s.Data) {
 			return fmt.Errorf("%w: full snapshot data in a local kind's form", errBadRaftMsg)
 		}
-		return vfs.WriteFileAtomic(l.fs, name, head, s.Data)
+		return vfs.WriteFileAtomic(l.fs, name, head, s.Data, snapTrailer(head, s.Data))
 	case spooledSnap:
 		sp = local
 	default:
 		if l.kind != nil {
 			if raw, ok := l.kind.storedForm(local); ok {
-				return vfs.WriteFileAtomic(l.fs, name, head, raw)
+				return vfs.WriteFileAtomic(l.fs, name, head, raw, snapTrailer(head, raw))
 			}
 		}
 		return fmt.Errorf("raft snapshot of unknown kind %T", s.Local)
@@ -346,7 +346,7 @@ func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 		return err
 	}
 	defer f.Close()
-	return vfs.WriteFileAtomicFrom(l.fs, name, head, sr)
+	return vfs.WriteFileAtomicFrom(l.fs, name, head, newSummingReader(head, sr))
 }
 
 // finishCompaction completes a snapshot whose file was written but whose
@@ -398,22 +398,26 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	if st.Size() >= spooledMin {
-		headLen := min(snapshotHeadMax, st.Size())
+	size, err := verifySnapshotFile(f, st.Size()) // raft_snapfile.go
+	if err != nil {
+		return raft.Snapshot{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if size >= spooledMin {
+		headLen := min(snapshotHeadMax, size)
 		s, data, err := readSnapshotHead(f, headLen)
 		switch {
 		case err != nil:
 			return s, err
 		case !l.storedLocal(data):
 			off := headLen - int64(len(data))
-			s.Local = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}
+			s.Local = spooledSnap{Path: name, Off: off, Size: size - off, Index: s.Index}
 			return s, nil
 		}
 		// A local kind (a stream's linked snapshot is its metadata only,
 		// large with a large duplicate window) is expanded when sent, not
 		// sent as it is, so it is read in.
 	}
-	s, data, err := readSnapshotHead(f, st.Size())
+	s, data, err := readSnapshotHead(f, size)
 	if err != nil || !l.storedLocal(data) {
 		s.Data = data
 		return s, err
