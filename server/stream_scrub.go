@@ -146,31 +146,39 @@ func (sc *scrubber) scrubStream(mset *stream) bool {
 		return true
 	}
 	var missing []uint64
+	lost := 0
 	for from := uint32(0); ; {
 		res, err := st.ScrubNext(from, sc.pace)
 		if err != nil { // stopped
 			return false
 		}
+		lost = res.Lost
 		if res.Done {
 			break
 		}
 		missing = append(missing, res.Missing...)
 		from = res.Block + 1
 	}
-	mset.scrubbed(missing)
+	mset.scrubbed(missing, lost)
 	return true
 }
 
-// scrubbed records what a scrub pass found in the stream and repairs or
-// reports the damage.
-func (mset *stream) scrubbed(missing []uint64) {
+// scrubbed records what a scrub pass found in the stream (missing: live
+// messages without a valid record; lost: messages the store dropped
+// earlier, when a read found them damaged) and repairs or reports it.
+func (mset *stream) scrubbed(missing []uint64, lost int) {
 	s := mset.jsa.js.srv
-	mset.scrubLost.Store(int64(len(missing)))
-	if len(missing) == 0 {
+	mset.scrubLost.Store(int64(len(missing) + lost))
+	if len(missing)+lost == 0 {
 		return
 	}
-	what := fmt.Sprintf("JetStream stream '%s > %s': the scrub found %d messages without a valid record (first %d)",
-		mset.jsa.acc.Name, mset.name, len(missing), missing[0])
+	what := fmt.Sprintf("JetStream stream '%s > %s': the scrub found %d messages without a valid record", mset.jsa.acc.Name, mset.name, len(missing))
+	if len(missing) > 0 {
+		what += fmt.Sprintf(" (first %d)", missing[0])
+	}
+	if lost > 0 {
+		what += fmt.Sprintf(", and reads had found %d damaged before", lost)
+	}
 	if !mset.replicated {
 		s.Errorf("%s; the stream has no other replica to repair them from", what)
 		return

@@ -23,6 +23,10 @@ type ScrubResult struct {
 	Bytes   int64    // bytes read from its file
 	Missing []uint64 // live messages without a valid record in the file
 	Done    bool     // no sealed block at or above the one asked for: the pass is over
+	// Lost is how many messages the store has dropped so far because a
+	// read found their records damaged (State().Lost): damage found
+	// before the scrub came to it.
+	Lost int
 }
 
 // ErrScrubStopped: the caller's pace function asked the scrub to stop.
@@ -49,14 +53,15 @@ type scrubTarget struct {
 	compressed bool
 	first      uint64
 	live       []uint64 // its live messages
+	lost       int      // messages the store lost so far
 }
 
 func (fs *fileStore) ScrubNext(from uint32, pace func(n int) bool) (ScrubResult, error) {
 	tg, ok := fs.scrubTarget(from)
 	if !ok {
-		return ScrubResult{Done: true}, nil
+		return ScrubResult{Done: true, Lost: tg.lost}, nil
 	}
-	res := ScrubResult{Block: tg.index}
+	res := ScrubResult{Block: tg.index, Lost: tg.lost}
 	data, n, err := fs.readScrub(tg, pace)
 	res.Bytes = n
 	if errors.Is(err, ErrScrubStopped) {
@@ -73,15 +78,16 @@ func (fs *fileStore) ScrubNext(from uint32, pace func(n int) bool) (ScrubResult,
 func (fs *fileStore) scrubTarget(from uint32) (scrubTarget, bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
+	lost := len(fs.lost.Msgs)
 	if fs.closed || len(fs.blocks) < 2 {
-		return scrubTarget{}, false
+		return scrubTarget{lost: lost}, false
 	}
 	for _, b := range fs.blocks[:len(fs.blocks)-1] {
 		if b.index >= from {
-			return scrubTarget{index: b.index, compressed: b.compressed, first: b.first, live: fs.liveOf(b)}, true
+			return scrubTarget{index: b.index, compressed: b.compressed, first: b.first, live: fs.liveOf(b), lost: lost}, true
 		}
 	}
-	return scrubTarget{}, false
+	return scrubTarget{lost: lost}, false
 }
 
 // liveOf lists b's live messages.
