@@ -298,3 +298,26 @@ func TestJetStreamClusterScrubKeepsGroupsAsleep(t *testing.T) {
 		return true
 	})
 }
+
+// The scrub's config keys (Tern only): sizes and durations as nats-server
+// writes them, 0 turning the scrub off; other unknown keys stay errors.
+func TestScrubConfigKeys(t *testing.T) {
+	dir := t.TempDir()
+	o, err := ProcessConfigFile(optsWriteConf(t, dir, "a.conf", "jetstream { scrub_rate: \"8M\", scrub_interval: \"5m\" }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.JetStreamScrubRate != 8<<20 || o.scrubRate() != 8<<20 || o.scrubInterval() != 5*time.Minute {
+		t.Fatalf("rate %d interval %v", o.JetStreamScrubRate, o.JetStreamScrubInterval)
+	}
+	o, err = ProcessConfigFile(optsWriteConf(t, dir, "b.conf", "jetstream { scrub_rate: 0 }\n"))
+	if err != nil || o.scrubRate() != 0 {
+		t.Fatalf("scrub_rate 0: rate %d, %v", o.scrubRate(), err)
+	}
+	if o := (&Options{}); o.scrubRate() != defaultScrubRate || o.scrubInterval() != defaultScrubInterval {
+		t.Fatalf("defaults: %d %v", o.scrubRate(), o.scrubInterval())
+	}
+	if _, err := ProcessConfigFile(optsWriteConf(t, dir, "c.conf", "jetstream { scrub_speed: 8M }\n")); err == nil {
+		t.Fatal("an unknown jetstream key was accepted")
+	}
+}
