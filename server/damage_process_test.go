@@ -392,7 +392,9 @@ func TestProcessDamageRepair(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts three server processes")
 	}
+	t0 := time.Now()
 	r := newDamageRig(t)
+	t.Logf("servers up after %v", time.Since(t0).Round(time.Millisecond))
 	nc := connectNATS(t, r.urls())
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
@@ -410,6 +412,7 @@ func TestProcessDamageRepair(t *testing.T) {
 	halt := func() { once.Do(func() { close(stop) }) }
 	defer halt()
 	wg := r.load(stop, 10*time.Millisecond)
+	t.Logf("filled after %v", time.Since(t0).Round(time.Millisecond))
 	r.waitCurrent(js, "before any damage")
 	for cycle := 0; cycle < *damageCycles; cycle++ {
 		for i := range 3 {
@@ -423,5 +426,7 @@ func TestProcessDamageRepair(t *testing.T) {
 	}
 	halt()
 	wg.Wait()
+	t.Logf("damage repaired after %v", time.Since(t0).Round(time.Millisecond))
 	r.verify()
+	t.Logf("verified after %v", time.Since(t0).Round(time.Millisecond))
 }

@@ -204,8 +204,19 @@ func (jsa *jsAccount) restartDamaged(mset *stream) {
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
 	jsa.stopReplicaOf(mset, false, nil)
-	if _, err := jsa.startReplica(sa, false); err != nil {
+	restarted, err := jsa.startReplica(sa, false)
+	if err != nil {
 		jsa.js.srv.Errorf("JetStream stream '%s > %s': restarting the damaged replica: %v", jsa.acc.Name, mset.name, err)
+		return
+	}
+	// The stream may have been deleted, or moved off this server, while
+	// the replica was out of the account's streams (the meta apply found
+	// nothing to stop then): stop the restarted one as it would have.
+	switch now := jc.assignment(jsa.acc.Name, mset.name); {
+	case now == nil:
+		jsa.stopReplica(mset.name, true, sa)
+	case now.Created != sa.Created || !jc.isPeer(now):
+		jsa.stopReplicaIf(restarted)
 	}
 }
 

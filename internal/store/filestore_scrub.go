@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"sort"
 )
 
 // A scrub re-reads a store's sealed block files while the store runs and
@@ -82,12 +83,13 @@ func (fs *fileStore) scrubTarget(from uint32) (scrubTarget, bool) {
 	if fs.closed || len(fs.blocks) < 2 {
 		return scrubTarget{lost: lost}, false
 	}
-	for _, b := range fs.blocks[:len(fs.blocks)-1] {
-		if b.index >= from {
-			return scrubTarget{index: b.index, compressed: b.compressed, first: b.first, live: fs.liveOf(b), lost: lost}, true
-		}
+	sealed := fs.blocks[:len(fs.blocks)-1] // ascending by index
+	i := sort.Search(len(sealed), func(i int) bool { return sealed[i].index >= from })
+	if i == len(sealed) {
+		return scrubTarget{lost: lost}, false
 	}
-	return scrubTarget{lost: lost}, false
+	b := sealed[i]
+	return scrubTarget{index: b.index, compressed: b.compressed, first: b.first, live: fs.liveOf(b), lost: lost}, true
 }
 
 // liveOf lists b's live messages.
@@ -139,15 +141,16 @@ func scrubMissing(data []byte, live []uint64) []uint64 {
 	if len(live) == 0 {
 		return nil
 	}
-	have := make(map[uint64]bool, len(live))
+	first, last := live[0], live[len(live)-1] // ascending
+	have := make([]bool, last-first+1)
 	for _, r := range parseBlockData(data).recs {
-		if r.kind == recMsg {
-			have[r.seq] = true
+		if r.kind == recMsg && r.seq >= first && r.seq <= last {
+			have[r.seq-first] = true
 		}
 	}
 	var missing []uint64
 	for _, seq := range live {
-		if !have[seq] {
+		if !have[seq-first] {
 			missing = append(missing, seq)
 		}
 	}
