@@ -55,7 +55,7 @@ func storeBlocks(t *testing.T, streamDir string) []string {
 }
 
 func TestJetStreamClusterScrubBitFlip(t *testing.T) {
-	testScrubRepair(t, func(t *testing.T, blocks []string) {
+	testScrubRepair(t, func(t *testing.T, blocks []string, _ repairFile) {
 		p := blocks[1]
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -67,7 +67,7 @@ func TestJetStreamClusterScrubBitFlip(t *testing.T) {
 }
 
 func TestJetStreamClusterScrubTruncate(t *testing.T) {
-	testScrubRepair(t, func(t *testing.T, blocks []string) {
+	testScrubRepair(t, func(t *testing.T, blocks []string, _ repairFile) {
 		fi, err := os.Stat(blocks[1])
 		if err != nil {
 			t.Fatal(err)
@@ -79,10 +79,27 @@ func TestJetStreamClusterScrubTruncate(t *testing.T) {
 }
 
 func TestJetStreamClusterScrubDeleteBlock(t *testing.T) {
-	testScrubRepair(t, func(t *testing.T, blocks []string) {
+	testScrubRepair(t, func(t *testing.T, blocks []string, _ repairFile) {
 		if err := os.Remove(blocks[1]); err != nil {
 			t.Fatal(err)
 		}
+	})
+}
+
+func TestJetStreamClusterScrubStaleBlock(t *testing.T) {
+	testScrubRepair(t, func(t *testing.T, blocks []string, stale repairFile) {
+		for _, p := range blocks {
+			if filepath.Base(p) == stale.name {
+				if err := os.Remove(p); err != nil { // a new inode: the snapshot's link keeps the real one
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, stale.data, 0o640); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+		}
+		t.Fatalf("block %s is not sealed: %v", stale.name, blocks)
 	})
 }
 
@@ -90,7 +107,7 @@ func TestJetStreamClusterScrubDeleteBlock(t *testing.T) {
 // every server runs; the scrub must find it, the replica must be restarted
 // in place and hold every message again, publishes must go on meanwhile,
 // and every server leading in turn must serve every acknowledged message.
-func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string)) {
+func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string, stale repairFile)) {
 	setForTest(t, &snapshotEvery, 100)
 	setForTest(t, &fileStoreBlockSize, 64<<10)
 	c := runJSClusterWith(t, 3, scrubOpts)
@@ -109,8 +126,23 @@ func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string)) {
 			want[ack.Sequence] = sha256.Sum256(data)
 		}
 	}
+	down := -1
+	for i, s := range c.servers {
+		if s.Name() != leader {
+			down = i
+		}
+	}
+	streamDir := filepath.Join(c.opts[down].StoreDir, "jetstream", globalAccountName, "streams", "REP")
 	const half = repairMsgs / 2
-	publish(1, half)
+	publish(1, 20)
+	waitFor(t, 10*time.Second, "the follower applied 20 messages", func() bool {
+		m := c.servers[down].js.Load().account(globalAccountName).lookup("REP")
+		var ss StreamState
+		m.st().FastState(&ss)
+		return ss.LastSeq == 20
+	})
+	stale := copyActiveBlock(t, streamDir) // the second block, partly written
+	publish(21, half)
 	waitFor(t, 10*time.Second, "every replica applied every message", func() bool {
 		for _, m := range c.replicas("REP") {
 			var ss StreamState
@@ -121,19 +153,13 @@ func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string)) {
 		}
 		return len(c.replicas("REP")) == 3
 	})
-	down := -1
-	for i, s := range c.servers {
-		if s.Name() != leader {
-			down = i
-		}
-	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("group views: %s", c.groupViews("REP"))
 		}
 	})
 	old := c.servers[down].js.Load().account(globalAccountName).lookup("REP")
-	damage(t, storeBlocks(t, filepath.Join(c.opts[down].StoreDir, "jetstream", globalAccountName, "streams", "REP")))
+	damage(t, storeBlocks(t, streamDir), stale)
 	t0 := time.Now()
 	publish(half+1, repairMsgs) // the stream stays available meanwhile
 	t.Logf("published the second half in %v", time.Since(t0))
