@@ -201,7 +201,18 @@ func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string, st
 	nc.Close()
 	t.Logf("repaired after %v", time.Since(t0))
 
-	// Every replica holds every acknowledged message, byte for byte.
+	// Every replica holds every acknowledged message, byte for byte (once
+	// it has applied them: a follower may lag the acknowledgements).
+	waitFor(t, 20*time.Second, "every replica applied every message", func() bool {
+		for _, m := range c.replicas("REP") {
+			var ss StreamState
+			m.st().FastState(&ss)
+			if ss.LastSeq != repairMsgs {
+				return false
+			}
+		}
+		return len(c.replicas("REP")) == 3
+	})
 	for _, m := range c.replicas("REP") {
 		if got := replicaDigest(m, want); got != "" {
 			t.Fatalf("%s: %s", m.jsa.js.srv.Name(), got)
