@@ -60,11 +60,10 @@ type scrubber struct {
 // startScrub starts the scrub goroutine unless the rate is 0.
 func (js *jetStream) startScrub() {
 	o := js.srv.getOpts()
-	sc := &scrubber{js: js, rate: o.scrubRate(), interval: o.scrubInterval(), done: make(chan struct{})}
-	if sc.rate == 0 {
-		close(sc.done)
+	if o.scrubRate() == 0 {
 		return
 	}
+	sc := &scrubber{js: js, rate: o.scrubRate(), interval: o.scrubInterval(), done: make(chan struct{})}
 	js.scrub.Store(sc)
 	js.srv.wg.Add(1)
 	go func() {
@@ -179,12 +178,25 @@ func (mset *stream) scrubbed(missing []uint64, lost int) {
 	if lost > 0 {
 		what += fmt.Sprintf(", and reads had found %d damaged before", lost)
 	}
-	if !mset.replicated {
+	if !mset.repairable() {
 		s.Errorf("%s; the stream has no other replica to repair them from", what)
 		return
 	}
 	s.Warnf("%s; restarting the replica to repair it", what)
 	mset.jsa.restartDamaged(mset)
+}
+
+// repairable reports whether the stream has other replicas to repair
+// this one from. An R1 stream of a cluster is replicated through a group
+// of one: restarting it would discard its good messages with the damaged
+// ones and leave nothing to catch up from.
+func (mset *stream) repairable() bool {
+	jc := mset.jsa.js.cluster
+	if !mset.replicated || jc == nil {
+		return false
+	}
+	sa := jc.assignment(mset.jsa.acc.Name, mset.name)
+	return sa != nil && len(sa.Peers) > 1
 }
 
 // restartDamaged stops the replica mset and starts it again as at server
@@ -220,12 +232,12 @@ func (jsa *jsAccount) restartDamaged(mset *stream) {
 	}
 }
 
-// scrubDamage is /healthz's error for streams on one server whose last
-// scrub found messages without a valid record; "" when none.
+// scrubDamage is /healthz's error for a stream without other replicas
+// whose last scrub found messages without a valid record; "" when none.
 func (js *jetStream) scrubDamage() string {
 	for _, jsa := range js.accountList() {
 		for _, mset := range jsa.streamList() {
-			if n := mset.scrubLost.Load(); n > 0 && !mset.replicated {
+			if n := mset.scrubLost.Load(); n > 0 && !mset.repairable() {
 				return fmt.Sprintf("JetStream stream '%s > %s' is damaged: %d messages without a valid record", jsa.acc.Name, mset.name, n)
 			}
 		}

@@ -358,3 +358,49 @@ func TestScrubConfigKeys(t *testing.T) {
 		t.Fatal("an unknown jetstream key was accepted")
 	}
 }
+
+// An R1 stream of a cluster is replicated through a group of one: it has
+// no peer to repair from, so damage is reported, and the replica is not
+// restarted (that would discard its good messages with the damaged ones).
+func TestJetStreamClusterScrubReportsR1Damage(t *testing.T) {
+	setForTest(t, &fileStoreBlockSize, 64<<10)
+	c := runJSClusterWith(t, 3, scrubOpts)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}, Storage: jetstream.FileStorage})
+	for i := 1; i <= repairMsgs; i++ {
+		if _, err := js.Publish(ctx(t), "one.x", repairData(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reps := c.replicas("ONE")
+	if len(reps) != 1 {
+		t.Fatalf("%d replicas of an R1 stream", len(reps))
+	}
+	m := reps[0]
+	s := m.jsa.js.srv
+	var o *Options
+	for i := range c.servers {
+		if c.servers[i] == s {
+			o = c.opts[i]
+		}
+	}
+	blocks := storeBlocks(t, filepath.Join(o.StoreDir, "jetstream", globalAccountName, "streams", "ONE"))
+	if err := os.Remove(blocks[2]); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "healthz reporting the damage", func() bool {
+		h := s.jsHealth(httptest.NewRequest("GET", "/healthz", nil))
+		return h != nil && strings.Contains(h.Error, "JetStream stream '$G > ONE' is damaged")
+	})
+	sc := s.js.Load().scrub.Load()
+	passes := sc.passes.Load()
+	waitFor(t, 10*time.Second, "two more scrub passes", func() bool { return sc.passes.Load() >= passes+2 })
+	if now := s.js.Load().account(globalAccountName).lookup("ONE"); now != m {
+		t.Fatal("the R1 replica was restarted")
+	}
+	var ss StreamState
+	m.st().FastState(&ss)
+	if ss.Msgs != repairMsgs {
+		t.Fatalf("%d messages, want %d: the scrub changed the stream", ss.Msgs, repairMsgs)
+	}
+}
