@@ -55,6 +55,7 @@ type scrubber struct {
 	debt     time.Duration // read time owed to the rate, not yet waited
 	done     chan struct{}
 	passes   atomic.Uint64 // passes finished
+	waits    atomic.Uint64 // waits begun on the clock (for tests)
 }
 
 // startScrub starts the scrub goroutine unless the rate is 0.
@@ -81,13 +82,18 @@ func (js *jetStream) stopScrub() {
 	}
 }
 
+// run makes a pass every interval, from the start of one to the start of
+// the next (at once when a pass took longer); the first one interval
+// after the server started.
 func (sc *scrubber) run() {
 	s := sc.js.srv
+	next := s.clock.Now().Add(sc.interval)
 	for {
-		if !sc.wait(sc.interval) {
+		if !sc.wait(max(s.clock.Until(next), 0)) {
 			return
 		}
 		start := s.clock.Now()
+		next = start.Add(sc.interval)
 		if !sc.pass() {
 			return
 		}
@@ -100,6 +106,7 @@ func (sc *scrubber) wait(d time.Duration) bool {
 	s := sc.js.srv
 	t := s.clock.NewTimer(d)
 	defer t.Stop()
+	sc.waits.Add(1)
 	select {
 	case <-t.C():
 		return true

@@ -404,3 +404,49 @@ func TestJetStreamClusterScrubReportsR1Damage(t *testing.T) {
 		t.Fatalf("%d messages, want %d: the scrub changed the stream", ss.Msgs, repairMsgs)
 	}
 }
+
+// The scrub reads at most scrub_rate bytes a second of the server's clock:
+// on a manual clock, a pass over the sealed blocks ends only once the
+// clock has advanced their size divided by the rate.
+func TestJetStreamScrubPacedOnClock(t *testing.T) {
+	setForTest(t, &fileStoreBlockSize, 64<<10)
+	const rate = 64 << 10
+	s, m, nc := runManualClockServer(t, func(o *Options) {
+		o.JetStreamScrubRate, o.JetStreamScrubInterval = rate, time.Minute
+	})
+	js, _ := jetstream.New(nc)
+	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one.>"}, Storage: jetstream.FileStorage})
+	for i := 1; i <= 200; i++ {
+		if _, err := js.Publish(ctx(t), "one.x", repairData(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var sealed int64
+	for _, p := range storeBlocks(t, filepath.Join(s.getOpts().StoreDir, "jetstream", globalAccountName, "streams", "ONE")) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sealed += fi.Size()
+	}
+	sc := s.js.Load().scrub.Load()
+	waitFor(t, 5*time.Second, "the scrub waiting for its first pass", func() bool { return sc.waits.Load() == 1 })
+	m.Advance(time.Minute)
+	secs := 0
+	for seen := uint64(1); ; {
+		waitFor(t, 5*time.Second, "the scrub pacing or done", func() bool { return sc.waits.Load() > seen })
+		if sc.passes.Load() > 0 { // waiting for the next pass
+			break
+		}
+		seen = sc.waits.Load()
+		m.Advance(time.Second)
+		if secs++; secs > 100 {
+			t.Fatal("no pass after 100 s of the clock")
+		}
+	}
+	want := int(sealed / rate)
+	t.Logf("%d bytes of sealed blocks scrubbed in %d s of the clock at %d B/s", sealed, secs, rate)
+	if secs < want-1 || secs > want+1 {
+		t.Fatalf("a pass over %d bytes took %d s of the clock, want about %d", sealed, secs, want)
+	}
+}
