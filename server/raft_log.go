@@ -300,9 +300,10 @@ func (l *walLog) Close() error {
 	return l.w.Close()
 }
 
-// storeSnapshot writes [index][term][npeers][peers...][data] atomically.
+// storeSnapshot writes [marker][index][term][npeers][peers...][data][trailer]
+// atomically (raft_snapfile.go).
 func (l *walLog) storeSnapshot(s raft.Snapshot) error {
-	b := binary.AppendUvarint(nil, s.Index)
+	b := binary.AppendUvarint(append([]byte(nil), snapMarker...), s.Index)
 	b = binary.AppendUvarint(b, s.Term)
 	b = binary.AppendUvarint(b, uint64(len(s.Peers)))
 	for _, p := range s.Peers {
@@ -398,13 +399,13 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	size, err := verifySnapshotFile(f, st.Size()) // raft_snapfile.go
+	skip, size, err := verifySnapshotFile(f, st.Size()) // raft_snapfile.go
 	if err != nil {
 		return raft.Snapshot{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if size >= spooledMin {
 		headLen := min(snapshotHeadMax, size)
-		s, data, err := readSnapshotHead(f, headLen)
+		s, data, err := readSnapshotHead(f, headLen, skip)
 		switch {
 		case err != nil:
 			return s, err
@@ -417,7 +418,7 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 		// large with a large duplicate window) is expanded when sent, not
 		// sent as it is, so it is read in.
 	}
-	s, data, err := readSnapshotHead(f, size)
+	s, data, err := readSnapshotHead(f, size, skip)
 	if err != nil || !l.storedLocal(data) {
 		s.Data = data
 		return s, err
@@ -440,13 +441,14 @@ func (l *walLog) storedLocal(data []byte) bool {
 const snapshotHeadMax = 4096
 
 // readSnapshotHead reads the first n bytes of a snapshot file and returns
-// the snapshot they describe and what of them follows the head.
-func readSnapshotHead(f vfs.File, n int64) (raft.Snapshot, []byte, error) {
+// the snapshot they describe (after skip bytes of marker) and what of them
+// follows the head.
+func readSnapshotHead(f vfs.File, n int64, skip int) (raft.Snapshot, []byte, error) {
 	b := make([]byte, n)
-	if k, err := f.ReadAt(b, 0); k != len(b) {
+	if k, err := f.ReadAt(b, 0); k != len(b) || len(b) < skip {
 		return raft.Snapshot{}, nil, fmt.Errorf("reading raft snapshot: %w", err)
 	}
-	r := &raftReader{b: b}
+	r := &raftReader{b: b[skip:]}
 	s := raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
 	np := r.uvarint()
 	for i := uint64(0); i < np && r.err == nil; i++ {

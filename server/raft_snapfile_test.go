@@ -21,9 +21,11 @@ func TestWALLogSnapshotFileChecksum(t *testing.T) {
 	setForTest(t, &spooledMin, 2000)
 	damages := map[string]func(b []byte) []byte{
 		"bitflip":  func(b []byte) []byte { b[len(b)/2] ^= 4; return b },
-		"head":     func(b []byte) []byte { b[0] ^= 1; return b },
+		"head":     func(b []byte) []byte { b[snapMarkerLen] ^= 1; return b },
 		"truncate": func(b []byte) []byte { return b[:len(b)*2/3] },
 		"trailer":  func(b []byte) []byte { return b[:len(b)-snapTrailerLen] },
+		"marker":   func(b []byte) []byte { b[0] ^= 0x40; return b },
+		"tag":      func(b []byte) []byte { b[len(b)-1] ^= 1; return b },
 		"empty":    func(b []byte) []byte { return nil },
 	}
 	snaps := map[string]raft.Snapshot{
@@ -70,6 +72,30 @@ func TestWALLogSnapshotFileChecksum(t *testing.T) {
 				}
 				t.Fatalf("%s %s: open gave %v, want errSnapshotCorrupt", kind, what, err)
 			}
+		}
+	}
+}
+
+// A snapshot file written before the checksum existed (no marker, no
+// trailer) is read as before: an upgraded server keeps its snapshots.
+func TestWALLogReadsSnapshotFileWithoutChecksum(t *testing.T) {
+	setForTest(t, &spooledMin, 2000)
+	for _, size := range []int{100, 5000} {
+		dir := t.TempDir()
+		data := []byte("{" + strings.Repeat("z", size) + "}")
+		old := []byte{9, 2, 3, 1, 2, 3} // index 9, term 2, peers 1 2 3
+		if err := os.WriteFile(filepath.Join(dir, snapshotFile), append(old, data...), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		l, err := openWALLogKind(vfs.Default, dir, 0, t.Logf, linkedSnapKind{})
+		if err != nil {
+			t.Fatalf("size %d: %v", size, err)
+		}
+		snap, err := l.Snapshot()
+		got, gerr := snapshotBytes(vfs.Default, snap)
+		l.Close()
+		if err != nil || gerr != nil || snap.Index != 9 || snap.Term != 2 || len(snap.Peers) != 3 || !bytes.Equal(got, data) {
+			t.Fatalf("size %d: read back %d/%d %v, %d bytes: %v %v", size, snap.Index, snap.Term, snap.Peers, len(got), err, gerr)
 		}
 	}
 }
