@@ -29,6 +29,8 @@ type jetStream struct {
 	// storageLost: clustered, and the meta group's log was missing at
 	// start (a wiped disk or a new server): stream_repair.go groupLost.
 	storageLost atomic.Bool
+	// scrub is the background scrub (stream_scrub.go); nil when off.
+	scrub atomic.Pointer[scrubber]
 }
 
 // jsAccount is JetStream for one account.
@@ -89,6 +91,7 @@ func (s *Server) enableJetStream() error {
 		// of these accounts (an account not enabled yet would be skipped).
 		js.cluster.startMetaGroup()
 	}
+	js.startScrub()
 	return nil
 }
 
@@ -143,6 +146,7 @@ func (js *jetStream) accountList() []*jsAccount {
 
 // shutdown stops every stream, syncing stores.
 func (js *jetStream) shutdown() {
+	js.stopScrub()
 	for _, jsa := range js.accountList() {
 		for _, sub := range jsa.apiSubs {
 			jsa.acc.unsubscribe(sub)

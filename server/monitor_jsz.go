@@ -105,7 +105,13 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if s.getOpts().JetStream && js == nil {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream not enabled"}
 	}
-	if enabledOnly || js == nil || js.cluster == nil {
+	if enabledOnly || js == nil {
+		return nil
+	}
+	if d := js.scrubDamage(); d != "" && !serverOnly {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: d}
+	}
+	if js.cluster == nil {
 		return nil
 	}
 	meta, _ := js.cluster.metaGroup()

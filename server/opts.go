@@ -80,6 +80,16 @@ type Options struct {
 	// the request came (a raft read index), so a read sees every write
 	// acknowledged before it.
 	JetStreamStaleDirectReads bool `json:"-"`
+	// JetStreamScrubRate (jetstream { scrub_rate: "4M" }, Tern only) is
+	// how many bytes a second the background scrub reads of the stores'
+	// sealed blocks to check their checksums; 0 is the default (4 MiB),
+	// negative turns the scrub off (scrub_rate: 0 in a config file).
+	JetStreamScrubRate int64 `json:"-"`
+	// JetStreamScrubInterval (jetstream { scrub_interval: "1h" }, Tern
+	// only) is the time between the starts of two scrub passes over every
+	// file stream; 0 is the default (1 hour). The first pass starts one
+	// interval after the server.
+	JetStreamScrubInterval time.Duration `json:"-"`
 
 	PidFile      string `json:"-"`
 	PortsFileDir string `json:"-"`

@@ -312,6 +312,12 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 			o.SyncInterval = asDuration(ce, v)
 		case "stale_direct_reads":
 			o.JetStreamStaleDirectReads = asBool(ce, v)
+		case "scrub_rate": // Tern only: stream_scrub.go
+			if o.JetStreamScrubRate = asStorageSize(ce, v); o.JetStreamScrubRate <= 0 {
+				o.JetStreamScrubRate = -1
+			}
+		case "scrub_interval": // Tern only
+			o.JetStreamScrubInterval = asDuration(ce, v)
 		case "limits":
 			o.parseJetStreamLimits(ce, v)
 		default:

@@ -300,9 +300,10 @@ func (l *walLog) Close() error {
 	return l.w.Close()
 }
 
-// storeSnapshot writes [index][term][npeers][peers...][data] atomically.
+// storeSnapshot writes [marker][index][term][npeers][peers...][data][trailer]
+// atomically (raft_snapfile.go).
 func (l *walLog) storeSnapshot(s raft.Snapshot) error {
-	b := binary.AppendUvarint(nil, s.Index)
+	b := binary.AppendUvarint(append([]byte(nil), snapMarker...), s.Index)
 	b = binary.AppendUvarint(b, s.Term)
 	b = binary.AppendUvarint(b, uint64(len(s.Peers)))
 	for _, p := range s.Peers {
@@ -330,13 +331,13 @@ func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 		if l.storedLocal(s.Data) {
 			return fmt.Errorf("%w: full snapshot data in a local kind's form", errBadRaftMsg)
 		}
-		return vfs.WriteFileAtomic(l.fs, name, head, s.Data)
+		return vfs.WriteFileAtomic(l.fs, name, head, s.Data, snapTrailer(head, s.Data))
 	case spooledSnap:
 		sp = local
 	default:
 		if l.kind != nil {
 			if raw, ok := l.kind.storedForm(local); ok {
-				return vfs.WriteFileAtomic(l.fs, name, head, raw)
+				return vfs.WriteFileAtomic(l.fs, name, head, raw, snapTrailer(head, raw))
 			}
 		}
 		return fmt.Errorf("raft snapshot of unknown kind %T", s.Local)
@@ -346,7 +347,7 @@ func (l *walLog) writeSnapshotFile(head []byte, s raft.Snapshot) error {
 		return err
 	}
 	defer f.Close()
-	return vfs.WriteFileAtomicFrom(l.fs, name, head, sr)
+	return vfs.WriteFileAtomicFrom(l.fs, name, head, newSummingReader(head, sr))
 }
 
 // finishCompaction completes a snapshot whose file was written but whose
@@ -398,22 +399,26 @@ func (l *walLog) readSnapshot() (raft.Snapshot, error) {
 	if err != nil {
 		return raft.Snapshot{}, err
 	}
-	if st.Size() >= spooledMin {
-		headLen := min(snapshotHeadMax, st.Size())
-		s, data, err := readSnapshotHead(f, headLen)
+	skip, size, err := verifySnapshotFile(f, st.Size()) // raft_snapfile.go
+	if err != nil {
+		return raft.Snapshot{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if size >= spooledMin {
+		headLen := min(snapshotHeadMax, size)
+		s, data, err := readSnapshotHead(f, headLen, skip)
 		switch {
 		case err != nil:
 			return s, err
 		case !l.storedLocal(data):
 			off := headLen - int64(len(data))
-			s.Local = spooledSnap{Path: name, Off: off, Size: st.Size() - off, Index: s.Index}
+			s.Local = spooledSnap{Path: name, Off: off, Size: size - off, Index: s.Index}
 			return s, nil
 		}
 		// A local kind (a stream's linked snapshot is its metadata only,
 		// large with a large duplicate window) is expanded when sent, not
 		// sent as it is, so it is read in.
 	}
-	s, data, err := readSnapshotHead(f, st.Size())
+	s, data, err := readSnapshotHead(f, size, skip)
 	if err != nil || !l.storedLocal(data) {
 		s.Data = data
 		return s, err
@@ -436,13 +441,14 @@ func (l *walLog) storedLocal(data []byte) bool {
 const snapshotHeadMax = 4096
 
 // readSnapshotHead reads the first n bytes of a snapshot file and returns
-// the snapshot they describe and what of them follows the head.
-func readSnapshotHead(f vfs.File, n int64) (raft.Snapshot, []byte, error) {
+// the snapshot they describe (after skip bytes of marker) and what of them
+// follows the head.
+func readSnapshotHead(f vfs.File, n int64, skip int) (raft.Snapshot, []byte, error) {
 	b := make([]byte, n)
-	if k, err := f.ReadAt(b, 0); k != len(b) {
+	if k, err := f.ReadAt(b, 0); k != len(b) || len(b) < skip {
 		return raft.Snapshot{}, nil, fmt.Errorf("reading raft snapshot: %w", err)
 	}
-	r := &raftReader{b: b}
+	r := &raftReader{b: b[skip:]}
 	s := raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
 	np := r.uvarint()
 	for i := uint64(0); i < np && r.err == nil; i++ {

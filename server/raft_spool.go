@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -52,9 +53,10 @@ func (s spooledSnap) open(fsys vfs.FS) (vfs.File, *io.SectionReader, error) {
 		return nil, nil, err
 	}
 	if s.Index != 0 {
-		var head [binary.MaxVarintLen64]byte
+		var head [snapMarkerLen + binary.MaxVarintLen64]byte
 		n, _ := f.ReadAt(head[:], 0)
-		if idx, k := binary.Uvarint(head[:n]); k <= 0 || idx != s.Index {
+		b := bytes.TrimPrefix(head[:n], snapMarker) // raft_snapfile.go
+		if idx, k := binary.Uvarint(b); k <= 0 || idx != s.Index {
 			f.Close()
 			return nil, nil, fmt.Errorf("snapshot %d in %s: %w", s.Index, s.Path, errSpoolReplaced)
 		}

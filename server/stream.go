@@ -80,6 +80,9 @@ type stream struct {
 	ackSub     *subscription        // $JS.ACK.<stream>.> while it has consumers
 	applyTS    int64                // stamp of the last applied entry that had one (replicated; derivedTS)
 	fcSub      *subscription        // $JS.FC.<stream>.> while it has push consumers (consumer_push_start.go)
+	// scrubLost is how many live messages the last scrub pass found
+	// without a valid record (stream_scrub.go).
+	scrubLost atomic.Int64
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.

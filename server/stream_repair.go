@@ -188,7 +188,7 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 // its group, means the local state is damaged (and can be rebuilt from the
 // peers) rather than an I/O failure to report.
 func damagedLog(err error) bool {
-	return errors.Is(err, errLinkedRestore) || errors.Is(err, wal.ErrCorrupt)
+	return errors.Is(err, errLinkedRestore) || errors.Is(err, wal.ErrCorrupt) || errors.Is(err, errSnapshotCorrupt)
 }
 
 // startStreamGroup opens the replica's log and starts its raft group,
