@@ -43,8 +43,12 @@ import (
 // replica of the stream speaks 5. Version 6 adds none: the server knows
 // quiescent raft groups (the Quiesce mark of a heartbeat, raft_live.go)
 // and PINGs its peers every raft heartbeat period for node liveness; a
-// group quiesces only when every live member speaks 6.
-const routeProto = 6
+// group quiesces only when every live member speaks 6. Version 7 adds
+// none: the server refreshes its stream leaderships with one leader list
+// ($JSC.LEADERS, jetstream_leader_list.go) instead of one announcement
+// per stream every second, and keeps the leaderships of peers that speak
+// 7 without refreshes; while any peer is older, it refreshes per stream.
+const routeProto = 7
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {
