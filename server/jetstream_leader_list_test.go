@@ -153,6 +153,9 @@ func TestJetStreamClusterIdleLeadersQuiet(t *testing.T) {
 		t.Fatalf("idle stream groups handled %d events", d)
 	}
 	for _, s := range c.servers {
+		if jsz, err := s.Jsz(nil); err != nil || jsz.RaftGroups != n+1 || jsz.RaftGroupsQuiet != n+1 {
+			t.Fatalf("%s /jsz: %d raft groups, %d quiescent, want %d (%v)", s.Name(), jsz.RaftGroups, jsz.RaftGroupsQuiet, n+1, err)
+		}
 		jc := s.js.Load().cluster
 		for i := range n {
 			if jc.streamLeader(globalAccountName, fmt.Sprintf("L%d", i)) == "" {
