@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
@@ -24,6 +25,7 @@ type raftClock struct {
 	waited bool          // a group asked for a tick since the last one
 	idle   bool          // nobody waited at the last tick: the clock idles
 	kick   chan struct{} // wakes an idle clock (one pending kick is enough)
+	ticks  atomic.Uint64 // ticks made (tests)
 }
 
 // raftLivePingEvery paces the liveness PINGs (five per raftLiveTimeout).
@@ -56,6 +58,7 @@ func (c *raftClock) tick() (busy bool) {
 		close(c.ch)
 	}
 	c.ch = make(chan struct{})
+	c.ticks.Add(1)
 	busy = c.waited
 	c.waited, c.idle = false, !busy
 	return busy
