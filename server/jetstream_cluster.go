@@ -110,6 +110,7 @@ func (js *jetStream) startJetStreamCluster() {
 	jc := js.cluster
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
+		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
 	}

@@ -14,12 +14,14 @@ import (
 // exactly one server answers a stream's API requests and the server a
 // client is connected to can answer "temporarily unavailable" (10008)
 // when nobody leads. A leader announces itself on $JSC.LEADER.<acc>.<stream>
-// with its raft term once it is ready, again every leaderAnnounceEvery,
-// and resigns when it stops leading. Entries are dropped when the
-// leader's route goes down, when a local replica sees a newer term with
-// another leader, and when they have not been refreshed for
-// leaderForgetAfter: a stale entry can make requests go unanswered only
-// for that long.
+// with its raft term once it is ready and resigns when it stops leading;
+// it refreshes its leaderships with leader lists (jetstream_leader_list.go),
+// or, while an older peer needs it, per stream every leaderAnnounceEvery.
+// Entries are dropped when the leader's route goes down, when a local
+// replica sees a newer term with another leader, when a list of the
+// leader leaves them out, and, for a leader that sends no lists, when
+// they have not been refreshed for leaderForgetAfter: a stale entry can
+// make requests go unanswered only for that long.
 
 var (
 	leaderAnnounceEvery = time.Second
@@ -30,17 +32,28 @@ type leaderInfo struct {
 	name     string
 	term     uint64
 	seen     time.Time
-	resigned bool // name stopped leading in term: a tombstone
+	stamp    uint64 // leaderMap.stamps when set or confirmed
+	held     bool   // kept without refreshes (name sends leader lists)
+	resigned bool   // name stopped leading in term: a tombstone
 }
 
 type leaderMap struct {
 	mu      lockorder.Mutex[lockorder.LeaderMap]
 	m       map[string]leaderInfo // "account stream" → leader
 	changed chan struct{}         // closed and replaced on every change
+	stamps  uint64                // counts sets, to order them with lists
+	// listEnd is the stamp at the last chunk of each server's last list.
+	listEnd map[string]uint64
+	// reconcile holds the led streams whose membership may differ from
+	// their placement, with a generation (reconcileWanted).
+	reconcile map[*stream]uint64
+	gen       uint64
+	send      listSender // reannounce's caller only
 }
 
 func newLeaderMap() *leaderMap {
-	return &leaderMap{m: map[string]leaderInfo{}, changed: make(chan struct{})}
+	return &leaderMap{m: map[string]leaderInfo{}, changed: make(chan struct{}),
+		listEnd: map[string]uint64{}, reconcile: map[*stream]uint64{}}
 }
 
 func leaderKey(account, stream string) string { return account + " " + stream }
@@ -57,13 +70,91 @@ func (lm *leaderMap) notifyLocked() {
 func (lm *leaderMap) set(key, name string, term uint64, now time.Time) {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
+	if lm.setLocked(key, name, term, now, false) {
+		lm.notifyLocked()
+	}
+}
+
+// hold is set for a leader whose entries are kept without refreshes.
+func (lm *leaderMap) hold(key, name string, term uint64, now time.Time) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if lm.setLocked(key, name, term, now, true) {
+		lm.notifyLocked()
+	}
+}
+
+// setLocked records the entry; true when waiters must hear of it.
+func (lm *leaderMap) setLocked(key, name string, term uint64, now time.Time, held bool) bool {
 	cur, ok := lm.m[key]
 	if ok && (cur.term > term || cur.term == term && cur.resigned && cur.name == name) {
-		return
+		return false
 	}
-	lm.m[key] = leaderInfo{name: name, term: term, seen: now}
-	if !ok || cur.name != name || cur.resigned {
+	lm.stamps++
+	lm.m[key] = leaderInfo{name: name, term: term, seen: now, stamp: lm.stamps, held: held}
+	return !ok || cur.name != name || cur.resigned
+}
+
+// listed records a chunk of server name's leader list. At the last chunk,
+// name's entries set before its previous list ended are dropped: they are
+// in neither list, and an announcement sent after that list was made
+// arrives after it (one route, in order).
+func (lm *leaderMap) listed(name string, led []leadership, last bool, now time.Time) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	changed := false
+	for _, l := range led {
+		changed = lm.setLocked(leaderKey(l.account, l.stream), name, l.term, now, true) || changed
+	}
+	if last {
+		prev := lm.listEnd[name]
+		for k, v := range lm.m {
+			if v.name == name && !v.resigned && v.stamp <= prev {
+				delete(lm.m, k)
+				changed = true
+			}
+		}
+		lm.stamps++
+		lm.listEnd[name] = lm.stamps
+	}
+	if changed {
 		lm.notifyLocked()
+	}
+}
+
+// wantReconcile asks reannounce to reconcile the led stream's membership
+// with its placement until it finds them in line (reconciled); it returns
+// the wish's generation.
+func (lm *leaderMap) wantReconcile(mset *stream) uint64 {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	lm.gen++
+	lm.reconcile[mset] = lm.gen
+	return lm.gen
+}
+
+type reconcileWish struct {
+	mset *stream
+	gen  uint64
+}
+
+// reconcileWanted lists the streams to reconcile now.
+func (lm *leaderMap) reconcileWanted() []reconcileWish {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	out := make([]reconcileWish, 0, len(lm.reconcile))
+	for mset, gen := range lm.reconcile {
+		out = append(out, reconcileWish{mset, gen})
+	}
+	return out
+}
+
+// reconciled drops the wish gen unless a newer one came meanwhile.
+func (lm *leaderMap) reconciled(mset *stream, gen uint64) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if gen != 0 && lm.reconcile[mset] == gen {
+		delete(lm.reconcile, mset)
 	}
 }
 
@@ -109,7 +200,7 @@ func (lm *leaderMap) get(key string, now time.Time) string {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
 	cur, ok := lm.m[key]
-	if !ok || cur.resigned || cur.term > 0 && now.Sub(cur.seen) > leaderForgetAfter {
+	if !ok || cur.resigned || cur.term > 0 && !cur.held && now.Sub(cur.seen) > leaderForgetAfter {
 		return ""
 	}
 	return cur.name
@@ -188,6 +279,8 @@ func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, sub
 	if resigned {
 		jc.leaders.resign(key, name, term)
 		jc.ackResignation(rest[:i], rest[i+1:], name, term)
+	} else if jc.holdsEntriesOf(name) {
+		jc.leaders.hold(key, name, term, jc.js.srv.clock.Now())
 	} else {
 		jc.leaders.set(key, name, term, jc.js.srv.clock.Now())
 	}
@@ -200,6 +293,8 @@ func (jc *jsCluster) announce(account, stream string, term uint64, resigned bool
 	key := leaderKey(account, stream)
 	if resigned {
 		jc.leaders.resign(key, s.Name(), term)
+	} else if jc.holdsEntriesOf(s.Name()) {
+		jc.leaders.hold(key, s.Name(), term, s.clock.Now())
 	} else {
 		jc.leaders.set(key, s.Name(), term, s.clock.Now())
 	}
@@ -212,29 +307,13 @@ func (jc *jsCluster) streamLeader(account, stream string) string {
 	return jc.leaders.get(leaderKey(account, stream), jc.js.srv.clock.Now())
 }
 
-// reannounceLoop refreshes this server's leaderships every
-// leaderAnnounceEvery (reannounce).
+// reannounceLoop runs the leader duty every leaderAnnounceEvery
+// (reannounce, jetstream_leader_list.go).
 func (jc *jsCluster) reannounceLoop() {
 	s := jc.js.srv
 	defer s.wg.Done()
 	for !s.sleepOnClock(leaderAnnounceEvery) {
 		jc.reannounce()
-	}
-}
-
-// reannounce refreshes this server's leaderships on every server and
-// keeps each led group's membership in line with its placement.
-func (jc *jsCluster) reannounce() {
-	for _, mset := range jc.js.replicatedStreams() {
-		mset.mu.Lock()
-		g, lead, name := mset.group, mset.leader, mset.cfg.Name
-		mset.mu.Unlock()
-		if lead && g != nil {
-			if st := g.softState(); st.Role == raft.Leader && st.LeaderReady {
-				jc.announce(mset.jsa.acc.Name, name, st.Term, false)
-				mset.reconcilePeers()
-			}
-		}
 	}
 }
 

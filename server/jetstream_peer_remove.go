@@ -85,10 +85,19 @@ func (r *apiRequest) streamPeerRemove() any {
 // reconcilePeers brings the raft membership of the stream's group in line
 // with its current placement, one change at a time (single-server
 // changes): first removals, then additions. Only the leader acts; it is
-// called when the placement changes and every leaderAnnounceEvery. The
-// placement is read when the change is made, never from an older copy,
-// and the call does not wait when the group is busy.
+// called when the placement changes, and then every leaderAnnounceEvery
+// (reannounce) until the membership is in line or the replica does not
+// lead, as it is for a new leader: a quiet group is not woken otherwise.
+// The placement is read when the change is made, never from an older
+// copy, and the call does not wait when the group is busy.
 func (mset *stream) reconcilePeers() {
+	if jc := mset.jsa.js.cluster; jc != nil {
+		mset.reconcileOnce(jc.leaders.wantReconcile(mset))
+	}
+}
+
+// reconcileOnce makes the next change of wish gen (reconcilePeers).
+func (mset *stream) reconcileOnce(gen uint64) {
 	mset.mu.Lock()
 	g, name := mset.group, mset.cfg.Name
 	mset.mu.Unlock()
@@ -101,6 +110,7 @@ func (mset *stream) reconcilePeers() {
 		sa := jc.assignment(acc, name)
 		st := n.Status()
 		if sa == nil || st.Role != raft.Leader || !st.LeaderReady {
+			jc.leaders.reconciled(mset, gen)
 			return
 		}
 		ids := make([]raft.ID, 0, len(sa.Peers))
@@ -128,6 +138,7 @@ func (mset *stream) reconcilePeers() {
 				return
 			}
 		}
+		jc.leaders.reconciled(mset, gen)
 	})
 }
 

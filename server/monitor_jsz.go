@@ -17,6 +17,10 @@ type JSInfo struct {
 	Messages  uint64           `json:"messages"`
 	Bytes     uint64           `json:"bytes"`
 	Meta      *MetaClusterInfo `json:"meta_cluster,omitempty"`
+	// RaftGroups counts the server's raft groups and, of them, those
+	// asleep (quiescent: no ticks, no heartbeats); Tern only.
+	RaftGroups      int `json:"raft_groups,omitempty"`
+	RaftGroupsQuiet int `json:"raft_groups_quiescent,omitempty"`
 }
 
 // JetStreamStats is what the server's streams hold, and its API counts.
@@ -85,6 +89,7 @@ func (s *Server) jsz() *JSInfo {
 			}
 		}
 	}
+	info.RaftGroups, info.RaftGroupsQuiet = s.raftGroupsAsleep()
 	if jc := js.cluster; jc != nil {
 		info.Meta = &MetaClusterInfo{Name: o.Cluster.Name, Leader: jc.metaLeaderName()}
 		_, info.Meta.ClusterSize = jc.metaGroup()

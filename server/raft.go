@@ -98,10 +98,11 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
-	host         bool        // driven by a raftHost (raft_host.go), fixed at start
-	sleeping     atomic.Bool // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
-	snapshotting bool        // a snapshot is being encoded (group goroutine only)
-	eager        int         // ticks left in which a new group's first leader retries its campaign
+	host         bool          // driven by a raftHost (raft_host.go), fixed at start
+	sleeping     atomic.Bool   // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
+	passes       atomic.Uint64 // events handled but liveness nudges (tests: a quiet group has none)
+	snapshotting bool          // a snapshot is being encoded (group goroutine only)
+	eager        int           // ticks left in which a new group's first leader retries its campaign
 	// spooled are snapshots stepped whose data is in spool files: once
 	// the Readys that follow are processed, the log has its own copy (or
 	// raft ignored them) and the files go (group goroutine only).
@@ -223,6 +224,7 @@ func (g *raftGroup) run() {
 	tick := g.srv.raftClock.next()
 	for {
 		var err error
+		nudged := false
 		select {
 		case <-tick:
 			// A group busy for longer than a tick skips the ticks it
@@ -230,6 +232,7 @@ func (g *raftGroup) run() {
 			tick = g.srv.raftClock.next()
 			err = g.onTick(g.srv.clock.Now())
 		case <-g.wake:
+			nudged = true
 			g.onLiveness()
 		case <-g.inbox.ready:
 			err = g.step()
@@ -241,6 +244,9 @@ func (g *raftGroup) run() {
 			f(g.drv.Node)
 		case <-g.quit:
 			return
+		}
+		if !nudged {
+			g.passes.Add(1)
 		}
 		if err == nil {
 			err = g.settle()

@@ -9,7 +9,7 @@ import (
 // Node liveness for quiescent raft groups (internal/raft/quiesce.go). An
 // idle group stops ticking and heartbeating; whether the servers of its
 // members are alive is then known once per pair of servers, not per
-// group: every heartbeat period the raft clock PINGs each route, and a
+// group: every raftLivePingEvery the raft clock PINGs each route, and a
 // peer is live while its route is up and a PING or PONG came from it
 // within raftLiveTimeout.
 // When the view changes (a route went or came, pings stopped or resumed,
@@ -48,7 +48,7 @@ func (s *Server) raftQuiesces() bool {
 var pingLine = []byte("PING\r\n")
 
 // checkLiveness runs on every tick of the raft clock: it pings the
-// routes (ping: a heartbeat period began) and, when the view changed,
+// routes (ping: raftLivePingEvery passed) and, when the view changed,
 // publishes it and wakes every group to look at it. Route reads stamp
 // route.heard with the wall clock, so this compares with it too.
 func (s *Server) checkLiveness(ping bool) {
@@ -129,4 +129,18 @@ func (g *raftGroup) asleep() bool {
 		}
 	}
 	return true
+}
+
+// raftGroupsAsleep counts the server's raft groups and those asleep
+// (monitoring: /jsz).
+func (s *Server) raftGroupsAsleep() (groups, asleep int) {
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	for _, g := range s.raft.groups {
+		groups++
+		if g.sleeping.Load() {
+			asleep++
+		}
+	}
+	return groups, asleep
 }

@@ -50,7 +50,11 @@ import (
 // sent only to peers that speak 7, and stream leaders subscribe their
 // subjects as a queue group (streamIngestQueue), so a routing server sends
 // a publish to one of them even while it knows two; servers of 7 no longer
-// send mode 2.
+// send mode 2. It also refreshes its stream leaderships with one leader
+// list ($JSC.LEADERS, jetstream_leader_list.go) instead of one
+// announcement per stream every second, and keeps the leaderships of peers
+// that speak 7 without refreshes; while any peer is older, it refreshes
+// per stream.
 const routeProto = 7
 
 // routeInfo is what a server tells a peer about itself.

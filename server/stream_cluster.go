@@ -349,6 +349,7 @@ func (mset *stream) leaderChanged(st raft.SoftState) {
 	case lead && !was:
 		mset.startServing()
 		jc.announce(acc, name, st.Term, false)
+		jc.leaders.wantReconcile(mset) // reannounce checks its membership
 	case !lead && was:
 		mset.stopServing()
 		jc.announce(acc, name, st.Term, true)

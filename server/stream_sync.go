@@ -1,14 +1,18 @@
 package server
 
 import (
-	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/clock"
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 )
 
 // groupCommit makes a file stream durable. With sync_interval "always" a
 // publish is acknowledged only after an fsync that covers it; one fsync
 // covers every publish that arrived while the previous one ran (group
-// commit). Otherwise the store is synced every interval.
+// commit). Otherwise the store is synced every interval, from a timer:
+// no goroutine of its own, so thousands of idle streams cost no stacks and
+// no wakeups beyond one sync per interval each.
 type groupCommit struct {
 	mu      lockorder.Mutex[lockorder.GroupCommit]
 	mset    *stream
@@ -19,6 +23,8 @@ type groupCommit struct {
 	sig     chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
+	timer   clock.Timer // the periodic sync without always (guarded by mu)
+	every   time.Duration
 }
 
 type pendingAck struct {
@@ -29,8 +35,33 @@ type pendingAck struct {
 func newGroupCommit(mset *stream, always bool, interval time.Duration) *groupCommit {
 	g := &groupCommit{mset: mset, always: always, sig: make(chan struct{}, 1),
 		quit: make(chan struct{}), done: make(chan struct{})}
+	if interval <= 0 {
+		interval = 2 * time.Minute
+	}
+	if !always { // nothing waits for a sync: a timer is enough
+		g.every = interval
+		g.mu.Lock()
+		g.timer = mset.jsa.js.srv.clock.AfterFunc(interval, g.periodic)
+		g.mu.Unlock()
+		close(g.done)
+		return g
+	}
 	go g.loop(interval)
 	return g
+}
+
+// periodic is the timer's sync. It runs under mu, so stop waits for it
+// and no sync starts after stop.
+func (g *groupCommit) periodic() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
+		return
+	}
+	if err := g.mset.st().Sync(); err != nil {
+		g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
+	}
+	g.timer.Reset(g.every)
 }
 
 // ackAfterSync queues an ack to be sent once the message is on disk.
@@ -64,9 +95,6 @@ func (g *groupCommit) signal() {
 
 func (g *groupCommit) loop(interval time.Duration) {
 	defer close(g.done)
-	if interval <= 0 {
-		interval = 2 * time.Minute
-	}
 	tick := g.mset.jsa.js.srv.clock.NewTicker(interval)
 	defer tick.Stop()
 	for {
@@ -118,6 +146,9 @@ func (g *groupCommit) stop() {
 	<-g.done
 	g.mu.Lock()
 	g.stopped = true
+	if g.timer != nil {
+		g.timer.Stop()
+	}
 	g.mu.Unlock()
 	g.flush() // what was queued after the loop's last flush
 }

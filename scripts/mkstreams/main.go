@@ -29,20 +29,27 @@ func main() {
 		log.Fatal(err)
 	}
 	t0 := time.Now()
+	failed := 0
 	for i := range *n {
 		name := "S" + strconv.Itoa(i)
 		cfg := jetstream.StreamConfig{Name: name, Subjects: []string{"s." + strconv.Itoa(i)}, Replicas: 3, Storage: jetstream.FileStorage}
 		if err := retry(func(ctx context.Context) error { _, err := js.CreateOrUpdateStream(ctx, cfg); return err }); err != nil {
-			log.Fatalf("creating %s: %v", name, err)
+			// Seen at load 20-27 past 2,000 streams (before and after
+			// issue 20's idle work): a create answered 10008 for 30 s.
+			// Counted and skipped, so the rest can be measured.
+			log.Printf("creating %s: %v (skipped)", name, err)
+			failed++
+			continue
 		}
 		if err := retry(func(ctx context.Context) error {
 			_, err := js.Publish(ctx, "s."+strconv.Itoa(i), []byte("x"))
 			return err
 		}); err != nil {
-			log.Fatalf("publishing into %s: %v", name, err)
+			log.Printf("publishing into %s: %v (skipped)", name, err)
+			failed++
 		}
 	}
-	fmt.Printf("created %d streams in %.1f s\n", *n, time.Since(t0).Seconds())
+	fmt.Printf("created %d streams in %.1f s; %d failed\n", *n-failed, time.Since(t0).Seconds(), failed)
 }
 
 // retry runs f with a 10 s timeout, up to 60 times.
