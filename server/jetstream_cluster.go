@@ -120,6 +120,8 @@ func (js *jetStream) startJetStreamCluster() {
 	}
 	s.wg.Add(1)
 	go jc.reannounceLoop()
+	s.wg.Add(1)
+	go jc.balanceLoop() // jetstream_balance.go
 }
 
 // startMetaGroup waits for the cluster's peers and starts the meta group.
