@@ -145,9 +145,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 			return streamErr(errStreamNameExist())
 		}
 	}
-	if e := overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		jc.eachSubjects(r.jsa.acc.Name, name, yield)
-	}); e != nil {
+	if e := jc.overlapsOtherStreams(r.jsa.acc.Name, name, cfg.Subjects); e != nil {
 		return streamErr(e)
 	}
 	if max := r.jsa.limits().MaxStreams; max > 0 && jc.streamCount(r.jsa.acc.Name) >= max {
