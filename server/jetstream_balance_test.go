@@ -3,6 +3,9 @@ package server
 import (
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // The planner moves leaderships only from a server above its share to a
@@ -59,4 +62,43 @@ func TestPlanLeaderMoves(t *testing.T) {
 	if moves := planLeaderMoves("a", led[:1], leads, share, 32); len(moves) != 0 {
 		t.Fatalf("a single stream moved: %v", moves)
 	}
+}
+
+// A server back from a restart leads nothing at first (its streams
+// elected leaders among the others while it was away); it takes over its
+// share of leaderships by transfer, and the spread ends within one of
+// even.
+func TestJetStreamClusterLeadersRebalanceAfterRestart(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	const n = 12
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("BAL%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
+	}
+	jc := c.servers[0].js.Load().cluster
+	counts := func() map[string]int {
+		m := map[string]int{}
+		for _, name := range names {
+			m[jc.streamLeader(globalAccountName, name)]++
+		}
+		return m
+	}
+	c.servers[2].Shutdown()
+	gone := c.servers[2].Name()
+	waitFor(t, 30*time.Second, "every stream led by the two others", func() bool {
+		m := counts()
+		return m[""] == 0 && m[gone] == 0
+	})
+	c.servers[2] = runServer(t, c.opts[2])
+	waitFor(t, 60*time.Second, "leaderships spread within one of even", func() bool {
+		m := counts()
+		for _, s := range c.servers {
+			if k := m[s.Name()]; k < n/3-1 || k > n/3+1 {
+				return false
+			}
+		}
+		return true
+	})
 }
