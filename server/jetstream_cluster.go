@@ -74,8 +74,11 @@ type jsCluster struct {
 	changed chan struct{}                           // closed and replaced when streams changes
 	// placed counts the assignments naming each server (kept with
 	// streams, so placing a stream does not scan every assignment).
-	placed  map[string]int
-	leaders *leaderMap
+	placed map[string]int
+	// subjects indexes each account's stream subjects for the overlap
+	// check of a create (jetstream_subject_index.go).
+	subjects map[string]*subjectIndex
+	leaders  *leaderMap
 	// graceWaiters counts requests waiting for a leader to become known
 	// before they are answered 10008 (jetstream_leader_grace.go).
 	graceWaiters atomic.Int32
@@ -121,6 +124,8 @@ func (js *jetStream) startJetStreamCluster() {
 	}
 	s.wg.Add(1)
 	go jc.reannounceLoop()
+	s.wg.Add(1)
+	go jc.balanceLoop() // jetstream_balance.go
 }
 
 // startMetaGroup waits for the cluster's peers and starts the meta group.
@@ -405,6 +410,13 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 	}
 	jc.countPlacedLocked(old, -1)
 	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
+	switch {
+	case outcome != nil:
+	case me.Op == "add" && old == nil:
+		jc.indexSubjectsLocked(sa.Account, sa)
+	case me.Op != "peers":
+		jc.indexSubjectsLocked(sa.Account, nil) // subjects may have changed
+	}
 	jc.streamsChangedLocked()
 	jc.mu.Unlock()
 	switch {

@@ -269,10 +269,7 @@ func (r *apiRequest) clusterStreamUpdate() any {
 // another stream of the account (as the meta view knows them), for a
 // create or an update of cfg.Name.
 func (r *apiRequest) overlapsOtherStreams(cfg *StreamConfig) *ApiError {
-	jc := r.jsa.js.cluster
-	return overlapsOthers(cfg.Subjects, func(yield func([]string) bool) {
-		jc.eachSubjects(r.jsa.acc.Name, cfg.Name, yield)
-	})
+	return r.jsa.js.cluster.overlapsOtherStreams(r.jsa.acc.Name, cfg.Name, cfg.Subjects)
 }
 
 // scaleStream changes a stream's replica count (1 to 5; in a cluster an

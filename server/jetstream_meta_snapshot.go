@@ -82,6 +82,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	old := jc.streams
 	jc.streams = streams
 	jc.placed = nil
+	jc.subjects = nil // rebuilt at the next create's overlap check
 	for _, sa := range list {
 		jc.countPlacedLocked(sa, 1)
 	}

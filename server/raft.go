@@ -133,6 +133,8 @@ type raftGroups struct {
 	// the stream snapshots restored as a stream from a raft log's snapshot
 	// file left on disk.
 	spooledIn, spooledOut, restoredFromLog atomic.Uint64
+	// early holds messages for groups not started yet (raft_early.go).
+	early earlyMail
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -186,7 +188,13 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	s.raft.groups[name] = g
 	if host != nil {
 		host.hostGroup(s, g)
+		if g.campaignsFirst() {
+			g.control(g.campaignFirst)
+		}
 		return g, nil
+	}
+	for _, m := range s.raft.early.take(name) {
+		g.inbox.push(m)
 	}
 	s.startRaftClock()
 	s.wg.Add(1)
@@ -222,6 +230,16 @@ func (g *raftGroup) run() {
 	defer close(g.done)
 	defer g.removeSpooled()
 	tick := g.srv.raftClock.next()
+	// What the group starts with is written (and a new group's directory
+	// synced) at once, not at the first event: a new member answers its
+	// first leader's vote request sooner.
+	if g.campaignsFirst() {
+		g.campaignFirst(g.drv.Node)
+	}
+	if err := g.settle(); err != nil {
+		g.fail(err)
+		return
+	}
 	for {
 		var err error
 		nudged := false
@@ -492,15 +510,28 @@ func (g *raftGroup) Propose(data []byte, done proposalDone) {
 	}
 }
 
-// campaignEarly makes this member campaign at once instead of after an
+// firstCampaigner is implemented by state machines whose replica may be
+// a new group's first leader (a stream's, chosen by its assignment).
+type firstCampaigner interface {
+	campaignsFirst() bool
+}
+
+// campaignsFirst reports whether the group starts by campaigning.
+func (g *raftGroup) campaignsFirst() bool {
+	fc, ok := g.sm.(firstCampaigner)
+	return ok && fc.campaignsFirst()
+}
+
+// campaignFirst makes this member campaign at once instead of after an
 // election timeout: a new group needs a leader now, and nobody has led it
-// yet. Peers that start the group a moment later miss the first round,
-// so it is retried every other tick until a leader is known.
-func (g *raftGroup) campaignEarly() {
-	g.control(func(n *raft.Node) {
-		g.eager = 10
-		n.Campaign()
-	})
+// yet. The group's goroutine does it before it writes its initial state,
+// so one fsync covers both (a hosted group: its host runs it). A peer
+// that started the group late missed the first round if the message
+// kept for it expired (raft_early.go): a pre-vote is retried every other
+// tick until a leader is known.
+func (g *raftGroup) campaignFirst(n *raft.Node) {
+	g.eager = 10
+	n.CampaignFirst()
 }
 
 // campaignAgain retries an early campaign (group goroutine, on a tick).
@@ -689,12 +720,12 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if err != nil {
 		return err
 	}
-	g := s.raftGroupNamed(name)
-	if g == nil {
-		return nil // not (yet) a member here
-	}
 	if m.Quiesce && !s.raftQuiesces() {
 		m.Quiesce = false // a test's stand-in for an older server ignores the mark
+	}
+	g := s.raftGroupOrKeep(name, m, len(payload))
+	if g == nil {
+		return nil // not (yet) a member here: kept a moment if small
 	}
 	g.inbox.push(m) // full: dropped, raft retries
 	return nil

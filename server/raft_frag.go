@@ -172,7 +172,7 @@ func (s *Server) waitRouteDrained(c *client) bool {
 func (s *Server) routeRaftFrag(r *route, op *routeproto.Op) error {
 	id, total, off, size := op.ID, int(op.Total), int(op.Offset), op.Size
 	if off == 0 && r.frags.open[id] == nil {
-		if skip, why := s.skipRaftMessage(r, size, total); skip {
+		if skip, why := s.skipRaftMessage(r, size, total, false); skip {
 			if why != "" {
 				s.Debugf("Route %s: raft transfer of %d bytes dropped: %s", r.remote.Name, total, why)
 			}

@@ -47,6 +47,10 @@ type walLog struct {
 	// raftHost; set before the group starts).
 	inline bool
 	bgErr  error
+	// owed are fsyncs of the group's directory made unsynced, run with the
+	// log's first fsync (raft_log_pending.go; group goroutine only, set
+	// before the group starts).
+	owed pendingSyncs
 }
 
 const snapshotFile = "snapshot"
@@ -74,7 +78,7 @@ type localSnapKind interface {
 // openWALLogKind is openWALLog for a state machine with a local snapshot
 // kind.
 func openWALLogKind(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string, ...any), kind localSnapKind) (*walLog, error) {
-	w, err := wal.Open(fs, filepath.Join(dir, "wal"), wal.Options{Logf: logf})
+	w, err := wal.Open(fs, walDir(dir), wal.Options{Logf: logf, ParallelSync: vfs.SyncsInParallel(fs)})
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +209,7 @@ func (l *walLog) Sync() error {
 	}
 	if l.syncEvery <= 0 || l.mustFsync {
 		l.mustFsync = false
-		return l.w.Sync()
+		return l.fsync()
 	}
 	return l.w.Flush()
 }
@@ -221,20 +225,20 @@ func (l *walLog) periodicSync(now time.Time) error {
 		return nil
 	}
 	l.lastSync = now
-	if !l.w.Dirty() {
+	if !l.w.Dirty() && len(l.owed) == 0 {
 		return nil
 	}
-	return l.w.Sync()
+	return l.fsync()
 }
 
 // syncIdle makes what the log holds unsynced durable before its group
 // sleeps (raft_live.go): asleep, it gets no ticks, so no periodicSync.
 func (l *walLog) syncIdle() error {
-	if l.syncEvery <= 0 || !l.w.Dirty() {
+	if l.syncEvery <= 0 || !l.w.Dirty() && len(l.owed) == 0 {
 		return nil
 	}
 	l.lastSync = time.Time{}
-	return l.w.Sync()
+	return l.fsync()
 }
 
 // Compact records a locally taken snapshot and drops the entries it

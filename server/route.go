@@ -82,6 +82,9 @@ type route struct {
 	frags     raftFrags    // raft messages being reassembled (read loop only)
 	rid       uint64       // registration order (routes.rid when registered)
 	heard     atomic.Int64 // wall clock (ns) of the last PING or PONG read (raft_live.go)
+	// subs are the peer's interests inserted in the accounts' sublists,
+	// by interestKey (routeSub, on the read loop only).
+	subs map[string][]*subscription
 }
 
 type routeTable struct {

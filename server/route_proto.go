@@ -96,7 +96,7 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 // and the payload buffer grows only as bytes arrive.
 func (s *Server) routeRaft(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
 	size := op.Size
-	if skip, why := s.skipRaftMessage(r, size, size); skip {
+	if skip, why := s.skipRaftMessage(r, size, size, true); skip {
 		if why != "" {
 			s.Debugf("Route %s: raft message of %d bytes dropped: %s", r.remote.Name, size, why)
 		}
@@ -122,16 +122,24 @@ func (s *Server) routeSub(r *route, op *routeproto.Op, add bool) error {
 		return nil
 	}
 	subject, queue := string(op.Subject), string(op.Queue)
+	key := interestKey(acc.Name, subject, queue)
 	if add {
 		sub := &subscription{route: r.c, subject: subject, queue: queue, sid: "route"}
-		_ = acc.insertSub(sub)
+		if acc.insertSub(sub) == nil {
+			if r.subs == nil {
+				r.subs = map[string][]*subscription{}
+			}
+			r.subs[key] = append(r.subs[key], sub)
+		}
 		return nil
 	}
-	for _, e := range acc.sl.All() {
-		if e.Value.route == r.c && e.Subject == subject && e.Queue == queue {
-			_ = acc.sl.Remove(e.Subject, e.Queue, e.Value)
-		}
+	// The route's own index, not a walk of every subscription: a server
+	// holding thousands of streams hears an RS- for each leadership that
+	// moves.
+	for _, sub := range r.subs[key] {
+		_ = acc.sl.Remove(subject, queue, sub)
 	}
+	delete(r.subs, key)
 	acc.deliverInterestChanged(subject) // a push consumer's client on that server went
 	return nil
 }

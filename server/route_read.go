@@ -120,9 +120,10 @@ func raftHead(b []byte) (group []byte, typ raft.MessageType, ok bool) {
 // skipRaftMessage looks at the head of a raft message of total bytes whose
 // first size bytes are next in r's reader, and tells (with why, when it is
 // worth a log line) whether to skip it unread: it is malformed, for a
-// group this server does not run, or a message other than a snapshot
-// larger than any sent.
-func (s *Server) skipRaftMessage(r *route, size, total int) (skip bool, why string) {
+// group this server does not run (unless keep and small enough to keep
+// until the group starts, raft_early.go), or a message other than a
+// snapshot larger than any sent.
+func (s *Server) skipRaftMessage(r *route, size, total int, keep bool) (skip bool, why string) {
 	head, err := r.br.Peek(min(size, raftHeadMax))
 	if err != nil {
 		return false, "" // the read that follows fails too
@@ -131,8 +132,8 @@ func (s *Server) skipRaftMessage(r *route, size, total int) (skip bool, why stri
 	switch {
 	case !ok:
 		return true, "malformed head"
-	case s.raftGroupNamed(group) == nil:
-		return true, "" // not (yet) a member here
+	case s.raftGroupNamed(group) == nil && !(keep && s.keepsEarly(total)):
+		return true, "" // not (yet) a member here, and too large to keep (raft_early.go)
 	case typ != raft.MsgSnap && total > raftMaxMsg:
 		return true, "too large for its type"
 	}

@@ -33,7 +33,12 @@ type streamSM struct {
 	// current: the replica has applied everything committed that a leader
 	// told it of since it started (group goroutine only).
 	current bool
+	// first: this replica is a new stream's first leader; its group
+	// campaigns as it starts (raftGroup.campaignFirst).
+	first bool
 }
+
+func (sm *streamSM) campaignsFirst() bool { return sm.first }
 
 // observed serves direct gets once the replica is current: a leader is
 // known and everything committed that the replica knows of is applied. A
@@ -140,28 +145,49 @@ func (sm *streamSM) skippedSnapshot(err error) bool {
 // members and learns log and membership from the leader.
 func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, error) {
 	cfg := sa.Config
-	jsa.mu.Lock()
-	if old := jsa.streams[cfg.Name]; old != nil {
-		jsa.mu.Unlock()
+	// The name is claimed while the store opens, without jsa.mu: a server
+	// restarting with thousands of streams opens several at once, and
+	// lookups (API requests, publishes) go on meanwhile.
+	var old *stream
+	done, _ := jsa.claim(cfg.Name, nil, func() *ApiError {
+		if old = jsa.streams[cfg.Name]; old != nil {
+			return errStreamNameExist()
+		}
+		return nil
+	})
+	if old != nil {
 		return old, nil
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
 	jsa.js.fs.RemoveAll(dir)
+	if cfg.Storage == FileStorage {
+		// The store is rebuilt from the group's log at every start (its
+		// directory was just removed): it need not survive a power loss,
+		// so its directories are made without the fsyncs openStore makes.
+		_ = jsa.js.fs.MkdirAll(filepath.Join(dir, "msgs"), 0o750)
+	}
 	store, err := jsa.openStore(dir, &cfg)
+	var mset *stream
+	if err == nil {
+		mset = &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
+		mset.setStore(store)
+	}
+	jsa.mu.Lock()
+	if mset != nil {
+		jsa.streams[cfg.Name] = mset
+	}
+	jsa.unclaimLocked(cfg.Name, done)
+	jsa.mu.Unlock()
 	if err != nil {
-		jsa.mu.Unlock()
 		return nil, err
 	}
-	mset := &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
-	mset.setStore(store)
-	jsa.streams[cfg.Name] = mset
-	jsa.mu.Unlock()
 	if cfg.FirstSeq > 1 {
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
 	lost := jsa.js.groupLost(sa, join) // before checkIncarnation makes the directory
-	if err := jsa.js.checkIncarnation(sa); err != nil {
+	owed, err := jsa.js.checkIncarnation(sa)
+	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
@@ -176,15 +202,10 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
-	g, fresh, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery) // stream_repair.go
+	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed) // stream_repair.go
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
-	}
-	// Only for a stream created moments ago: an old assignment replayed
-	// from the meta log at startup may be removed by a later entry.
-	if fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name() {
-		g.campaignEarly()
 	}
 	mset.mu.Lock()
 	mset.group = g
@@ -203,23 +224,22 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 // checkIncarnation keeps a group directory only for the stream it was made
 // for: a stream deleted and created again under the same name (while this
 // server was away) must not reuse the old log. The directory records the
-// assignment's creation time.
-func (js *jetStream) checkIncarnation(sa *streamAssignment) error {
+// assignment's creation time. A directory it makes is not synced yet: the
+// fsyncs it owes are returned, for the group's log to run with its first
+// (raft_log_pending.go).
+func (js *jetStream) checkIncarnation(sa *streamAssignment) (pendingSyncs, error) {
 	dir := js.groupDir(sa)
 	file := filepath.Join(dir, "incarnation")
 	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
 	if got, err := vfs.ReadFile(js.fs, file); err == nil && !bytes.Equal(got, want) {
 		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
 		if err := js.fs.RemoveAll(dir); err != nil {
-			return err
+			return nil, err
 		}
 	} else if err == nil {
-		return nil
+		return nil, nil
 	}
-	if err := vfs.MkdirAllSynced(js.fs, dir, 0o750); err != nil {
-		return err
-	}
-	return js.writeFileSync(file, want)
+	return js.makeGroupDir(dir, file, want)
 }
 
 func (jsa *jsAccount) dropReplica(mset *stream) {
@@ -274,9 +294,11 @@ func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
 // stopReplica stops the group and removes the replica (and its data when
 // the stream was deleted).
 func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssignment) {
+	done, _ := jsa.claim(name, nil, nil) // after a start in progress (startReplica)
 	jsa.mu.Lock()
 	mset := jsa.streams[name]
 	delete(jsa.streams, name)
+	jsa.unclaimLocked(name, done)
 	jsa.mu.Unlock()
 	if mset == nil {
 		if deleteData && sa != nil { // the log a departed replica kept

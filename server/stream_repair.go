@@ -193,18 +193,20 @@ func damagedLog(err error) bool {
 
 // startStreamGroup opens the replica's log and starts its raft group,
 // repairing the replica (discard, then recover from the peers) when its
-// local state turns out damaged. fresh: a founding member with no state
-// at all.
-func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration) (*raftGroup, bool, error) {
+// local state turns out damaged. A founding member with no state at all
+// of a stream created moments ago campaigns as its group starts when it is
+// the stream's first leader (an old assignment replayed from the meta log
+// at startup may be removed by a later entry).
+func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration, owed pendingSyncs) (*raftGroup, error) {
 	js, s := jsa.js, jsa.js.srv
 	var rs repairState
 	if repairing {
 		var err error
 		if rs, err = js.readRepair(sa); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if err := js.repairTerm(sa, rs); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 	}
 	for attempt := 0; ; attempt++ {
@@ -214,27 +216,33 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		if err == nil {
 			last = logLast(log)
 			log.keep.Store(snapshotEvery)
+			log.owed = owed
 			mset.mu.Lock()
 			mset.groupDir, mset.wal = js.groupDir(sa), log
 			mset.mu.Unlock()
 			jsa.removeSendingScratch(mset.groupDir)
 			hs, _, _ = log.InitialState()
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
+			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor})
+			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
 			if err == nil {
-				return g, fresh, nil
+				return g, nil
 			}
 			log.Close()
 		}
 		if attempt > 0 || !damagedLog(err) {
-			return nil, false, err
+			return nil, err
 		}
+		if err := owed.run(false); err != nil { // the directory is durable before a repair marks it
+			return nil, err
+		}
+		owed = nil
 		rs = repairState{floor: discardFloor(repairing, rs.floor, last, hs), term: max(hs.Term, rs.term)}
 		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas (%s)",
 			jsa.acc.Name, sa.Config.Name, err, floorText(rs.floor))
 		if err := js.discardGroup(sa, hs, rs); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		repairing = true
 	}

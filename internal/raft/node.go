@@ -56,6 +56,20 @@ func (n *Node) Campaign() {
 	n.r.hup(false)
 }
 
+// CampaignFirst starts the first election of a group nobody has led yet
+// (a fresh bootstrap: term 1, no leader heard of): at once and without the
+// pre-election round, which keeps a node that was cut off from disrupting
+// a leader, and a new group has none. On a node with any other history it
+// is Campaign.
+func (n *Node) CampaignFirst() {
+	r := n.r
+	r.unquiet()
+	if r.role == Leader || !r.rec.mayCampaign() {
+		return
+	}
+	r.campaign(r.preVote && !(r.term == 1 && r.lead == None), false)
+}
+
 // Propose appends data to the log. Only the leader accepts proposals
 // (ErrNotLeader otherwise). Proposals made between two Ready calls are sent
 // to followers together.

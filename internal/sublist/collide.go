@@ -42,6 +42,10 @@ func NewCollisionSet(budget int) *CollisionSet {
 // AddBudget allows n more node visits.
 func (cs *CollisionSet) AddBudget(n int) { cs.budget += n }
 
+// SetBudget allows n node visits from now on (a set kept for many
+// queries gives each its own).
+func (cs *CollisionSet) SetBudget(n int) { cs.budget = n }
+
 // Add stores a valid subject.
 func (cs *CollisionSet) Add(subject string) {
 	n := &cs.root

@@ -74,10 +74,32 @@ func (osFS) SyncDir(dir string) error {
 	return err
 }
 
+// SyncsInParallel reports whether independent fsyncs on fs should be run
+// at the same time: on the operating system's file system concurrent
+// fsyncs share one journal commit; the in-memory file system of tests and
+// the simulator gets one order.
+func SyncsInParallel(fs FS) bool { return fs == Default }
+
 // MkdirAllSynced makes dir and any missing parents, and syncs the
 // directory holding each one it made, so that they survive a power loss
 // (a directory entry is durable only once its directory is synced).
 func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
+	parents, err := MkdirAllUnsynced(fs, dir, perm)
+	if err != nil {
+		return err
+	}
+	for _, p := range parents { // outermost first
+		if err := fs.SyncDir(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// MkdirAllUnsynced makes dir and any missing parents and returns the
+// directories to sync, outermost first, before the new ones may be
+// relied on after a power loss: the directory holding each one made.
+func MkdirAllUnsynced(fs FS, dir string, perm os.FileMode) ([]string, error) {
 	dir = filepath.Clean(dir)
 	var made []string
 	for d := dir; ; d = filepath.Dir(d) {
@@ -90,17 +112,16 @@ func MkdirAllSynced(fs FS, dir string, perm os.FileMode) error {
 		}
 	}
 	if len(made) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := fs.MkdirAll(dir, perm); err != nil {
-		return err
+		return nil, err
 	}
-	for i := len(made) - 1; i >= 0; i-- { // outermost first
-		if err := fs.SyncDir(filepath.Dir(made[i])); err != nil {
-			return err
-		}
+	parents := make([]string, 0, len(made))
+	for i := len(made) - 1; i >= 0; i-- {
+		parents = append(parents, filepath.Dir(made[i]))
 	}
-	return nil
+	return parents, nil
 }
 
 // RemoveAllSynced removes dir and everything below it and syncs the

@@ -45,6 +45,11 @@ type Options struct {
 	SegmentSize int64
 	// Logf receives recovery notices (a truncated tail, removed segments).
 	Logf func(string, ...any)
+	// ParallelSync fsyncs the active segment and the directory (after a
+	// segment was created or removed) at the same time instead of one after
+	// the other; Sync returns once both are done. Off for the simulator,
+	// whose file system must see one order.
+	ParallelSync bool
 }
 
 const (

@@ -186,19 +186,37 @@ func (w *WAL) sync() error {
 	return w.syncFiles()
 }
 
-// syncFiles writes the buffer out and fsyncs what needs it.
+// syncFiles writes the buffer out and fsyncs what needs it: the active
+// segment and the directory, together when both need it and the options
+// allow (a new log's first sync, a segment rollover).
 func (w *WAL) syncFiles() error {
 	if w.dirty.data {
 		if err := w.flush(); err != nil {
 			return w.fail(err)
 		}
+	}
+	var dirErr chan error
+	if w.dirty.data && w.dirty.dir && w.opts.ParallelSync {
+		dirErr = make(chan error, 1)
+		go func() { dirErr <- w.fs.SyncDir(w.dir) }()
+	}
+	if w.dirty.data {
 		if err := w.active().f.Sync(); err != nil {
+			if dirErr != nil {
+				<-dirErr
+			}
 			return w.fail(err)
 		}
 		w.dirty.data = false
 	}
 	if w.dirty.dir {
-		if err := w.fs.SyncDir(w.dir); err != nil {
+		err := error(nil)
+		if dirErr != nil {
+			err = <-dirErr
+		} else {
+			err = w.fs.SyncDir(w.dir)
+		}
+		if err != nil {
 			return w.fail(err)
 		}
 		w.dirty.dir = false

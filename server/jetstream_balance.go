@@ -1,0 +1,141 @@
+package server
+
+import (
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// Stream leaders spread evenly over the servers. A new stream's first
+// leader is spread by a hash, but a server that was away leads nothing when
+// it comes back: its streams elected leaders among the others (at ~1,500
+// streams 733/714/31 after a restart), and they stay there. Every second
+// each server counts, from the leader map every server keeps, how many
+// replicated streams each live server leads against its fair share (a
+// stream of n live members adds 1/n to each); a server above its share
+// hands some of its streams to a member below its share, one that holds the
+// whole log, at most leaderBalanceMax per round. Transfers go only from
+// above to below, so the spread narrows round after round and stops within
+// one of even; nobody elects, the leader hands over (raft's leadership
+// transfer: the target campaigns at once, with the whole log).
+
+var (
+	leaderBalanceEvery = time.Second
+	leaderBalanceMax   = 32
+)
+
+// leaderMove hands the leadership of sa to the server to.
+type leaderMove struct {
+	sa *streamAssignment
+	to string
+}
+
+// planLeaderMoves picks up to max of the streams led (those me leads) to
+// hand to a member below its share, while me is above its own. A move
+// also needs me to lead at least two more than the member: each one then
+// narrows the spread, and the servers stop within one of each other's
+// share. leads and share are each live server's leaderships and fair
+// share; leads is updated with the moves planned.
+func planLeaderMoves(me string, led []*streamAssignment, leads map[string]int, share map[string]float64, max int) []leaderMove {
+	var out []leaderMove
+	for _, sa := range led {
+		if len(out) >= max || float64(leads[me]) <= share[me] {
+			break
+		}
+		best, bestGap := "", 0.0
+		for _, p := range sa.Peers {
+			sh, live := share[p]
+			if p == me || !live || leads[me]-leads[p] < 2 {
+				continue
+			}
+			if gap := sh - float64(leads[p]); gap > 0 && gap > bestGap {
+				best, bestGap = p, gap
+			}
+		}
+		if best != "" {
+			out = append(out, leaderMove{sa: sa, to: best})
+			leads[me]--
+			leads[best]++
+		}
+	}
+	return out
+}
+
+// balanceLoop balances leaderships every leaderBalanceEvery.
+func (jc *jsCluster) balanceLoop() {
+	s := jc.js.srv
+	defer s.wg.Done()
+	for !s.sleepOnClock(leaderBalanceEvery) {
+		jc.balanceLeaders()
+	}
+}
+
+// balanceLeaders runs one round: counts, plans, and starts the transfers.
+func (jc *jsCluster) balanceLeaders() {
+	s := jc.js.srv
+	me := s.Name()
+	live := map[string]bool{me: true}
+	for _, p := range s.routePeers() {
+		live[p] = true
+	}
+	now := s.clock.Now()
+	leads, share := map[string]int{}, map[string]float64{}
+	var led []*streamAssignment
+	jc.mu.Lock()
+	for acc, streams := range jc.streams {
+		for name, sa := range streams {
+			n := 0
+			for _, p := range sa.Peers {
+				if live[p] {
+					n++
+				}
+			}
+			if len(sa.Peers) < 2 || n == 0 {
+				continue
+			}
+			for _, p := range sa.Peers {
+				if live[p] {
+					share[p] += 1 / float64(n)
+				}
+			}
+			if l := jc.leaders.get(leaderKey(acc, name), now); l != "" {
+				leads[l]++
+				if l == me {
+					led = append(led, sa)
+				}
+			}
+		}
+	}
+	jc.mu.Unlock()
+	for _, mv := range planLeaderMoves(me, led, leads, share, leaderBalanceMax) {
+		jc.moveLeader(mv)
+	}
+}
+
+// moveLeader asks the group of mv's stream, if led here, to hand its
+// leadership to mv.to once that member holds the whole log; the group's
+// goroutine decides, without waiting (a busy group is skipped this round).
+func (jc *jsCluster) moveLeader(mv leaderMove) {
+	jsa := jc.js.account(mv.sa.Account)
+	if jsa == nil {
+		return
+	}
+	mset := jsa.lookup(mv.sa.Config.Name)
+	if mset == nil {
+		return
+	}
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil {
+		return
+	}
+	to := raftID(mv.to)
+	g.tryControl(func(n *raft.Node) {
+		st := n.Status()
+		pr, ok := st.Progress[to]
+		if st.Role == raft.Leader && st.LeaderReady && ok && pr.Match == st.LastIndex && st.Transferee == raft.None {
+			_ = n.TransferLeadership(to)
+		}
+	})
+}
