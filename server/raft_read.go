@@ -177,10 +177,17 @@ func (g *raftGroup) serveApplied() {
 		return
 	}
 	_, applied := g.drv.Node.Indexes()
+	g.finishReadyIf(func(b *readBatch) bool { return b.index <= applied }, nil)
+}
+
+// finishReadyIf finishes, with err, the ready batches done says are done
+// and keeps the others in order.
+func (g *raftGroup) finishReadyIf(done func(*readBatch) bool, err error) {
+	rd := &g.rd
 	k := 0
 	for _, b := range rd.ready {
-		if b.index <= applied {
-			g.finish(b.reads, nil)
+		if done(b) {
+			g.finish(b.reads, err)
 		} else {
 			rd.ready[k] = b
 			k++
@@ -199,17 +206,8 @@ func (g *raftGroup) readTick() {
 		return
 	}
 	g.askAgain(func(b *readBatch) bool { return rd.ticks-b.asked >= readRetryTicks })
-	k := 0
-	for _, b := range rd.ready { // applying lags: give up on the oldest
-		if rd.ticks-b.reads[0].born >= readGiveUpTicks {
-			g.finish(b.reads, errReadTimeout)
-		} else {
-			rd.ready[k] = b
-			k++
-		}
-	}
-	clear(rd.ready[k:])
-	rd.ready = rd.ready[:k]
+	// Applying lags: give up on the oldest.
+	g.finishReadyIf(func(b *readBatch) bool { return rd.ticks-b.reads[0].born >= readGiveUpTicks }, errReadTimeout)
 	live := rd.retry[:0]
 	for _, r := range rd.retry {
 		if rd.ticks-r.born >= readGiveUpTicks {
