@@ -53,6 +53,7 @@ type scrubber struct {
 	rate     int64
 	interval time.Duration
 	debt     time.Duration // read time owed to the rate, not yet waited
+	stop     chan struct{} // closed by stopScrub (JetStream disabled or shut down)
 	done     chan struct{}
 	passes   atomic.Uint64 // passes finished
 	waits    atomic.Uint64 // waits begun on the clock (for tests)
@@ -64,7 +65,7 @@ func (js *jetStream) startScrub() {
 	if o.scrubRate() == 0 {
 		return
 	}
-	sc := &scrubber{js: js, rate: o.scrubRate(), interval: o.scrubInterval(), done: make(chan struct{})}
+	sc := &scrubber{js: js, rate: o.scrubRate(), interval: o.scrubInterval(), stop: make(chan struct{}), done: make(chan struct{})}
 	js.scrub.Store(sc)
 	js.srv.wg.Add(1)
 	go func() {
@@ -74,10 +75,12 @@ func (js *jetStream) startScrub() {
 	}()
 }
 
-// stopScrub waits for the scrub goroutine to end (Shutdown closed quit);
-// a repair it started finishes first.
+// stopScrub tells the scrub goroutine to end and waits for it; a repair
+// it started finishes first. It runs when JetStream stops, which is not
+// always a server shutdown (DisableJetStream), so quit alone is not enough.
 func (js *jetStream) stopScrub() {
-	if sc := js.scrub.Load(); sc != nil {
+	if sc := js.scrub.Swap(nil); sc != nil {
+		close(sc.stop)
 		<-sc.done
 	}
 }
@@ -112,6 +115,8 @@ func (sc *scrubber) wait(d time.Duration) bool {
 		return true
 	case <-s.quit:
 		return false
+	case <-sc.stop:
+		return false
 	}
 }
 
@@ -121,6 +126,8 @@ func (sc *scrubber) pace(n int) bool {
 	if sc.debt < scrubPaceMin {
 		select {
 		case <-sc.js.srv.quit:
+			return false
+		case <-sc.stop:
 			return false
 		default:
 			return true
