@@ -118,6 +118,22 @@ func (c *jsTestCluster) waitMetaLeader() *Server {
 }
 
 // replicas returns every server's local replica of the stream.
+// waitAllApplied waits until stream name has replicas on n servers and
+// each has stored up to sequence last (a follower may lag the acks).
+func (c *jsTestCluster) waitAllApplied(t testing.TB, name string, n int, last uint64, d time.Duration) {
+	t.Helper()
+	waitFor(t, d, "every replica applied every message", func() bool {
+		for _, m := range c.replicas(name) {
+			var ss StreamState
+			m.st().FastState(&ss)
+			if ss.LastSeq != last {
+				return false
+			}
+		}
+		return len(c.replicas(name)) == n
+	})
+}
+
 func (c *jsTestCluster) replicas(name string) []*stream {
 	return c.accountReplicas(globalAccountName, name)
 }

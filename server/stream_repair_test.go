@@ -171,16 +171,7 @@ func testRepair(t *testing.T, damage repairDamage) {
 		}
 	}
 	nc.Close()
-	waitFor(t, 10*time.Second, "every replica applied every message", func() bool {
-		for _, m := range c.replicas("REP") {
-			var ss StreamState
-			m.st().FastState(&ss)
-			if ss.LastSeq != repairMsgs {
-				return false
-			}
-		}
-		return len(c.replicas("REP")) == 3
-	})
+	c.waitAllApplied(t, "REP", 3, repairMsgs, 10*time.Second)
 	c.servers[down].Shutdown()
 	damage(t, dir, stale)
 	c.servers[down] = runServer(t, c.opts[down])

@@ -143,16 +143,7 @@ func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string, st
 	})
 	stale := copyActiveBlock(t, streamDir) // the second block, partly written
 	publish(21, half)
-	waitFor(t, 10*time.Second, "every replica applied every message", func() bool {
-		for _, m := range c.replicas("REP") {
-			var ss StreamState
-			m.st().FastState(&ss)
-			if ss.LastSeq != half {
-				return false
-			}
-		}
-		return len(c.replicas("REP")) == 3
-	})
+	c.waitAllApplied(t, "REP", 3, half, 10*time.Second)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("group views: %s", c.groupViews("REP"))
@@ -203,16 +194,7 @@ func testScrubRepair(t *testing.T, damage func(t *testing.T, blocks []string, st
 
 	// Every replica holds every acknowledged message, byte for byte (once
 	// it has applied them: a follower may lag the acknowledgements).
-	waitFor(t, 20*time.Second, "every replica applied every message", func() bool {
-		for _, m := range c.replicas("REP") {
-			var ss StreamState
-			m.st().FastState(&ss)
-			if ss.LastSeq != repairMsgs {
-				return false
-			}
-		}
-		return len(c.replicas("REP")) == 3
-	})
+	c.waitAllApplied(t, "REP", 3, repairMsgs, 20*time.Second)
 	for _, m := range c.replicas("REP") {
 		if got := replicaDigest(m, want); got != "" {
 			t.Fatalf("%s: %s", m.jsa.js.srv.Name(), got)
