@@ -101,24 +101,16 @@ func createStream(js jetstream.JetStream, name string, deadline time.Time) error
 // from workers goroutines, retrying a stream until it accepts or deadline
 // passes, and returns how many accepted.
 func publishEach(js jetstream.JetStream, n, workers int, deadline time.Time) int {
-	var next, ok atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				if publishUntil(js, scaleName(i), deadline) {
-					ok.Add(1)
-				}
-			}
-		}()
+	items := make([]int, n)
+	for i := range items {
+		items[i] = i
 	}
-	wg.Wait()
+	var ok atomic.Int64
+	parallel(items, workers, func(i int) {
+		if publishUntil(js, scaleName(i), deadline) {
+			ok.Add(1)
+		}
+	})
 	return int(ok.Load())
 }
 
