@@ -435,21 +435,14 @@ func (r *apiRequest) streamStepdown() any {
 }
 
 // transferLeadership moves a group's leadership to the most caught-up
-// other member.
+// other member. The member is chosen on the group's goroutine, from the
+// node's own progress: statusSnapshot, which gives up on a busy group
+// after statusWait, may hand back a status from before this server led
+// (no progress, so no member to choose), and the stepdown was refused
+// (TestJetStreamClusterRepairWipe failed so under load).
 func transferLeadership(g *raftGroup) bool {
-	st := g.statusSnapshot()
-	var best raft.ID
-	var bestMatch uint64
-	for id, pr := range st.Progress {
-		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
-			best, bestMatch = id, pr.Match
-		}
-	}
-	if best == raft.None {
-		return false
-	}
 	done := make(chan error, 1)
-	g.control(func(n *raft.Node) { done <- n.TransferLeadership(best) })
+	g.control(func(n *raft.Node) { done <- transferToBest(n) })
 	t := g.srv.clock.NewTimer(2 * time.Second)
 	defer t.Stop()
 	select {
@@ -458,4 +451,20 @@ func transferLeadership(g *raftGroup) bool {
 	case <-t.C():
 		return false
 	}
+}
+
+// transferToBest starts a leader transfer of n to its most caught-up
+// other member.
+func transferToBest(n *raft.Node) error {
+	st := n.Status()
+	best, bestMatch := raft.None, uint64(0)
+	for id, pr := range st.Progress {
+		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
+			best, bestMatch = id, pr.Match
+		}
+	}
+	if best == raft.None {
+		return raft.ErrNotLeader
+	}
+	return n.TransferLeadership(best)
 }

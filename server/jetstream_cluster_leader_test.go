@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // infoOutcome asks for STREAM.INFO and returns the leader named in the
@@ -240,4 +241,59 @@ func TestJetStreamClusterLeaderNotYetKnownNoFalse10008(t *testing.T) {
 			t.Fatalf("round %d: answer leader %q code %d, want the leader %s's answer", i, got, code, leader)
 		}
 	}
+}
+
+// raftViews is what each replica's raft group of stream reports (role,
+// term, indexes, the leader's view of its followers, asleep) with the
+// messages its store holds, for a failure's message.
+func (c *jsTestCluster) raftViews(stream string) string {
+	var out []string
+	for _, m := range c.replicas(stream) {
+		m.mu.Lock()
+		g := m.group
+		m.mu.Unlock()
+		if g == nil {
+			continue
+		}
+		var ss StreamState
+		m.st().FastState(&ss)
+		st := g.statusSnapshot()
+		out = append(out, fmt.Sprintf("%s: %+v commit %d applied %d last %d asleep %v msgs %d last seq %d progress %+v",
+			m.jsa.js.srv.Name(), st.SoftState, st.Commit, st.Applied, st.LastIndex, g.sleeping.Load(), ss.Msgs, ss.LastSeq, st.Progress))
+	}
+	return strings.Join(out, "\n")
+}
+
+// A stepdown asked of a leader whose group is busy for longer than
+// statusSnapshot waits is granted: the transfer's target is chosen on the
+// group goroutine, not from the last status made (which, on a leader never
+// asked before, is from no time at all: no followers to choose from, and
+// the stepdown was refused with 10008 under load).
+func TestJetStreamClusterStepdownBusyLeader(t *testing.T) {
+	// Elections after 2 s at least: the leader's group stays busy below
+	// that, so no follower campaigns meanwhile.
+	setForTest(t, &raftTick, 200*time.Millisecond)
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "BSY", Subjects: []string{"bsy"}, Replicas: 3})
+	var g *raftGroup
+	for _, m := range c.replicas("BSY") {
+		if m.jsa.js.srv.Name() == st.CachedInfo().Cluster.Leader {
+			m.mu.Lock()
+			g = m.group
+			m.mu.Unlock()
+		}
+	}
+	g.mu.Lock()
+	g.status = raft.Status{} // never asked
+	g.mu.Unlock()
+	release := make(chan struct{})
+	// The group's goroutine is busy until release, which comes whatever
+	// happens (the group must go on).
+	time.AfterFunc(statusWait+300*time.Millisecond, func() { close(release) })
+	g.control(func(*raft.Node) { <-release })
+	if !transferLeadership(g) {
+		t.Fatal("the stepdown of a busy leader was refused")
+	}
+	awaitNewLeader(t, c, connectNATS(t, c.servers[0].ClientURL()), "BSY", st.CachedInfo().Cluster.Leader)
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"testing"
@@ -52,10 +53,13 @@ func viewUnderEachLeader[V any](t *testing.T, nc *nats.Conn, stream string, n in
 				break
 			}
 		}
-		if _, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second); err != nil {
+		if !stepdownOnce(nc, stream) {
+			time.Sleep(50 * time.Millisecond) // polling: asked again
 			continue
 		}
-		for time.Now().Before(deadline) { // until another server leads
+		// Until another server leads; a transfer the target did not take
+		// up in an election timeout is given up, and asked again.
+		for moved := time.Now().Add(5 * time.Second); time.Now().Before(moved); {
 			if next := leader(); next != "" && next != name {
 				break
 			}
@@ -66,6 +70,16 @@ func viewUnderEachLeader[V any](t *testing.T, nc *nats.Conn, stream string, n in
 		t.Fatalf("not every server led %s within %v: %v", stream, limit, seen)
 	}
 	return seen
+}
+
+// stepdownOnce asks for STREAM.LEADER.STEPDOWN and reports whether it was
+// granted.
+func stepdownOnce(nc *nats.Conn, stream string) bool {
+	resp, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, nil, 2*time.Second)
+	var r struct {
+		Success bool `json:"success"`
+	}
+	return err == nil && json.Unmarshal(resp.Data, &r) == nil && r.Success
 }
 
 // sameUnderEachLeader fails the test unless every view in seen is the

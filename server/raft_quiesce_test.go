@@ -75,7 +75,9 @@ func TestJetStreamClusterIdleStreamsQuiesce(t *testing.T) {
 		waitFor(t, 10*time.Second, "a publish into every stream accepted", func() bool {
 			pctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 			defer cancel()
-			_, err := js2.Publish(pctx, fmt.Sprintf("q.%d", i), []byte("z"))
+			// A retry of a publish that was stored but answered late
+			// (under -race) is a duplicate, not a third message.
+			_, err := js2.Publish(pctx, fmt.Sprintf("q.%d", i), []byte("z"), jetstream.WithMsgID(fmt.Sprintf("z%d", i)))
 			return err == nil
 		})
 	}
@@ -86,6 +88,13 @@ func TestJetStreamClusterIdleStreamsQuiesce(t *testing.T) {
 	waitFor(t, 15*time.Second, "the two left asleep", func() bool { return c.groupsAwake() == "" })
 
 	c.servers[victim] = runServer(t, c.opts[victim])
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i := range n {
+				t.Logf("Q%d:\n%s", i, c.raftViews(fmt.Sprintf("Q%d", i)))
+			}
+		}
+	})
 	for i := range n {
 		name := fmt.Sprintf("Q%d", i)
 		waitFor(t, 30*time.Second, "the restarted server current in "+name, func() bool {
