@@ -33,12 +33,9 @@ var damageCycles = flag.Int("damage.cycles", 1, "rounds of the process damage te
 
 // damageRig is the servers and what the load was told.
 type damageRig struct {
-	t     *testing.T
-	confs []string
-	ports []int
-	dirs  []string
-	procs []*serverProcess
-	rng   *rand.Rand
+	procCluster
+	dirs []string
+	rng  *rand.Rand
 
 	mu    sync.Mutex
 	acked map[uint64][32]byte // payload digest by acknowledged sequence
@@ -48,59 +45,20 @@ type damageRig struct {
 const damagePayload = 16 << 10 // 4 MiB blocks seal every 256 messages
 
 func newDamageRig(t *testing.T) *damageRig {
-	r := &damageRig{t: t, acked: map[uint64][32]byte{}, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))}
-	var cports []int
+	r := &damageRig{acked: map[uint64][32]byte{}, rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))}
 	for range 3 {
-		r.ports = append(r.ports, freePort(t))
-		cports = append(cports, freePort(t))
-	}
-	var routes []string
-	for _, p := range cports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	confDir := t.TempDir()
-	for i := range 3 {
 		r.dirs = append(r.dirs, t.TempDir())
-		conf := fmt.Sprintf("server_name: D%d\nlisten: 127.0.0.1:%d\n"+
-			"jetstream { store_dir: %q, scrub_interval: \"250ms\", scrub_rate: \"256M\" }\n"+
-			"cluster { name: DAMAGE, listen: 127.0.0.1:%d, routes: [%s] }\n",
-			i+1, r.ports[i], r.dirs[i], cports[i], strings.Join(routes, ", "))
-		path := filepath.Join(confDir, fmt.Sprintf("d%d.conf", i+1))
-		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r.confs = append(r.confs, path)
 	}
-	r.procs = make([]*serverProcess, 3)
+	r.procCluster = newProcCluster(t, 3, "D", "DAMAGE", func(i int) string {
+		return fmt.Sprintf("store_dir: %q, scrub_interval: \"250ms\", scrub_rate: \"256M\"", r.dirs[i])
+	})
 	for i := range 3 {
 		r.start(i)
 	}
 	return r
 }
 
-func (r *damageRig) start(i int) {
-	r.procs[i] = startProcessBinary(r.t, serverBinary(r.t), r.ports[i], "-c", r.confs[i])
-}
-
-func (r *damageRig) urls() string {
-	var u []string
-	for _, p := range r.ports {
-		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	return strings.Join(u, ",")
-}
-
-func (r *damageRig) logs() string {
-	var b strings.Builder
-	for i, p := range r.procs {
-		out := p.output()
-		if len(out) > 4000 {
-			out = out[len(out)-4000:]
-		}
-		fmt.Fprintf(&b, "--- D%d\n%s\n", i+1, out)
-	}
-	return b.String()
-}
+func (r *damageRig) start(i int) { r.startProc(i, "") }
 
 func damageData(w, i int) []byte {
 	b := make([]byte, damagePayload)
@@ -165,7 +123,7 @@ func (r *damageRig) waitLog(i int, s string, n int, what string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for strings.Count(r.procs[i].output(), s) <= n {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("D%d: %s: no new %q in its log\n%s", i+1, what, s, r.logs())
+			r.t.Fatalf("D%d: %s: no new %q in its log\n%s", i+1, what, s, r.logs(4000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -188,7 +146,7 @@ func (r *damageRig) waitCurrent(js jetstream.JetStream, what string) {
 			}
 		}
 		if time.Now().After(deadline) {
-			r.t.Fatalf("%s: the stream's replicas not all current: %v\n%s", what, err, r.logs())
+			r.t.Fatalf("%s: the stream's replicas not all current: %v\n%s", what, err, r.logs(4000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -200,7 +158,7 @@ func (r *damageRig) waitRepaired(i int, js jetstream.JetStream, what string) {
 	deadline := time.Now().Add(30 * time.Second)
 	for r.repairing(i) {
 		if time.Now().After(deadline) {
-			r.t.Fatalf("%s: D%d still repairing\n%s", what, i+1, r.logs())
+			r.t.Fatalf("%s: D%d still repairing\n%s", what, i+1, r.logs(4000))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -383,7 +341,7 @@ func (r *damageRig) verify() {
 	})
 	names := sameUnderEachLeader(r.t, "stream DMG", seen)
 	if v := seen[names[0]]; !strings.HasPrefix(v, "msgs=") {
-		r.t.Fatalf("%s\n%s", v, r.logs())
+		r.t.Fatalf("%s\n%s", v, r.logs(4000))
 	}
 	r.t.Logf("%d acknowledged; every server led DMG with %s", len(acked), seen[names[0]])
 }

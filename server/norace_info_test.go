@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,57 +42,18 @@ func TestNoRaceJetStreamClusterInfoAfterPause(t *testing.T) {
 		return ack.Seq
 	}
 	waitFor(t, 10*time.Second, "a first publish", func() bool { return publish(nc) > 0 })
-	old := -1
-	waitFor(t, 10*time.Second, "the stream's leader", func() bool { old = c.streamLeader("KV"); return old >= 0 })
-	var others []string
-	for i, p := range c.ports {
-		if i != old {
-			others = append(others, fmt.Sprintf("nats://127.0.0.1:%d", p))
-		}
-	}
-	pc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", c.ports[old]), nats.IgnoreDiscoveredServers())
-	oc := connectNATS(t, strings.Join(others, ","), nats.IgnoreDiscoveredServers(), nats.MaxReconnects(-1))
-
-	var mu sync.Mutex
-	var answers []string
-	inbox := nats.NewInbox()
-	if _, err := pc.Subscribe(inbox+".*", func(m *nats.Msg) {
-		mu.Lock()
-		answers = append(answers, m.Subject+" "+string(m.Data))
-		mu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-
-	p := c.procs[old]
-	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = p.cmd.Process.Signal(syscall.SIGCONT)
-		}
-	}()
+	p := leaderToPause(t, c, "KV")
+	p.stop(t)
 	var acked uint64
-	waitFor(t, 30*time.Second, "a publish acknowledged by a new leader", func() bool { acked = publish(oc); return acked > 0 })
+	waitFor(t, 30*time.Second, "a publish acknowledged by a new leader", func() bool { acked = publish(p.oc); return acked > 0 })
 	for n := 0; n < 20; n++ { // queued at the paused server
-		_ = pc.PublishRequest("$JS.API.CONSUMER.INFO.KV.C", fmt.Sprintf("%s.c%d", inbox, n), nil)
-		_ = pc.PublishRequest("$JS.API.STREAM.INFO.KV", fmt.Sprintf("%s.s%d", inbox, n), nil)
+		_ = p.pc.PublishRequest("$JS.API.CONSUMER.INFO.KV.C", p.reply(fmt.Sprintf("c%d", n)), nil)
+		_ = p.pc.PublishRequest("$JS.API.STREAM.INFO.KV", p.reply(fmt.Sprintf("s%d", n)), nil)
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	resumed = true
-	waitFor(t, 10*time.Second, "answers to the queued requests", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(answers) >= 40
-	})
-	mu.Lock()
-	defer mu.Unlock()
+	answers := p.resume(t, 40)
 	stale, answered := 0, 0
 	for _, a := range answers {
-		subj, body, _ := strings.Cut(a, " ")
+		kind, body := a.Subject[strings.LastIndexByte(a.Subject, '.')+1], a.Data // 's' or 'c' (reply(tag))
 		var r struct {
 			Error *ApiError `json:"error"`
 			State *struct {
@@ -105,18 +64,18 @@ func TestNoRaceJetStreamClusterInfoAfterPause(t *testing.T) {
 			} `json:"delivered"`
 			NumPending *uint64 `json:"num_pending"`
 		}
-		if err := json.Unmarshal([]byte(body), &r); err != nil {
-			t.Fatalf("answer %s: %v", a, err)
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatalf("answer %s: %v", body, err)
 		}
 		if r.Error != nil {
 			continue // no outcome (10008)
 		}
 		answered++
 		switch {
-		case strings.Contains(subj, ".s") && (r.State == nil || r.State.LastSeq < acked):
+		case kind == 's' && (r.State == nil || r.State.LastSeq < acked):
 			stale++
 			t.Logf("stale STREAM.INFO: %s", body)
-		case strings.Contains(subj, ".c") && (r.NumPending == nil || *r.NumPending < acked):
+		case kind == 'c' && (r.NumPending == nil || *r.NumPending < acked):
 			// Nothing was consumed: the consumer's pending count is the
 			// stream's message count, acked among them.
 			stale++

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -36,58 +34,19 @@ func TestNoRaceJetStreamClusterReadsAfterLeasePause(t *testing.T) {
 		return err == nil && json.Unmarshal(resp.Data, &ack) == nil && ack.Error == nil && ack.Seq > 0
 	}
 	waitFor(t, 10*time.Second, "the old value stored", func() bool { return put(nc, "old") })
-	old := -1
-	waitFor(t, 10*time.Second, "the stream's leader", func() bool { old = c.streamLeader("KV"); return old >= 0 })
-	pc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", c.ports[old]), nats.IgnoreDiscoveredServers())
+	p := leaderToPause(t, c, "KV")
 	// The leader serves reads under its lease now: one answered at once.
 	waitFor(t, 10*time.Second, "a direct get through the leader", func() bool {
-		m, err := pc.Request("$JS.API.DIRECT.GET.KV.kv.x", nil, time.Second)
+		m, err := p.pc.Request("$JS.API.DIRECT.GET.KV.kv.x", nil, time.Second)
 		return err == nil && string(m.Data) == "old"
 	})
-	var others []string
-	for i, p := range c.ports {
-		if i != old {
-			others = append(others, fmt.Sprintf("nats://127.0.0.1:%d", p))
-		}
-	}
-	oc := connectNATS(t, strings.Join(others, ","), nats.IgnoreDiscoveredServers(), nats.MaxReconnects(-1))
-
-	var mu sync.Mutex
-	var answers []*nats.Msg
-	inbox := nats.NewInbox()
-	if _, err := pc.Subscribe(inbox+".*", func(m *nats.Msg) {
-		mu.Lock()
-		answers = append(answers, m)
-		mu.Unlock()
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := pc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-
-	p := c.procs[old]
-	_ = p.cmd.Process.Signal(syscall.SIGSTOP)
-	resumed := false
-	defer func() {
-		if !resumed {
-			_ = p.cmd.Process.Signal(syscall.SIGCONT)
-		}
-	}()
-	waitFor(t, 30*time.Second, "the new value acknowledged by a new leader", func() bool { return put(oc, "new") })
+	p.stop(t)
+	waitFor(t, 30*time.Second, "the new value acknowledged by a new leader", func() bool { return put(p.oc, "new") })
 	for n := 0; n < 20; n++ { // queued at the stopped server
-		_ = pc.PublishRequest("$JS.API.DIRECT.GET.KV.kv.x", fmt.Sprintf("%s.d%d", inbox, n), nil)
-		_ = pc.PublishRequest("$JS.API.STREAM.MSG.GET.KV", fmt.Sprintf("%s.m%d", inbox, n), []byte(`{"last_by_subj":"kv.x"}`))
+		_ = p.pc.PublishRequest("$JS.API.DIRECT.GET.KV.kv.x", p.reply(fmt.Sprintf("d%d", n)), nil)
+		_ = p.pc.PublishRequest("$JS.API.STREAM.MSG.GET.KV", p.reply(fmt.Sprintf("m%d", n)), []byte(`{"last_by_subj":"kv.x"}`))
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGCONT)
-	resumed = true
-	waitFor(t, 10*time.Second, "answers to the queued reads", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(answers) >= 40
-	})
-	mu.Lock()
-	defer mu.Unlock()
+	answers := p.resume(t, 40)
 	stale, answered := 0, 0
 	for _, m := range answers {
 		v, ok := readValue(t, m)

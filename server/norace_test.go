@@ -81,53 +81,22 @@ var casModel = porcupine.Model{
 	Equal: func(a, b any) bool { return a.(uint64) == b.(uint64) },
 }
 
+// chaosCluster is three server processes whose list of processes
+// (procs) the chaos replaces under mu as it restarts them.
 type chaosCluster struct {
-	t     *testing.T
-	confs []string
-	ports []int
-	procs []*serverProcess
-	mu    sync.Mutex
+	procCluster
+	mu sync.Mutex
 }
 
 // startChaosCluster starts three servers of binary ("" = this build).
 func startChaosCluster(t *testing.T, binary string) *chaosCluster {
-	c := &chaosCluster{t: t}
-	var cports []int
-	for i := 0; i < 3; i++ {
-		c.ports = append(c.ports, freePort(t))
-		cports = append(cports, freePort(t))
-	}
-	var routes []string
-	for _, p := range cports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
-	for i := 0; i < 3; i++ {
-		dir := t.TempDir()
-		conf := fmt.Sprintf("server_name: N%d\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q }\n"+
-			"cluster { name: CHAOS, listen: 127.0.0.1:%d, routes: [%s] }\n",
-			i+1, c.ports[i], dir, cports[i], strings.Join(routes, ", "))
-		path := filepath.Join(dir, "n.conf")
-		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		c.confs = append(c.confs, path)
-	}
-	c.procs = make([]*serverProcess, 3)
-	if binary == "" {
-		binary = serverBinary(t)
-	}
+	c := &chaosCluster{procCluster: newProcCluster(t, 3, "N", "CHAOS", func(int) string {
+		return fmt.Sprintf("store_dir: %q", t.TempDir())
+	})}
 	for i := range c.confs {
-		c.procs[i] = startProcessBinary(t, binary, c.ports[i], "-c", c.confs[i])
+		c.startProc(i, binary)
 	}
 	return c
-}
-
-func (c *chaosCluster) urls() string {
-	var u []string
-	for _, p := range c.ports {
-		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	return strings.Join(u, ",")
 }
 
 // bounce stops server i (SIGKILL, or a graceful SIGINT) and restarts it

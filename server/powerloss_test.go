@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,21 +40,19 @@ var (
 
 // powerRig is the MemFS, its mount and the servers on it.
 type powerRig struct {
-	t     *testing.T
-	mem   *vfs.MemFS
-	mnt   *memfuse.Mount
-	dir   string
-	confs []string
-	ports []int
-	procs []*serverProcess
-	rng   *rand.Rand
+	procCluster
+	mem *vfs.MemFS
+	mnt *memfuse.Mount
+	dir string
+	rng *rand.Rand
 }
 
 func newPowerRig(t *testing.T, servers int) *powerRig {
 	if err := memfuse.Available(); err != nil {
 		t.Skipf("FUSE is not available: %v", err)
 	}
-	r := &powerRig{t: t, mem: vfs.NewMem(), dir: t.TempDir(), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))}
+	r := &powerRig{mem: vfs.NewMem(), dir: t.TempDir(), rng: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 19))}
+	r.t = t
 	r.mount()
 	t.Cleanup(func() {
 		r.killAll()
@@ -63,33 +60,13 @@ func newPowerRig(t *testing.T, servers int) *powerRig {
 			_ = r.mnt.Unmount()
 		}
 	})
-	var cports []int
-	for range servers {
-		r.ports = append(r.ports, freePort(t))
-		cports = append(cports, freePort(t))
-	}
-	var routes []string
-	for _, p := range cports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
 	sync := ""
 	if *powerSync != "" {
 		sync = ", sync_interval: " + *powerSync
 	}
-	confDir := t.TempDir() // configs off the lossy mount
-	for i := range servers {
-		conf := fmt.Sprintf("server_name: P%d\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q%s }\n",
-			i+1, r.ports[i], filepath.Join(r.dir, fmt.Sprintf("n%d", i+1)), sync)
-		if servers > 1 {
-			conf += fmt.Sprintf("cluster { name: POWER, listen: 127.0.0.1:%d, routes: [%s] }\n", cports[i], strings.Join(routes, ", "))
-		}
-		path := filepath.Join(confDir, fmt.Sprintf("n%d.conf", i+1))
-		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r.confs = append(r.confs, path)
-	}
-	r.procs = make([]*serverProcess, servers)
+	r.procCluster = newProcCluster(t, servers, "P", "POWER", func(i int) string {
+		return fmt.Sprintf("store_dir: %q%s", filepath.Join(r.dir, fmt.Sprintf("n%d", i+1)), sync)
+	})
 	return r
 }
 
@@ -102,9 +79,8 @@ func (r *powerRig) mount() {
 }
 
 func (r *powerRig) startAll() {
-	bin := serverBinary(r.t)
 	for i := range r.confs {
-		r.procs[i] = startProcessBinary(r.t, bin, r.ports[i], "-c", r.confs[i])
+		r.startProc(i, "")
 	}
 }
 
@@ -136,28 +112,6 @@ func (r *powerRig) powerCut() {
 		return r.rng.IntN(n + 1)
 	})
 	r.mount()
-}
-
-func (r *powerRig) urls() string {
-	var u []string
-	for _, p := range r.ports {
-		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", p))
-	}
-	return strings.Join(u, ",")
-}
-
-func (r *powerRig) logs() string {
-	var b strings.Builder
-	for i, p := range r.procs {
-		if p != nil {
-			out := p.output()
-			if len(out) > 3000 {
-				out = out[len(out)-3000:]
-			}
-			fmt.Fprintf(&b, "--- P%d\n%s\n", i+1, out)
-		}
-	}
-	return b.String()
 }
 
 // powerLedger is what clients were told: payload by acknowledged sequence.
@@ -381,7 +335,7 @@ func (r *powerRig) verify(l *powerLedger, replicas int) (lost []string) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("stream PL not back after the power cut: %v\n%s", err, r.logs())
+			t.Fatalf("stream PL not back after the power cut: %v\n%s", err, r.logs(3000))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -445,7 +399,7 @@ func runPowerLoss(t *testing.T, servers int) {
 				return
 			}
 			t.Fatalf("after power cut %d, %d of %d acknowledged publishes are lost or wrong, e.g.\n%s\n%s",
-				cycle, len(lost), total, strings.Join(lost[:min(10, len(lost))], "\n"), r.logs())
+				cycle, len(lost), total, strings.Join(lost[:min(10, len(lost))], "\n"), r.logs(3000))
 		}
 	}
 	if total == 0 {

@@ -147,8 +147,17 @@ func raiseTerm(fs vfs.FS, dir string, term uint64, logf func(string, ...any)) er
 	if err != nil {
 		return nil
 	}
-	if w.HardState().Term < term {
-		err = errors.Join(w.SetHardState(wal.HardState{Term: term + 1}), w.Sync())
+	if w.HardState().Term >= term {
+		return w.Close()
+	}
+	return storeHardState(w, wal.HardState{Term: term + 1})
+}
+
+// storeHardState stores hs in the open log w, fsynced, and closes w.
+func storeHardState(w *wal.WAL, hs wal.HardState) error {
+	err := w.SetHardState(hs)
+	if err == nil {
+		err = w.Sync()
 	}
 	return errors.Join(err, w.Close())
 }
@@ -173,15 +182,7 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 	if err != nil {
 		return err
 	}
-	if err := w.SetHardState(wal.HardState{Term: hs.Term, Vote: uint64(hs.Vote)}); err != nil {
-		w.Close()
-		return err
-	}
-	if err := w.Sync(); err != nil {
-		w.Close()
-		return err
-	}
-	return w.Close()
+	return storeHardState(w, wal.HardState{Term: hs.Term, Vote: uint64(hs.Vote)})
 }
 
 // damagedLog reports whether err, from opening a group's log or starting
