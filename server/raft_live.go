@@ -39,11 +39,11 @@ func (s *Server) raftPeerHealth(id raft.ID) raft.PeerHealth {
 }
 
 // raftQuiesces reports whether this server's groups may quiesce: a test
-// that makes it look older (Options.routeProto) turns it off.
-func (s *Server) raftQuiesces() bool {
-	own := s.getOpts().routeProto
-	return own == 0 || own >= routeProtoQuiesce
-}
+// that makes it look older (Options.routeProto) turns it off. It is read
+// on every tick of the raft clock, so NewServer decides it once: the
+// route protocol a server speaks is not a config file option and a
+// reload keeps it (ReloadOptions).
+func (s *Server) raftQuiesces() bool { return s.quiesces }
 
 var pingLine = []byte("PING\r\n")
 

@@ -166,3 +166,26 @@ func TestJetStreamClusterDirectGetOnQuietStream(t *testing.T) {
 		}
 	}
 }
+
+// Whether a server's groups quiesce is decided once (raftQuiesces is read
+// on every tick): a reload keeps the route protocol a test made the
+// server speak, so the decision and what its peers were told stay true.
+func TestRaftQuiescesKeptOnReload(t *testing.T) {
+	for _, proto := range []int{0, routeProtoQuiesce - 1} {
+		o := testOptions()
+		o.routeProto = proto
+		s := runServer(t, o)
+		want := proto == 0
+		if s.raftQuiesces() != want {
+			t.Fatalf("route protocol %d: quiesces %v", proto, !want)
+		}
+		nw := s.getOpts().Clone()
+		nw.routeProto, nw.Port = routeProtoQuiesce-1-proto, RANDOM_PORT // the other protocol
+		if err := s.ReloadOptions(nw); err != nil {
+			t.Fatal(err)
+		}
+		if s.raftQuiesces() != want || s.getOpts().routeProto != proto {
+			t.Fatalf("route protocol %d: after a reload quiesces %v, protocol %d", proto, s.raftQuiesces(), s.getOpts().routeProto)
+		}
+	}
+}

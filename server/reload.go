@@ -33,8 +33,10 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	cur := s.getOpts()
 	nw := newOpts.Clone()
 	// NoLog and NoSigs are not config file options: keep the running
-	// server's, or a reload would turn logging back on.
-	nw.NoLog, nw.NoSigs = cur.NoLog, cur.NoSigs
+	// server's, or a reload would turn logging back on. Nor is the route
+	// protocol a test makes a server speak (routeProto): peers were told
+	// it, and raftQuiesces follows it.
+	nw.NoLog, nw.NoSigs, nw.routeProto = cur.NoLog, cur.NoSigs, cur.routeProto
 	setBaselineOptions(nw)
 	if err := validateOptions(nw); err != nil {
 		return err

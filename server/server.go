@@ -57,6 +57,7 @@ type Server struct {
 	raft          raftGroups
 	raftClock     raftClock
 	raftLive      atomic.Pointer[raftLiveness] // peers' health for quiescent groups (raft_live.go)
+	quiesces      bool                         // raftQuiesces, fixed by NewServer (raft_live.go)
 	clock         clock.Clock                  // JetStream's and raft's (Options.clock; clock.Real by default)
 }
 
@@ -92,6 +93,7 @@ func NewServer(opts *Options) (*Server, error) {
 	s.configTime.Store(time.Now().UnixNano())
 	s.closed = newClosedRing(o.MaxClosedClients)
 	s.opts.Store(o)
+	s.quiesces = o.routeProto == 0 || o.routeProto >= routeProtoQuiesce
 	s.maxPending.Store(o.MaxPending)
 	s.auth.Store(buildAuth(o))
 	s.gacc = s.accs.register(NewAccount(globalAccountName))
