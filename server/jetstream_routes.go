@@ -15,7 +15,13 @@ func (s *Server) registerJetStreamRouteHooks() {
 // plain subscriptions would each get one and the publish would be stored
 // twice (issue 19). A copy that reaches the old leader goes on once to the
 // new one (route_deliver.go). Core subscribers of the same subjects are
-// plain or other groups, served as before.
+// plain or other groups, served as before. The name is reserved: a
+// client's SUB in this queue group would join the leaders' group and take
+// their copies of publishes (which then were never stored), so it is
+// refused as a subscription its permissions deny (subs.go ProcessSub:
+// -ERR 'Permissions Violation for Subscription to "<subject>" using queue
+// "_js_ingest_"', the connection stays up). nats-server reserves no queue
+// name; no client of it is known to use this one.
 const streamIngestQueue = "_js_ingest_"
 
 // unservedStreamPublish answers a stream publish whose one copy reached

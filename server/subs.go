@@ -48,7 +48,7 @@ func (c *client) ProcessSub(subject, queue, sid []byte) error {
 		c.sendErr("maximum subscriptions exceeded")
 		return nil
 	}
-	if c.perms != nil && !c.perms.canSubscribe(subj, q) {
+	if q == streamIngestQueue || (c.perms != nil && !c.perms.canSubscribe(subj, q)) {
 		c.mu.Unlock()
 		c.subPermissionViolation(subj, q)
 		return nil
