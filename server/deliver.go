@@ -177,9 +177,12 @@ type routeForwards struct {
 }
 
 type routeForward struct {
-	rc     *client
-	plain  bool
-	queues []string
+	rc    *client
+	plain bool
+	// The queue groups to reach there: the first in q1, any others in
+	// more (one group, the common case, costs no allocation per message).
+	q1   string
+	more []string
 }
 
 func (f *routeForwards) at(i int) *routeForward {
@@ -204,8 +207,14 @@ func (f *routeForwards) entry(rc *client) *routeForward {
 	return e
 }
 
-func (f *routeForwards) plain(rc *client)           { f.entry(rc).plain = true }
-func (f *routeForwards) queue(rc *client, q string) { e := f.entry(rc); e.queues = append(e.queues, q) }
+func (f *routeForwards) plain(rc *client) { f.entry(rc).plain = true }
+func (f *routeForwards) queue(rc *client, q string) {
+	if e := f.entry(rc); e.q1 == "" {
+		e.q1 = q
+	} else {
+		e.more = append(e.more, q)
+	}
+}
 
 func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account, subject, reply string, hdr, msg []byte) int {
 	for i := 0; i < f.n; i++ {
@@ -216,7 +225,13 @@ func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account,
 			rc.mu.Unlock()
 			continue
 		}
-		rc.appendRMSGLocked(acc.Name, subject, reply, e.plain, e.queues, hdr, msg)
+		var qa [1]string
+		queues := e.more
+		if e.q1 != "" {
+			qa[0] = e.q1
+			queues = append(qa[:1:1], e.more...) // allocates only for several groups
+		}
+		rc.appendRMSGLocked(acc.Name, subject, reply, e.plain, queues, hdr, msg)
 		rc.mu.Unlock()
 		wakeLater(c, wake, rc)
 	}

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/nats-io/nats-server/v2/internal/sublist"
+
 // Delivery of a message a peer routed here (RMSG), and the one re-route a
 // queue group's copy may take.
 //
@@ -37,12 +39,7 @@ func (s *Server) deliverRouted(acc *Account, subject, reply string, mode byte, q
 		}
 	}
 	for _, q := range queues {
-		var members []*subscription
-		for i := range res.Queues {
-			if res.Queues[i].Name == q {
-				members = append(members, res.Queues[i].Members...)
-			}
-		}
+		members := queueMembers(res.Queues, q)
 		if s.deliverQueueLocal(acc, members, shown, shownReply, hdr, msg) {
 			continue
 		}
@@ -53,6 +50,18 @@ func (s *Server) deliverRouted(acc *Account, subject, reply string, mode byte, q
 			h.unserved(acc, subject, reply, q, hdr, msg)
 		}
 	}
+}
+
+// queueMembers is the members of queue group q in groups (a match result
+// names each group once: the sublist merges a group's members), shared
+// with the result, not copied.
+func queueMembers(groups []sublist.Queue[*subscription], q string) []*subscription {
+	for i := range groups {
+		if groups[i].Name == q {
+			return groups[i].Members
+		}
+	}
+	return nil
 }
 
 // deliverQueueLocal gives the message to one local member of a queue

@@ -73,9 +73,10 @@ func (s *Server) routeReadLoop(r *route) error {
 // overwrite: every field is copied out first.
 func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
 	accName, subject, reply, mode := string(op.Account), string(op.Subject), string(op.Reply), op.Mode
-	var queues []string
+	var qa [2]string // room for the common case: one group, no allocation
+	queues := qa[:0]
 	for q, rest := routeproto.NextQueue(op.Queues); len(q) > 0; q, rest = routeproto.NextQueue(rest) {
-		queues = append(queues, string(q))
+		queues = append(queues, queueName(q))
 	}
 	hdrLen, size := op.Hdr, op.Size
 	buf, err := readPayload(r.br, buf, size)
@@ -89,6 +90,16 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 	msg := buf[:size]
 	s.deliverRouted(acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
 	return buf, nil
+}
+
+// queueName copies a queue group's name out of the read buffer; the stream
+// leaders' group, on every routed publish to a replicated stream, is not
+// allocated again each time.
+func queueName(q []byte) string {
+	if string(q) == streamIngestQueue {
+		return streamIngestQueue
+	}
+	return string(q)
 }
 
 // routeRaft reads a RAFT payload and hands it to its group. A message for

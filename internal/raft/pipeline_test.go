@@ -159,3 +159,39 @@ func TestDriverLeaderAppliesDuringSync(t *testing.T) {
 		t.Fatalf("follower: %v, want %v", ev, want)
 	}
 }
+
+// A leader's answer to a follower's read index leaves with its appends,
+// before its own log is synced: the index it names was committed (durable
+// on a quorum) already, so it promises nothing about the unsynced
+// entries. Before, such a batch waited for the leader's fsync, which a
+// read through a follower then paid while writes were going on.
+func TestDriverLeaderPipelinesReadAnswers(t *testing.T) {
+	n, _, _ := newLeaseNet(t, nil)
+	n.settle()
+	var ev []string
+	d := n.drv[1]
+	d.Log, d.Net = pipeLog{d.Log, &ev}, pipeNet{d.Net, &ev}
+	if err := n.node(1).Propose([]byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	commit := n.raft(1).log.committed
+	if err := n.node(1).Step(Message{Type: MsgReadIndex, From: 2, To: 1, Term: n.raft(1).term, Entries: []Entry{{Data: []byte("r")}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Process(); err != nil {
+		t.Fatal(err)
+	}
+	sends := slices.Sorted(slices.Values(ev[:max(len(ev)-1, 0)]))
+	if want := []string{"send App", "send App", "send ReadIndexResp"}; len(ev) == 0 || ev[len(ev)-1] != "sync" || !slices.Equal(sends, want) {
+		t.Fatalf("leader: %v, want %v in any order, then sync", ev, want)
+	}
+	var resp *Message
+	for i := range n.q {
+		if n.q[i].Type == MsgReadIndexResp {
+			resp = &n.q[i]
+		}
+	}
+	if resp == nil || resp.Index != commit {
+		t.Fatalf("read answer %+v, want index %d (the commit index before the new entry)", resp, commit)
+	}
+}

@@ -226,9 +226,10 @@ type Ready struct {
 }
 
 // LeaderMayPipeline reports whether rd's Messages may leave before its
-// entries are durable: they are a leader's appends, heartbeats and
-// snapshots, and the batch changes neither term nor vote (nor installs a
-// snapshot). A leader writes its own log in parallel with replicating it
+// entries are durable: they are a leader's appends, heartbeats, snapshots
+// and answers to followers' read indexes (an index committed already),
+// and the batch changes neither term nor vote (nor installs a snapshot).
+// A leader writes its own log in parallel with replicating it
 // (Raft thesis, 10.2.1): it counts itself toward a commit only through
 // the responses it steps after this batch was synced, and a follower
 // answers an append only once it made the entries durable itself, so a
@@ -240,6 +241,7 @@ func (rd *Ready) LeaderMayPipeline() bool {
 	for i := range rd.Messages {
 		switch rd.Messages[i].Type {
 		case MsgApp, MsgHeartbeat, MsgSnap:
+		case MsgReadIndexResp: // names an index committed (durable on a quorum) already
 		default:
 			return false
 		}
