@@ -138,6 +138,22 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 	}
 	c.servers[0] = runServer(t, c.opts[0])
 	c.waitMetaLeader()
+	t.Cleanup(func() { // what each replica's group saw, when the test failed
+		if !t.Failed() {
+			return
+		}
+		for _, m := range c.replicas("LL") {
+			m.mu.Lock()
+			g := m.group
+			m.mu.Unlock()
+			if g != nil {
+				st := g.statusSnapshot()
+				_, err := os.Stat(filepath.Join(m.groupDir, repairMarker))
+				t.Logf("%s: repairing %v recovering %v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), err == nil,
+					g.drv.Node.Recovering(), st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
+			}
+		}
+	})
 
 	rc := connectNATS(t, c.servers[1].ClientURL())
 	defer rc.Close()
@@ -147,9 +163,11 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 			return "", "", false
 		}
 		info := s.CachedInfo()
-		digest, err := readAllMsgs(ctx, s, want)
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		digest, err := readAllMsgs(rctx, s, want)
 		if err != nil {
-			return info.Cluster.Leader, err.Error(), true
+			return "", "", false
 		}
 		return info.Cluster.Leader, fmt.Sprintf("msgs=%d first=%d last=%d digest=%s", info.State.Msgs,
 			info.State.FirstSeq, info.State.LastSeq, digest), true
