@@ -219,7 +219,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	if err != nil {
 		return err
 	}
-	recovering, err := jc.checkMetaMark(log)
+	recovering, err := jc.checkMetaMark(log, len(peers))
 	if err != nil {
 		log.Close()
 		return err

@@ -14,7 +14,8 @@ import (
 // (logMark.keptHardState), and starts as a recovering member without a
 // floor (raft.Config.Recovering): it neither campaigns nor votes until it
 // has caught up with a meta leader. It writes no mark until then, so a
-// restart meanwhile finds the loss again.
+// restart meanwhile finds the loss again. A meta group of one has nobody
+// to recover from: the loss is logged and the log used as it is.
 
 // metaRecovery is the meta group's recovering state (group goroutine
 // only, once the group runs).
@@ -34,10 +35,15 @@ func (m *metaSM) recovered() {
 
 // checkMetaMark checks the meta log against its mark; on a loss it stores
 // the term and vote the member keeps and reports that it must recover.
-func (jc *jsCluster) checkMetaMark(log *walLog) (bool, error) {
+func (jc *jsCluster) checkMetaMark(log *walLog, members int) (bool, error) {
 	m, err := log.useMark(logMarkPath(jc.metaDir()), metaGroupName)
 	if !errors.Is(err, errLogLost) {
 		return false, err
+	}
+	if members <= 1 { // nobody to recover from
+		jc.js.srv.Errorf("JetStream cluster: meta group: %v; no other member to recover it from", err)
+		log.mark = markState{path: log.mark.path, id: log.mark.id}
+		return false, nil
 	}
 	jc.js.srv.Errorf("JetStream cluster: meta group: %v; abstaining from elections until caught up with the meta leader", err)
 	hs, _, _ := log.InitialState()

@@ -167,6 +167,7 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 		defer cancel()
 		digest, err := readAllMsgs(rctx, s, want)
 		if err != nil {
+			t.Logf("reading under %s: %v", info.Cluster.Leader, err) // read again
 			return "", "", false
 		}
 		return info.Cluster.Leader, fmt.Sprintf("msgs=%d first=%d last=%d digest=%s", info.State.Msgs,

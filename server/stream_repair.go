@@ -200,13 +200,13 @@ func damagedLog(err error) bool {
 // errLogLost and the hard state the repair keeps (logMark.keptHardState).
 // A group of one has no peer to repair from: the loss is reported and the
 // log used as it is.
-func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog, members int) (raft.HardState, error) {
+func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardState, error) {
 	hs, _, _ := log.InitialState()
 	m, err := log.useMark(logMarkPath(js.groupDir(sa)), strconv.FormatInt(sa.Created.UnixNano(), 10))
 	if err == nil {
 		return hs, nil
 	}
-	if members <= 1 {
+	if len(sa.Peers) <= 1 {
 		js.srv.Errorf("JetStream stream '%s > %s': %v; no other replica to recover it from", sa.Account, sa.Config.Name, err)
 		log.mark = markState{path: log.mark.path, id: log.mark.id}
 		return hs, nil
@@ -237,7 +237,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		var hs raft.HardState
 		var last raft.LogPosition // the log's last entry, before anything is restored from it
 		if err == nil {
-			if hs, err = js.checkLogMark(sa, log, len(peers)); err != nil {
+			if hs, err = js.checkLogMark(sa, log); err != nil {
 				log.Close() // writes no mark
 				log = nil
 			}
