@@ -245,10 +245,7 @@ func (l *walLog) syncIdle() error {
 			return err
 		}
 	}
-	if l.w.Dirty() || len(l.owed) > 0 {
-		return nil
-	}
-	return l.writeMark(l.currentMark())
+	return l.markIdle()
 }
 
 // Compact records a locally taken snapshot and drops the entries it

@@ -29,8 +29,8 @@ import (
 // whose log was unreadable (stream_repair.go).
 //
 // The mark is written where it costs nothing on the write path: when the
-// log closes (a clean stop; exact), when its group goes to sleep, and
-// at most every logMarkEvery while it runs and all it holds is synced. So
+// log closes (a clean stop; exact), and at most every logMarkEvery while
+// it runs or as its group goes to sleep, with all it holds synced. So
 // it is a lower bound: entries written after the last mark and cut
 // before a crash are not detected, and a member that finds its log below
 // the mark knows only that it lost something at or past it. That is why a
@@ -139,6 +139,7 @@ type markState struct {
 	id      string
 	written logMark   // what the file holds (zero: nothing)
 	at      time.Time // when the running log last considered writing it
+	now     time.Time // the group's last tick
 	off     bool      // the log lost durable state: never write a mark
 }
 
@@ -196,10 +197,15 @@ func (l *walLog) writeMark(m logMark) error {
 	if err == nil && serr != nil {
 		err = l.fs.SyncDir(filepath.Dir(l.mark.path))
 	}
-	if err == nil {
-		l.mark.written = m
+	if err != nil {
+		// The mark is an aid: its file failing does not stop the group.
+		// No more writes; what the file holds (if anything) was durable
+		// when written, still a lower bound.
+		l.mark.off = true
+		return nil
 	}
-	return err
+	l.mark.written = m
+	return nil
 }
 
 // markIfDue writes the mark when logMarkEvery has passed since the last
@@ -209,10 +215,27 @@ func (l *walLog) markIfDue(now time.Time) error {
 	if l.mark.path == "" || l.mark.off {
 		return nil
 	}
+	l.mark.now = now
 	if l.mark.at.IsZero() {
 		l.mark.at = now
 	}
-	if now.Sub(l.mark.at) < logMarkEvery || l.w.Dirty() || len(l.owed) > 0 {
+	return l.markAt(now)
+}
+
+// markIdle writes the mark as the group goes to sleep, at most every
+// logMarkEvery too (a group woken by each of a trickle of writes would
+// otherwise add an fsync to each): by the last tick's time.
+func (l *walLog) markIdle() error {
+	if l.mark.path == "" || l.mark.off {
+		return nil
+	}
+	return l.markAt(l.mark.now)
+}
+
+// markAt writes the mark if logMarkEvery passed since the last write
+// considered (or none was yet) and everything the log holds is synced.
+func (l *walLog) markAt(now time.Time) error {
+	if !l.mark.at.IsZero() && now.Sub(l.mark.at) < logMarkEvery || l.w.Dirty() || len(l.owed) > 0 {
 		return nil
 	}
 	l.mark.at = now
