@@ -282,3 +282,61 @@ func TestLogMarkOnClose(t *testing.T) {
 	}
 	l.Close()
 }
+
+// A running log writes its mark at most every logMarkEvery of its
+// group's ticks, with everything synced, and as it goes to sleep under
+// the same limit.
+func TestLogMarkWhileRunning(t *testing.T) {
+	fs := vfs.NewMem()
+	l, err := openWALLog(fs, "/g/S-y", 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.useMark(logMarkPath("/g/S-y"), "9"); err != nil {
+		t.Fatal(err)
+	}
+	read := func() logMark {
+		b, err := vfs.ReadFile(fs, logMarkPath("/g/S-y"))
+		if err != nil {
+			return logMark{}
+		}
+		m, _ := decodeLogMark(b)
+		return m
+	}
+	save := func(i uint64) {
+		if err := errors.Join(l.Save(nil, []raft.Entry{{Index: i, Term: 2}}, &raft.HardState{Term: 2, Vote: 1, Commit: i}), l.Sync()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Unix(1000, 0)
+	save(1)
+	if err := l.periodicSync(t0); err != nil || read() != (logMark{}) {
+		t.Fatalf("first tick wrote %+v (%v)", read(), err)
+	}
+	save(2)
+	if err := l.periodicSync(t0.Add(logMarkEvery - time.Second)); err != nil || read() != (logMark{}) {
+		t.Fatalf("within the period: %+v (%v)", read(), err)
+	}
+	if err := l.syncIdle(); err != nil || read() != (logMark{}) {
+		t.Fatalf("asleep within the period: %+v (%v)", read(), err)
+	}
+	if err := l.periodicSync(t0.Add(logMarkEvery)); err != nil {
+		t.Fatal(err)
+	}
+	want := logMark{id: "9", last: raft.LogPosition{Term: 2, Index: 2}, term: 2, vote: 1}
+	if got := read(); got != want {
+		t.Fatalf("after the period: %+v, want %+v", got, want)
+	}
+	save(3)
+	if err := l.periodicSync(t0.Add(2*logMarkEvery + time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	save(4)
+	if err := l.syncIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got.last.Index != 3 {
+		t.Fatalf("a period later: %+v, want index 3", got)
+	}
+}
