@@ -23,7 +23,9 @@ import (
 // Process-level damage (issue 19): three real server processes hold an R3
 // file stream under load; one replica's files are damaged at a time — a
 // flipped bit, a truncated or a deleted block file — while it runs (its
-// background scrub must find it) or while it is stopped (its start must).
+// background scrub must find it) or while it is stopped (its start must),
+// and a stopped replica's raft log directory is deleted or its tail cut
+// (its start must find the loss against its log mark).
 // The replica repairs itself from the others without operator action.
 // Afterwards every acknowledged message must be served with its payload
 // under every server as leader, and every leader must report the same
@@ -235,8 +237,8 @@ func (r *damageRig) damageRunning(i, kind int, js jetstream.JetStream) {
 // damageStopped damages server i while it is stopped: its start must find
 // the damage. The damage goes to what the start rebuilds the replica
 // from: a block of its latest linked raft snapshot, or, before the stream
-// took one (65,536 entries), bits in the middle of its raft log (a cut or
-// lost tail of a log is a torn write, not damage).
+// took one (65,536 entries), bits in the middle of its raft log (a lost
+// or cut log: damageLog).
 func (r *damageRig) damageStopped(i, kind int, js jetstream.JetStream) {
 	r.procs[i].stop()
 	blocks := repairBlocksOf(r.dirs[i])
@@ -258,6 +260,48 @@ func (r *damageRig) damageStopped(i, kind int, js jetstream.JetStream) {
 	r.t.Logf("D%d stopped: %s of %s", i+1, name, filepath.Base(p))
 	r.start(i)
 	r.waitLog(i, startFound, 0, "the start finding "+name)
+	r.waitRepaired(i, js, "after D"+fmt.Sprint(i+1)+" restarted")
+}
+
+// logLossKinds damage the raft log of the stream DMG on stopped server i:
+// a member whose log lost durable entries (raft_logmark.go).
+var logLossKinds = []struct {
+	name string
+	do   func(r *damageRig, i int)
+}{
+	{"raft log directory deleted", func(r *damageRig, i int) {
+		if err := os.RemoveAll(filepath.Dir(r.walSegment(i))); err != nil {
+			r.t.Fatal(err)
+		}
+	}},
+	{"raft log tail cut", func(r *damageRig, i int) {
+		p := r.walSegment(i) // holds entries: cut in its second half, later segments gone
+		segs, _ := filepath.Glob(filepath.Join(filepath.Dir(p), "*.wal"))
+		for _, s := range segs {
+			if s > p {
+				if err := os.Remove(s); err != nil {
+					r.t.Fatal(err)
+				}
+			}
+		}
+		fi, err := os.Stat(p)
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if err := os.Truncate(p, fi.Size()/2+r.rng.Int64N(fi.Size()/4)); err != nil {
+			r.t.Fatal(err)
+		}
+	}},
+}
+
+// damageLog damages the raft log of stopped server i: its start must find
+// it lost durable entries.
+func (r *damageRig) damageLog(i, kind int, js jetstream.JetStream) {
+	r.procs[i].stop()
+	logLossKinds[kind].do(r, i)
+	r.t.Logf("D%d stopped: %s", i+1, logLossKinds[kind].name)
+	r.start(i)
+	r.waitLog(i, startFound, 0, "the start finding its "+logLossKinds[kind].name)
 	r.waitRepaired(i, js, "after D"+fmt.Sprint(i+1)+" restarted")
 }
 
@@ -381,6 +425,9 @@ func TestProcessDamageRepair(t *testing.T) {
 			} else {
 				r.damageRunning(i, kind, js)
 			}
+		}
+		for k := range logLossKinds {
+			r.damageLog((cycle+k+1)%3, k, js)
 		}
 	}
 	halt()

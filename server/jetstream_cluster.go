@@ -219,6 +219,11 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	if err != nil {
 		return err
 	}
+	recovering, err := jc.checkMetaMark(log, len(peers))
+	if err != nil {
+		log.Close()
+		return err
+	}
 	ids := make([]raft.ID, len(peers))
 	for i, p := range peers {
 		ids[i] = raftID(p)
@@ -226,7 +231,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	jc.mu.Lock()
 	jc.peers = peers
 	jc.mu.Unlock()
-	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc})
+	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}})
 	if err != nil {
 		log.Close()
 		return err
@@ -288,6 +293,7 @@ type metaSM struct {
 	jc       *jsCluster
 	applied  uint64 // touched only on the group goroutine
 	snapshot uint64
+	rec      metaRecovery // jetstream_meta_repair.go
 }
 
 func (m *metaSM) leaderChanged(raft.SoftState) {}

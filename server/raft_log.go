@@ -51,6 +51,8 @@ type walLog struct {
 	// log's first fsync (raft_log_pending.go; group goroutine only, set
 	// before the group starts).
 	owed pendingSyncs
+	// mark is the log mark's bookkeeping (raft_logmark.go).
+	mark markState
 }
 
 const snapshotFile = "snapshot"
@@ -222,23 +224,28 @@ func (l *walLog) periodicSync(now time.Time) error {
 		l.lastSync = now
 	}
 	if l.syncEvery <= 0 || now.Sub(l.lastSync) < l.syncEvery {
-		return nil
+		return l.markIfDue(now)
 	}
 	l.lastSync = now
 	if !l.w.Dirty() && len(l.owed) == 0 {
-		return nil
+		return l.markIfDue(now)
 	}
-	return l.fsync()
+	if err := l.fsync(); err != nil {
+		return err
+	}
+	return l.markIfDue(now)
 }
 
 // syncIdle makes what the log holds unsynced durable before its group
 // sleeps (raft_live.go): asleep, it gets no ticks, so no periodicSync.
 func (l *walLog) syncIdle() error {
-	if l.syncEvery <= 0 || !l.w.Dirty() && len(l.owed) == 0 {
-		return nil
+	if l.syncEvery > 0 && (l.w.Dirty() || len(l.owed) > 0) {
+		l.lastSync = time.Time{}
+		if err := l.fsync(); err != nil {
+			return err
+		}
 	}
-	l.lastSync = time.Time{}
-	return l.fsync()
+	return l.markIdle()
 }
 
 // Compact records a locally taken snapshot and drops the entries it
@@ -299,9 +306,15 @@ func (l *walLog) waitCompaction() error {
 	return l.bgErr
 }
 
+// Close syncs and closes the log, and then writes its mark
+// (raft_logmark.go): everything it holds is durable.
 func (l *walLog) Close() error {
 	_ = l.waitCompaction()
-	return l.w.Close()
+	m := l.currentMark()
+	if err := l.w.Close(); err != nil {
+		return err
+	}
+	return l.writeMark(m)
 }
 
 // storeSnapshot writes [marker][index][term][npeers][peers...][data][trailer]

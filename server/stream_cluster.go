@@ -236,10 +236,19 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) (pendingSyncs, error
 		if err := js.fs.RemoveAll(dir); err != nil {
 			return nil, err
 		}
+		removeLogMark(js.fs, dir)
 	} else if err == nil {
 		return nil, nil
 	}
 	return js.makeGroupDir(dir, file, want)
+}
+
+// removeGroupDir removes a stream's group directory and its log mark
+// (raft_logmark.go) for good.
+func (js *jetStream) removeGroupDir(sa *streamAssignment) {
+	dir := js.groupDir(sa)
+	vfs.RemoveAllSynced(js.fs, dir)
+	removeLogMark(js.fs, dir)
 }
 
 func (jsa *jsAccount) dropReplica(mset *stream) {
@@ -302,7 +311,7 @@ func (jsa *jsAccount) stopReplica(name string, deleteData bool, sa *streamAssign
 	jsa.mu.Unlock()
 	if mset == nil {
 		if deleteData && sa != nil { // the log a departed replica kept
-			vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
+			jsa.js.removeGroupDir(sa)
 		}
 		return
 	}
@@ -324,7 +333,7 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	}
 	_ = mset.stop(deleteData)
 	if deleteData && sa != nil {
-		vfs.RemoveAllSynced(jsa.js.fs, jsa.js.groupDir(sa))
+		jsa.js.removeGroupDir(sa)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -175,6 +176,8 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 			return err
 		}
 	}
+	// The new log's mark: the marker now says what the replica lost.
+	removeLogMark(js.fs, dir)
 	if hs.Term == 0 {
 		return nil
 	}
@@ -189,7 +192,27 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 // its group, means the local state is damaged (and can be rebuilt from the
 // peers) rather than an I/O failure to report.
 func damagedLog(err error) bool {
-	return errors.Is(err, errLinkedRestore) || errors.Is(err, wal.ErrCorrupt) || errors.Is(err, errSnapshotCorrupt)
+	return errors.Is(err, errLinkedRestore) || errors.Is(err, wal.ErrCorrupt) || errors.Is(err, errSnapshotCorrupt) ||
+		errors.Is(err, errLogLost)
+}
+
+// checkLogMark checks the replica's log against its mark (raft_logmark.go)
+// and makes the log keep it. A log that lost durable state returns
+// errLogLost and the hard state the repair keeps (logMark.keptHardState).
+// A group of one has no peer to repair from: the loss is reported and the
+// log used as it is.
+func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardState, error) {
+	hs, _, _ := log.InitialState()
+	m, err := log.useMark(logMarkPath(js.groupDir(sa)), strconv.FormatInt(sa.Created.UnixNano(), 10))
+	if err == nil {
+		return hs, nil
+	}
+	if len(sa.Peers) <= 1 {
+		js.srv.Errorf("JetStream stream '%s > %s': %v; no other replica to recover it from", sa.Account, sa.Config.Name, err)
+		log.mark = markState{path: log.mark.path, id: log.mark.id}
+		return hs, nil
+	}
+	return m.keptHardState(hs), err
 }
 
 // startStreamGroup opens the replica's log and starts its raft group,
@@ -215,6 +238,12 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		var hs raft.HardState
 		var last raft.LogPosition // the log's last entry, before anything is restored from it
 		if err == nil {
+			if hs, err = js.checkLogMark(sa, log); err != nil {
+				log.Close() // writes no mark
+				log = nil
+			}
+		}
+		if err == nil {
 			last = logLast(log)
 			log.keep.Store(snapshotEvery)
 			log.owed = owed
@@ -230,6 +259,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			if err == nil {
 				return g, nil
 			}
+			log.mark.off = true // the state is discarded below, or the start failed
 			log.Close()
 		}
 		if attempt > 0 || !damagedLog(err) {

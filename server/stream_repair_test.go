@@ -246,7 +246,7 @@ func repairData(i int) []byte {
 // (STREAM.MSG.GET) and checks each against want; it returns a digest.
 func readAllMsgs(ctx context.Context, s jetstream.Stream, want map[uint64][32]byte) (string, error) {
 	h := sha256.New()
-	for seq := uint64(1); seq <= repairMsgs; seq++ {
+	for seq := uint64(1); seq <= uint64(len(want)); seq++ { // want: every sequence from 1
 		m, err := s.GetMsg(ctx, seq)
 		if err != nil {
 			var apiErr *jetstream.APIError

@@ -1,0 +1,77 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A lost or cut meta log on one server (jetstream_meta_repair.go), as
+// stream_logloss_test.go for a stream: S3 stops, streams are created (meta
+// entries acknowledged by S1 and S2 alone), S1 and S2 stop, S2's meta log
+// loses those entries, and S2 and S3 start without S1. No meta leader may
+// be elected between them (it would lack the streams and overwrite S1's
+// log); once S1 is back every server knows every stream.
+
+func TestJetStreamClusterLostMetaLogDir(t *testing.T) {
+	testMetaLogLoss(t, func(t *testing.T, dir string, _ map[string]int64) {
+		if err := os.RemoveAll(walDir(dir)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestJetStreamClusterCutMetaLogTail(t *testing.T) {
+	testMetaLogLoss(t, func(t *testing.T, dir string, sizes map[string]int64) {
+		cutLogTail(t, walDir(dir), sizes)
+	})
+}
+
+func testMetaLogLoss(t *testing.T, damage logLossDamage) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "M0", Subjects: []string{"m0"}, Storage: jetstream.MemoryStorage})
+	dir := c.servers[1].js.Load().cluster.metaDir()
+	c.servers[2].Shutdown()
+	waitFor(t, 15*time.Second, "a meta leader among S1 and S2", func() bool {
+		return c.servers[0].js.Load().cluster.isMetaLeader() || c.servers[1].js.Load().cluster.isMetaLeader()
+	})
+	sizes := walSizes(t, walDir(dir))
+	const n = 3
+	for i := 1; i <= n; i++ { // acknowledged by S1 and S2
+		createStreamEventually(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m%d", i)}, Storage: jetstream.MemoryStorage})
+	}
+	nc.Close()
+	c.servers[0].Shutdown()
+	c.servers[1].Shutdown()
+	damage(t, dir, sizes)
+
+	c.servers[1] = runServer(t, c.opts[1])
+	c.servers[2] = runServer(t, c.opts[2])
+	deadline := time.Now().Add(4 * time.Second) // several election timeouts
+	for time.Now().Before(deadline) {
+		for _, s := range c.servers[1:] {
+			if g, _ := s.js.Load().cluster.metaGroup(); g != nil && g.softState().Role == raft.Leader {
+				t.Fatalf("%s was elected meta leader without the streams S2 lost", s.Name())
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling the members' roles
+	}
+	c.servers[0] = runServer(t, c.opts[0])
+	c.waitMetaLeader()
+	waitFor(t, 20*time.Second, "every server knowing every stream", func() bool {
+		for _, s := range c.servers {
+			jc := s.js.Load().cluster
+			for i := 0; i <= n; i++ {
+				if jc.assignment(globalAccountName, fmt.Sprintf("M%d", i)) == nil {
+					return false
+				}
+			}
+		}
+		return true
+	})
+}

@@ -1,0 +1,57 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// The meta group's log checked against its mark (raft_logmark.go): a
+// member whose meta log lost its directory or its tail, below what it held
+// durably, may have acknowledged meta entries it no longer holds. It keeps
+// what is left of its log, raises its term as a stream replica does
+// (logMark.keptHardState), and starts as a recovering member without a
+// floor (raft.Config.Recovering): it neither campaigns nor votes until it
+// has caught up with a meta leader. It writes no mark until then, so a
+// restart meanwhile finds the loss again. A meta group of one has nobody
+// to recover from: the loss is logged and the log used as it is.
+
+// metaRecovery is the meta group's recovering state (group goroutine
+// only, once the group runs).
+type metaRecovery struct {
+	active bool
+	log    *walLog
+}
+
+func (m *metaSM) recovering() bool                  { return m.rec.active }
+func (m *metaSM) recoveringFloor() raft.LogPosition { return raft.LogPosition{} }
+
+func (m *metaSM) recovered() {
+	m.rec.active = false
+	m.rec.log.mark.off = false // its log holds what it answered for again
+	m.jc.js.srv.Noticef("JetStream cluster: meta group caught up with its leader after its log lost entries")
+}
+
+// checkMetaMark checks the meta log against its mark; on a loss it stores
+// the term and vote the member keeps and reports that it must recover.
+func (jc *jsCluster) checkMetaMark(log *walLog, members int) (bool, error) {
+	m, err := log.useMark(logMarkPath(jc.metaDir()), metaGroupName)
+	if !errors.Is(err, errLogLost) {
+		return false, err
+	}
+	if members <= 1 { // nobody to recover from
+		jc.js.srv.Errorf("JetStream cluster: meta group: %v; no other member to recover it from", err)
+		log.mark = markState{path: log.mark.path, id: log.mark.id}
+		return false, nil
+	}
+	jc.js.srv.Errorf("JetStream cluster: meta group: %v; abstaining from elections until caught up with the meta leader", err)
+	hs, _, _ := log.InitialState()
+	if kept := m.keptHardState(hs); kept.Term != hs.Term || kept.Vote != hs.Vote {
+		kept.Commit = hs.Commit
+		if err := errors.Join(log.Save(nil, nil, &kept), log.Sync()); err != nil {
+			return false, fmt.Errorf("storing the meta log's term: %w", err)
+		}
+	}
+	return true, nil
+}

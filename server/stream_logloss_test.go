@@ -1,0 +1,342 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/wal"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A lost or cut raft log on one replica (issue 19; raft_logmark.go). S3
+// stops; messages are acknowledged by S1 and S2 alone; S1 and S2 stop,
+// S2's raft log loses them (its directory, its group directory, or the
+// tail cut back to before them), and S2 and S3 start without S1. Neither
+// holds the acknowledged messages, so S2 must not vote: had they elected
+// a leader, its log would overwrite S1's when S1 came back, and the
+// messages would be lost. Once S1 is back it leads, and every server then
+// leads the stream in turn with every acknowledged message.
+
+const logLossMsgs = 60 // half before S3 stops, half after
+
+// logLossDamage damages S2's group directory gdir; sizes are the sizes of
+// its raft log's segments before the second half was published.
+type logLossDamage func(t *testing.T, gdir string, sizes map[string]int64)
+
+func TestJetStreamClusterLostRaftLogDir(t *testing.T) {
+	testLogLoss(t, func(t *testing.T, gdir string, _ map[string]int64) {
+		if err := os.RemoveAll(walDir(gdir)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestJetStreamClusterLostRaftGroupDir(t *testing.T) {
+	testLogLoss(t, func(t *testing.T, gdir string, _ map[string]int64) {
+		if err := os.RemoveAll(gdir); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestJetStreamClusterCutRaftLogTail(t *testing.T) {
+	testLogLoss(t, func(t *testing.T, gdir string, sizes map[string]int64) {
+		cutLogTail(t, walDir(gdir), sizes)
+	})
+}
+
+// walSizes lists the sizes of the segments of the raft log in dir.
+func walSizes(t *testing.T, dir string) map[string]int64 {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int64{}
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".wal") {
+			out[e.Name()] = fi.Size()
+		}
+	}
+	return out
+}
+
+// cutLogTail cuts the raft log in dir back to sizes: segments made since
+// are removed, the others truncated.
+func cutLogTail(t *testing.T, dir string, sizes map[string]int64) {
+	cut := false
+	for name, size := range walSizes(t, dir) {
+		was, ok := sizes[name]
+		switch {
+		case !ok:
+			cut = os.Remove(filepath.Join(dir, name)) == nil || cut
+		case size > was:
+			if err := os.Truncate(filepath.Join(dir, name), was); err != nil {
+				t.Fatal(err)
+			}
+			cut = true
+		}
+	}
+	if !cut {
+		t.Fatalf("the raft log in %s did not grow", dir)
+	}
+}
+
+func testLogLoss(t *testing.T, damage logLossDamage) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "LL", Subjects: []string{"ll.>"}, Replicas: 3, Storage: jetstream.FileStorage})
+	want := map[uint64][32]byte{}
+	publish := func(from, to int) {
+		for i := from; i <= to; i++ {
+			data := repairData(i)
+			var ack *jetstream.PubAck
+			waitFor(t, 10*time.Second, "a publish acknowledged", func() bool { // a retry while the leader moves is deduplicated
+				var err error
+				ack, err = js.Publish(ctx(t), fmt.Sprintf("ll.%d", i%5), data, jetstream.WithMsgID(fmt.Sprint(i)))
+				return err == nil
+			})
+			want[ack.Sequence] = sha256.Sum256(data)
+		}
+	}
+	publish(1, logLossMsgs/2)
+	c.waitAllApplied(t, "LL", 3, logLossMsgs/2, 10*time.Second)
+	gdir := c.servers[1].js.Load().groupDir(&streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "LL"}})
+	c.servers[2].Shutdown()
+	sizes := walSizes(t, walDir(gdir))
+	publish(logLossMsgs/2+1, logLossMsgs) // acknowledged by S1 and S2
+	nc.Close()
+	c.servers[0].Shutdown()
+	c.servers[1].Shutdown()
+	damage(t, gdir, sizes)
+
+	c.servers[1] = runServer(t, c.opts[1])
+	c.servers[2] = runServer(t, c.opts[2])
+	// S2 and S3 hold the first half only: for several election timeouts
+	// no leader may be elected between them.
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, s := range c.servers[1:] {
+			if m := s.js.Load().account(globalAccountName).lookup("LL"); m != nil {
+				m.mu.Lock()
+				g := m.group
+				m.mu.Unlock()
+				if g != nil && g.softState().Role == raft.Leader {
+					t.Fatalf("%s was elected without the acknowledged messages S2 lost", s.Name())
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling the replicas' roles
+	}
+	c.servers[0] = runServer(t, c.opts[0])
+	c.waitMetaLeader()
+	t.Cleanup(func() { // what each replica's group saw, when the test failed
+		if !t.Failed() {
+			return
+		}
+		for _, m := range c.replicas("LL") {
+			m.mu.Lock()
+			g := m.group
+			m.mu.Unlock()
+			if g != nil {
+				st := g.statusSnapshot()
+				_, err := os.Stat(filepath.Join(m.groupDir, repairMarker))
+				t.Logf("%s: repairing %v recovering %v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), err == nil,
+					g.drv.Node.Recovering(), st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
+			}
+		}
+	})
+
+	rc := connectNATS(t, c.servers[1].ClientURL())
+	defer rc.Close()
+	seen := viewUnderEachLeader(t, rc, "LL", 3, 60*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, string, bool) {
+		s, err := js.Stream(ctx, "LL")
+		if err != nil || s.CachedInfo().Cluster == nil || s.CachedInfo().Cluster.Leader == "" {
+			return "", "", false
+		}
+		info := s.CachedInfo()
+		rctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		digest, err := readAllMsgs(rctx, s, want)
+		if err != nil {
+			t.Logf("reading under %s: %v", info.Cluster.Leader, err) // read again
+			return "", "", false
+		}
+		return info.Cluster.Leader, fmt.Sprintf("msgs=%d first=%d last=%d digest=%s", info.State.Msgs,
+			info.State.FirstSeq, info.State.LastSeq, digest), true
+	})
+	names := sameUnderEachLeader(t, "stream LL", seen)
+	if !strings.HasPrefix(seen[names[0]], fmt.Sprintf("msgs=%d first=1 last=%d ", logLossMsgs, logLossMsgs)) {
+		t.Fatalf("stream state %s, want %d messages", seen[names[0]], logLossMsgs)
+	}
+	waitFor(t, 20*time.Second, "S2 repaired", func() bool {
+		_, err := os.Stat(filepath.Join(gdir, repairMarker))
+		return os.IsNotExist(err)
+	})
+}
+
+// The mark round-trips; a damaged or foreign one is not a mark.
+func TestLogMarkEncoding(t *testing.T) {
+	m := logMark{id: "1234", last: raft.LogPosition{Term: 3, Index: 99}, term: 4, vote: 77}
+	b := m.encode()
+	if len(b) != logMarkSize {
+		t.Fatalf("size %d", len(b))
+	}
+	if got, err := decodeLogMark(b); err != nil || got != m {
+		t.Fatalf("round trip: %+v %v", got, err)
+	}
+	for i := range len(b) - logMarkSize + 40 {
+		c := append([]byte(nil), b...)
+		c[i] ^= 1
+		if got, err := decodeLogMark(c); err == nil && got != m {
+			t.Fatalf("flip at %d read as %+v", i, got)
+		}
+	}
+	for _, s := range []string{"", "tern-logmark-1 x 1 2 3 4\n", string(b[:40])} {
+		if _, err := decodeLogMark([]byte(s)); err == nil {
+			t.Errorf("%q read as a mark", s)
+		}
+	}
+}
+
+// What a log lost of its mark, and the term and vote a repair keeps.
+func TestLogMarkLost(t *testing.T) {
+	m := logMark{last: raft.LogPosition{Term: 3, Index: 50}, term: 4, vote: 2}
+	pos := func(t, i uint64) raft.LogPosition { return raft.LogPosition{Term: t, Index: i} }
+	for _, c := range []struct {
+		name string
+		last raft.LogPosition
+		term uint64
+		vote uint64
+		lost bool
+	}{
+		{"same", pos(3, 50), 4, 2, false},
+		{"grown", pos(3, 70), 4, 2, false},
+		{"newer term, shorter", pos(5, 40), 5, 0, false},
+		{"cut", pos(3, 49), 4, 2, true},
+		{"empty", pos(0, 0), 0, 0, true},
+		{"older term", pos(3, 50), 3, 2, true},
+		{"vote lost", pos(3, 50), 4, 0, true},
+		{"later term, no vote", pos(3, 50), 5, 0, false},
+	} {
+		what := m.lostBy(c.last, wal.HardState{Term: c.term, Vote: c.vote})
+		if (what != "") != c.lost {
+			t.Errorf("%s: lost %q", c.name, what)
+		}
+	}
+	if hs := m.keptHardState(raft.HardState{Term: 4, Vote: 2}); hs != (raft.HardState{Term: 4, Vote: 2}) {
+		t.Errorf("kept %+v", hs)
+	}
+	if hs := m.keptHardState(raft.HardState{Term: 4}); hs != (raft.HardState{Term: 5}) {
+		t.Errorf("vote lost: kept %+v", hs)
+	}
+	if hs := m.keptHardState(raft.HardState{Term: 6, Vote: 1}); hs != (raft.HardState{Term: 6, Vote: 1}) {
+		t.Errorf("later term: kept %+v", hs)
+	}
+}
+
+// A log writes its mark when it closes; opened again whole it is
+// intact, opened cut back it lost state and writes no mark over it.
+func TestLogMarkOnClose(t *testing.T) {
+	fs := vfs.NewMem()
+	open := func() (*walLog, error) {
+		l, err := openWALLog(fs, "/g/S-x", 0, t.Logf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = l.useMark(logMarkPath("/g/S-x"), "7")
+		return l, err
+	}
+	l, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents := []raft.Entry{{Index: 1, Term: 1, Data: []byte("a")}, {Index: 2, Term: 1, Data: []byte("b")}}
+	if err := l.Save(nil, ents, &raft.HardState{Term: 1, Vote: 5, Commit: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(l.Sync(), l.Close()); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = open(); err != nil {
+		t.Fatalf("intact log: %v", err)
+	}
+	l.Close()
+	if err := vfs.RemoveAllSynced(fs, "/g/S-x/wal"); err != nil {
+		t.Fatal(err)
+	}
+	if l, err = open(); !errors.Is(err, errLogLost) {
+		t.Fatalf("empty log: %v", err)
+	}
+	l.Close()
+	if l, err = open(); !errors.Is(err, errLogLost) {
+		t.Fatalf("reopened: the mark was overwritten: %v", err)
+	}
+	l.Close()
+}
+
+// A running log writes its mark at most every logMarkEvery of its
+// group's ticks, with everything synced, and as it goes to sleep under
+// the same limit.
+func TestLogMarkWhileRunning(t *testing.T) {
+	fs := vfs.NewMem()
+	l, err := openWALLog(fs, "/g/S-y", 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.useMark(logMarkPath("/g/S-y"), "9"); err != nil {
+		t.Fatal(err)
+	}
+	read := func() logMark {
+		b, err := vfs.ReadFile(fs, logMarkPath("/g/S-y"))
+		if err != nil {
+			return logMark{}
+		}
+		m, _ := decodeLogMark(b)
+		return m
+	}
+	save := func(i uint64) {
+		if err := errors.Join(l.Save(nil, []raft.Entry{{Index: i, Term: 2}}, &raft.HardState{Term: 2, Vote: 1, Commit: i}), l.Sync()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t0 := time.Unix(1000, 0)
+	save(1)
+	if err := l.periodicSync(t0); err != nil || read() != (logMark{}) {
+		t.Fatalf("first tick wrote %+v (%v)", read(), err)
+	}
+	save(2)
+	if err := l.periodicSync(t0.Add(logMarkEvery - time.Second)); err != nil || read() != (logMark{}) {
+		t.Fatalf("within the period: %+v (%v)", read(), err)
+	}
+	if err := l.syncIdle(); err != nil || read() != (logMark{}) {
+		t.Fatalf("asleep within the period: %+v (%v)", read(), err)
+	}
+	if err := l.periodicSync(t0.Add(logMarkEvery)); err != nil {
+		t.Fatal(err)
+	}
+	want := logMark{id: "9", last: raft.LogPosition{Term: 2, Index: 2}, term: 2, vote: 1}
+	if got := read(); got != want {
+		t.Fatalf("after the period: %+v, want %+v", got, want)
+	}
+	save(3)
+	if err := l.periodicSync(t0.Add(2*logMarkEvery + time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	save(4)
+	if err := l.syncIdle(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(); got.last.Index != 3 {
+		t.Fatalf("a period later: %+v, want index 3", got)
+	}
+}
