@@ -278,6 +278,9 @@ func (g *raftGroup) run() {
 		}
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
+			if tick != nil {
+				g.releaseFiles() // it just fell asleep
+			}
 			tick = nil
 			g.sleeping.Store(true)
 		} else if tick == nil {
