@@ -26,8 +26,6 @@ type jetStream struct {
 	// fs is the file system under every store, raft log and snapshot
 	// (Options.fsys; the OS by default).
 	fs vfs.FS
-	// trash removes discarded store directories (store_trash.go).
-	trash storeTrash
 	// storageLost: clustered, and the meta group's log was missing at
 	// start (a wiped disk or a new server): stream_repair.go groupLost.
 	storageLost atomic.Bool

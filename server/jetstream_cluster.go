@@ -110,7 +110,6 @@ func (js *jetStream) startJetStreamCluster() {
 	s := js.srv
 	// Transfers a previous run was receiving are of no use now.
 	js.fs.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
-	js.emptyTrash() // what an earlier run left there
 	jc := js.cluster
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)

@@ -159,7 +159,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return old, nil
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
-	jsa.js.discardDir(dir) // removed in the background (store_trash.go)
+	jsa.js.fs.RemoveAll(dir)
 	if cfg.Storage == FileStorage {
 		// The store is rebuilt from the group's log at every start (its
 		// directory was just removed): it need not survive a power loss,
