@@ -148,6 +148,9 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
 	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
+	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
+		cfg.LeadsFirstTerm = true // no election: see campaignFirst
+	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
 		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
@@ -275,6 +278,9 @@ func (g *raftGroup) run() {
 		}
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
+			if tick != nil {
+				g.releaseFiles() // it just fell asleep
+			}
 			tick = nil
 			g.sleeping.Store(true)
 		} else if tick == nil {
@@ -524,7 +530,9 @@ func (g *raftGroup) campaignsFirst() bool {
 
 // campaignFirst makes this member campaign at once instead of after an
 // election timeout: a new group needs a leader now, and nobody has led it
-// yet. The group's goroutine does it before it writes its initial state,
+// yet. A group whose state machine campaigns first is started with
+// raft.Config.LeadsFirstTerm, so on a fresh log it already leads term 1
+// and this does nothing; it campaigns only if the core declined that. The group's goroutine does it before it writes its initial state,
 // so one fsync covers both (a hosted group: its host runs it). A peer
 // that started the group late missed the first round if the message
 // kept for it expired (raft_early.go): a pre-vote is retried every other

@@ -116,6 +116,16 @@ func (g *raftGroup) nudge() {
 // onLiveness hands the node the new liveness view.
 func (g *raftGroup) onLiveness() { g.drv.Node.LivenessChanged() }
 
+// releaseFiles closes the log's files as the group falls asleep (asleep
+// made its log durable): thousands of idle streams would otherwise hold a
+// descriptor each, and a server with 10,000 of them ran out (EMFILE) when
+// they were published to. The next write or read opens the file again.
+func (g *raftGroup) releaseFiles() {
+	if l, ok := g.log.(*walLog); ok {
+		l.w.Release()
+	}
+}
+
 // asleep reports whether the group has nothing to do until something
 // wakes it: its node is quiescent and no duty of its own needs ticks
 // (an early campaign, reads under way, unsynced log writes).

@@ -15,6 +15,14 @@ type Config struct {
 	// membership (a fresh group). A node joining an existing group starts
 	// with no peers and learns the membership from the leader.
 	Peers []ID
+	// LeadsFirstTerm makes a founding member of a fresh group (Peers
+	// given, storage empty) its leader in term 1, the bootstrap's term,
+	// without an election: every election is for term 2 or later, so
+	// nobody else can lead term 1. Give it to at most one member of a
+	// group, and only to a member that has never run it (a member that
+	// lost its storage must not lead term 1 a second time). Ignored
+	// otherwise.
+	LeadsFirstTerm bool
 	// ElectionTicks is the election timeout in ticks. Followers campaign
 	// after a random timeout in [ElectionTicks, 2*ElectionTicks).
 	ElectionTicks int

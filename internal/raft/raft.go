@@ -101,6 +101,9 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		if r.log.lastIndex() == 0 && hs.IsEmpty() {
 			r.bootstrap(cfg.Peers)
 			r.startGuard = r.lease > 0 && cfg.Recovering
+			if cfg.LeadsFirstTerm && !cfg.Recovering && r.promotable() {
+				r.leadFirstTerm()
+			}
 			return r, nil
 		}
 		// A storage prepared outside the node, without membership.
@@ -229,6 +232,32 @@ func (r *raft) becomeLeader() {
 	if r.role == Follower {
 		panic("raft: follower cannot become leader without an election")
 	}
+	r.takeLead()
+	r.appendAsLeader([]Entry{{Type: EntryNoOp}})
+	r.ls.noopIndex = r.log.lastIndex()
+}
+
+// leadFirstTerm makes a founding member the leader of term 1, which no
+// election can reach (Config.LeadsFirstTerm). Its log holds the committed
+// membership entries of term 1, so it has committed an entry of its term
+// already and needs no no-op: it serves once it applied them. The vote it
+// records for itself changes its hard state, so the first Ready is
+// durable before its appends leave (Ready.LeaderMayPipeline); empty
+// appends tell the followers at once who leads.
+func (r *raft) leadFirstTerm() {
+	r.vote = r.id
+	r.takeLead()
+	r.ls.noopIndex = r.log.lastIndex()
+	for _, id := range r.ls.ids {
+		if id != r.id {
+			r.ls.prs[id].sendEmpty = true
+		}
+	}
+	r.ls.dirty = true
+}
+
+// takeLead sets up the leader's state for the current term.
+func (r *raft) takeLead() {
 	r.reset(r.term)
 	r.lead = r.id
 	r.role = Leader
@@ -244,8 +273,6 @@ func (r *raft) becomeLeader() {
 	self := r.ls.prs[r.id]
 	self.match = last
 	self.becomeReplicate()
-	r.appendAsLeader([]Entry{{Type: EntryNoOp}})
-	r.ls.noopIndex = r.log.lastIndex()
 }
 
 // appendToLog appends entries (a leader's own or received ones) and keeps

@@ -55,8 +55,10 @@ func (w *WAL) removeSegments() error {
 		if err = w.fs.Remove(s.path); err != nil {
 			break
 		}
-		s.f.Close()
-		s.f = nil
+		if s.f != nil { // Release may have closed it
+			s.f.Close()
+			s.f = nil
+		}
 		removed++
 		w.opts.Logf("wal %s: removed %s", w.dir, filepath.Base(s.path))
 	}

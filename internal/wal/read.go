@@ -87,8 +87,12 @@ func (w *WAL) readDisk(out []Record, lo, hi uint64) ([]Record, error) {
 // readRun reads entries [lo, hi), adjacent in one segment and ending at end.
 func (w *WAL) readRun(out []Record, lo, hi uint64, end int64) ([]Record, error) {
 	s, start := w.loc(lo).seg, w.loc(lo).off
+	f, err := w.file(s)
+	if err != nil {
+		return nil, err
+	}
 	buf := make([]byte, end-start)
-	if n, err := s.f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && n == len(buf)) {
+	if n, err := f.ReadAt(buf, start); err != nil && !(errors.Is(err, io.EOF) && n == len(buf)) {
 		return nil, err
 	}
 	var p int64

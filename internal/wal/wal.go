@@ -227,6 +227,39 @@ func (w *WAL) Close() error {
 	return err
 }
 
+// file returns s's open file, opening it again when Release closed it.
+func (w *WAL) file(s *segment) (vfs.File, error) {
+	if s.f != nil {
+		return s.f, nil
+	}
+	f, err := w.fs.OpenFile(s.path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	s.f = f
+	return f, nil
+}
+
+// Release closes the log's files while every byte written to them is
+// durable (nothing buffered, nothing to fsync; a hard state set since the
+// last Sync is only recorded in memory until the next one, which opens the
+// file again); the next read, write or sync opens again the file it
+// needs. An idle group's log so holds no descriptor: a server with
+// thousands of idle streams would otherwise keep one open per stream. It
+// reports whether it closed them.
+func (w *WAL) Release() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.shut || w.err != nil || len(w.buf) > 0 || w.dirty.data || w.dirty.dir {
+		return false
+	}
+	if err := w.closeFiles(); err != nil {
+		w.err = err
+		return false
+	}
+	return true
+}
+
 func (w *WAL) closeFiles() error {
 	var err error
 	for _, s := range w.segs {

@@ -80,7 +80,11 @@ func (w *WAL) rollover() error {
 		return err
 	}
 	s := w.active()
-	if err := s.f.Sync(); err != nil {
+	f, err := w.file(s)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
 		return err
 	}
 	return w.createSegment(s.seq+1, w.lastIndex()+1)
@@ -92,7 +96,11 @@ func (w *WAL) flush() error {
 		return nil
 	}
 	s := w.active()
-	n, err := s.f.WriteAt(w.buf, s.size)
+	f, err := w.file(s)
+	if err != nil {
+		return err
+	}
+	n, err := f.WriteAt(w.buf, s.size)
 	s.size += int64(n)
 	if err != nil {
 		return err
@@ -201,7 +209,11 @@ func (w *WAL) syncFiles() error {
 		go func() { dirErr <- w.fs.SyncDir(w.dir) }()
 	}
 	if w.dirty.data {
-		if err := w.active().f.Sync(); err != nil {
+		f, err := w.file(w.active())
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
 			if dirErr != nil {
 				<-dirErr
 			}

@@ -10,7 +10,7 @@
 //	jsbench consumers -s URL -stream S -n N -workers K -limit D
 //	jsbench kvwatch -s URL -bucket B -n N -rounds R
 //	jsbench push -s URL -stream S -n N
-//	jsbench streams -s URL -n N -limit D
+//	jsbench streams -s URL -n N -limit D [-parallel P]
 //	jsbench streamsup -s URL -n N -since UNIXNS -limit D
 //	jsbench streamsin -s URL -n N -server NAME -since UNIXNS -limit D
 package main
@@ -51,6 +51,7 @@ func main() {
 	dur := fs.Duration("dur", 5*time.Second, "kvhot duration")
 	stream := fs.String("stream", "scale", "consumers: the stream (created if missing)")
 	workers := fs.Int("workers", 8, "consumers: parallel creators")
+	parallelCreates := fs.Int("parallel", 1, "streams: creates in flight at once (1: one after another)")
 	limit := fs.Duration("limit", 10*time.Minute, "consumers: stop creating after this long")
 	rounds := fs.Int("rounds", 1, "kvwatch: watches timed (the fastest is reported)")
 	server := fs.String("server", "", "streamsin: the server that must be current in every stream")
@@ -82,7 +83,7 @@ func main() {
 	case "push":
 		runPush(strings.Split(*urls, ",")[0], *stream, *n)
 	case "streams":
-		runStreams(strings.Split(*urls, ",")[0], *n, *limit)
+		runStreams(strings.Split(*urls, ",")[0], *n, *parallelCreates, *limit)
 	case "streamsup", "streamsin":
 		if *since == 0 {
 			*since = time.Now().UnixNano()

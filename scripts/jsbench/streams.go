@@ -18,51 +18,71 @@ import (
 // takes the subject "s<i>".
 func scaleName(i int) string { return "s" + strconv.Itoa(i) }
 
-// runStreams creates n file streams (replicas from JSBENCH_REPLICAS) one
-// after another until limit (a create that fails is retried; failed counts
-// the failures), timing every block of 1,000, then publishes one
-// message into each stream it made. It prints the overall rate and the rates
-// of the first and the last full block of 1,000 (or of the whole run when it
-// made fewer).
-func runStreams(url string, n int, limit time.Duration) {
+// runStreams creates n file streams (replicas from JSBENCH_REPLICAS),
+// parallel creates in flight at once (1: one after another, each waiting
+// for the answer of the one before), until limit (a create that fails is
+// retried; failed counts the failures), timing every block of 1,000
+// answers, then publishes one message into each stream it made. It prints
+// the overall rate and the rates of the first and the last full block of
+// 1,000 (or of the whole run when it made fewer).
+func runStreams(url string, n, parallel int, limit time.Duration) {
 	nc, js := connect(url)
 	defer nc.Close()
 	waitMeta(js)
 	codes := sync.Map{}
 	start := time.Now()
 	deadline := start.Add(limit)
+	var mu sync.Mutex
 	var blocks []time.Duration
 	blockStart := start
-	made, failed := 0, 0
-	for i := 0; i < n && time.Now().Before(deadline); i++ {
-		if err := createStream(js, scaleName(i), deadline); err != nil {
-			// Retried under the same name, so that the streams made are
-			// s0..s<made-1> for the phases after.
-			failed++
-			v, _ := codes.LoadOrStore(errCode(err), new(atomic.Int64))
-			v.(*atomic.Int64).Add(1)
-			i--
-			time.Sleep(100 * time.Millisecond)
-			continue
-		}
-		made++
-		if made%1000 == 0 {
-			now := time.Now()
-			blocks = append(blocks, now.Sub(blockStart))
-			blockStart = now
-		}
+	var made, failed atomic.Int64
+	var next atomic.Int64
+	done := make([]atomic.Bool, n)
+	var wg sync.WaitGroup
+	for w := 0; w < max(parallel, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n && time.Now().Before(deadline); {
+				if err := createStream(js, scaleName(i), deadline); err != nil {
+					// Retried under the same name, so that the streams made
+					// are s0..s<made-1> for the phases after.
+					failed.Add(1)
+					v, _ := codes.LoadOrStore(errCode(err), new(atomic.Int64))
+					v.(*atomic.Int64).Add(1)
+					time.Sleep(100 * time.Millisecond)
+					continue
+				}
+				done[i].Store(true)
+				if m := made.Add(1); m%1000 == 0 {
+					mu.Lock()
+					now := time.Now()
+					blocks = append(blocks, now.Sub(blockStart))
+					blockStart = now
+					mu.Unlock()
+				}
+				i = int(next.Add(1) - 1)
+			}
+		}()
 	}
+	wg.Wait()
 	el := time.Since(start)
-	first, last := float64(made)/el.Seconds(), float64(made)/el.Seconds()
+	// With parallel creates a capped run may leave gaps: only the prefix
+	// s0..s<k-1> that was wholly made counts for the phases after.
+	k := 0
+	for k < n && done[k].Load() {
+		k++
+	}
+	first, last := float64(made.Load())/el.Seconds(), float64(made.Load())/el.Seconds()
 	if len(blocks) > 0 {
 		first = 1000 / blocks[0].Seconds()
 		last = 1000 / blocks[len(blocks)-1].Seconds()
 	}
 	pubStart := time.Now()
-	published := publishEach(js, made, 16, time.Now().Add(2*time.Minute))
-	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v%s\n",
-		made, failed, el.Seconds(), float64(made)/el.Seconds(), first, last, published,
-		time.Since(pubStart).Seconds(), made < n, codeSummary(&codes))
+	published := publishEach(js, k, 16, time.Now().Add(2*time.Minute))
+	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v parallel=%d%s\n",
+		k, failed.Load(), el.Seconds(), float64(made.Load())/el.Seconds(), first, last, published,
+		time.Since(pubStart).Seconds(), k < n, parallel, codeSummary(&codes))
 }
 
 // waitMeta waits up to a minute for the JetStream API to answer (a fresh
