@@ -275,6 +275,9 @@ func (g *raftGroup) run() {
 		}
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
+			g.inbox.release() // an idle group keeps no slots
+			g.props.release()
+			g.reads.release()
 			tick = nil
 			g.sleeping.Store(true)
 		} else if tick == nil {
