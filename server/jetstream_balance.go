@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -18,11 +19,52 @@ import (
 // above to below, so the spread narrows round after round and stops within
 // one of even; nobody elects, the leader hands over (raft's leadership
 // transfer: the target campaigns at once, with the whole log).
+//
+// A round scans every assignment, so it runs only when its outcome may
+// differ from the last one's (balanceDue): a leadership changed, an
+// assignment changed, a route came or went, or the last round started
+// transfers (one may have been refused: try again). Otherwise a round runs
+// every leaderBalanceIdle, in case something changed unseen (a leadership
+// of an older peer expiring). With 10,000 idle streams a scan per second
+// on every server was most of an idle cluster's work.
 
 var (
 	leaderBalanceEvery = time.Second
+	leaderBalanceIdle  = 30 * time.Second
 	leaderBalanceMax   = 32
 )
+
+// balanceState is what the last round saw (balanceLoop's goroutine only,
+// but the counters).
+type balanceState struct {
+	leaders <-chan struct{} // leaderMap.changed at the last round
+	streams <-chan struct{} // jsCluster.changed at the last round
+	routes  string          // routesFingerprint at the last round
+	moved   bool            // the last round started transfers
+	last    time.Time
+	polls   atomic.Uint64 // looks taken (tests)
+	rounds  atomic.Uint64 // rounds run (tests)
+}
+
+// balanceDue reports whether a round is due now, and if so notes what it
+// will see (the change signals are taken before the round reads, so a
+// change made during the round makes the next one due).
+func (jc *jsCluster) balanceDue(now time.Time) bool {
+	b := &jc.balance
+	jc.leaders.mu.Lock()
+	leaders := jc.leaders.changed
+	jc.leaders.mu.Unlock()
+	jc.mu.Lock()
+	streams := jc.changed
+	jc.mu.Unlock()
+	routes := routesFingerprint(jc.js.srv.routeList())
+	if !b.moved && leaders == b.leaders && streams == b.streams && routes == b.routes &&
+		now.Sub(b.last) < leaderBalanceIdle {
+		return false
+	}
+	b.leaders, b.streams, b.routes, b.last = leaders, streams, routes, now
+	return true
+}
 
 // leaderMove hands the leadership of sa to the server to.
 type leaderMove struct {
@@ -61,17 +103,23 @@ func planLeaderMoves(me string, led []*streamAssignment, leads map[string]int, s
 	return out
 }
 
-// balanceLoop balances leaderships every leaderBalanceEvery.
+// balanceLoop looks every leaderBalanceEvery whether a round is due and
+// runs it.
 func (jc *jsCluster) balanceLoop() {
 	s := jc.js.srv
 	defer s.wg.Done()
 	for !s.sleepOnClock(leaderBalanceEvery) {
-		jc.balanceLeaders()
+		jc.balance.polls.Add(1)
+		if jc.balanceDue(s.clock.Now()) {
+			jc.balance.moved = jc.balanceLeaders() > 0
+		}
 	}
 }
 
-// balanceLeaders runs one round: counts, plans, and starts the transfers.
-func (jc *jsCluster) balanceLeaders() {
+// balanceLeaders runs one round: counts, plans, and starts the transfers;
+// it returns the number of transfers asked for.
+func (jc *jsCluster) balanceLeaders() int {
+	jc.balance.rounds.Add(1)
 	s := jc.js.srv
 	me := s.Name()
 	live := map[string]bool{me: true}
@@ -107,9 +155,11 @@ func (jc *jsCluster) balanceLeaders() {
 		}
 	}
 	jc.mu.Unlock()
-	for _, mv := range planLeaderMoves(me, led, leads, share, leaderBalanceMax) {
+	moves := planLeaderMoves(me, led, leads, share, leaderBalanceMax)
+	for _, mv := range moves {
 		jc.moveLeader(mv)
 	}
+	return len(moves)
 }
 
 // moveLeader asks the group of mv's stream, if led here, to hand its

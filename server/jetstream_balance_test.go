@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -101,4 +102,71 @@ func TestJetStreamClusterLeadersRebalanceAfterRestart(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// The balancer scans every assignment only when its outcome may change: an
+// idle cluster runs no round; a stepdown, a new stream and a server going
+// away each make every server that sees it run one.
+func TestJetStreamClusterBalancerRunsOnChanges(t *testing.T) {
+	setForTest(t, &leaderBalanceEvery, 20*time.Millisecond)
+	setForTest(t, &leaderBalanceIdle, time.Hour)
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	for i := range 6 {
+		name := fmt.Sprintf("QB%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3})
+	}
+	bs := func(s *Server) *balanceState { return &s.js.Load().cluster.balance }
+	rounds := func(servers []*Server) []uint64 {
+		var out []uint64
+		for _, s := range servers {
+			out = append(out, bs(s).rounds.Load())
+		}
+		return out
+	}
+	// quiet waits until 25 looks pass on every server without a round.
+	quiet := func(servers []*Server) []uint64 {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			before, polls := rounds(servers), []uint64{}
+			for _, s := range servers {
+				polls = append(polls, bs(s).polls.Load())
+			}
+			waitFor(t, 10*time.Second, "25 balancer looks", func() bool {
+				for i, s := range servers {
+					if bs(s).polls.Load() < polls[i]+25 {
+						return false
+					}
+				}
+				return true
+			})
+			if after := rounds(servers); slices.Equal(before, after) {
+				return after
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the balancer still runs rounds in an idle cluster: %v", rounds(servers))
+			}
+		}
+	}
+	grew := func(servers []*Server, from []uint64, what string) {
+		t.Helper()
+		waitFor(t, 10*time.Second, "a balancer round on every server after "+what, func() bool {
+			for i, r := range rounds(servers) {
+				if r <= from[i] {
+					return false
+				}
+			}
+			return true
+		})
+	}
+	base := quiet(c.servers)
+	stepdownStream(t, nc, "QB0")
+	grew(c.servers, base, "a stepdown")
+	base = quiet(c.servers)
+	createStream(t, js, jetstream.StreamConfig{Name: "QB6", Subjects: []string{"QB6"}, Replicas: 3})
+	grew(c.servers, base, "a new stream")
+	base = quiet(c.servers)
+	c.servers[2].Shutdown()
+	grew(c.servers[:2], base[:2], "a server going away")
 }

@@ -85,6 +85,8 @@ type jsCluster struct {
 	usage        remoteUsage // the other servers' account usage (jetstream_usage.go)
 	// leavers are the replicas leaving under a raftHost (stepLeavers).
 	leavers []*leaver
+	// balance is what the leader balancer's last round saw (jetstream_balance.go).
+	balance balanceState
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
@@ -22,12 +23,22 @@ import (
 // and set before the previous list arrived is stale). Per-stream refreshes
 // go on, every leaderAnnounceEvery, while any peer is older (it expires
 // entries it does not hear again within leaderForgetAfter).
+//
+// A list that would say what the previous two said goes only every
+// leaderListIdle: with no announcement made since and the routes as they
+// were, each receiver holds exactly that list's entries already (what
+// announcements said, in order on one route). With 10,000 idle streams,
+// sending, parsing and reconciling every list every 5 s was a good part of
+// an idle cluster's work.
 
 // routeProtoLeaderList is the route protocol of servers that send and
 // read leader lists and hold their peers' leaderships without refreshes.
 const routeProtoLeaderList = 7
 
-var leaderListEvery = 5 * time.Second
+var (
+	leaderListEvery = 5 * time.Second
+	leaderListIdle  = time.Minute
+)
 
 const (
 	leaderListSubject = "$JSC.LEADERS"
@@ -41,6 +52,13 @@ type listSender struct {
 	last    time.Time
 	routes  string // fingerprint of the routes at the last look
 	pending int    // lists still to send after a route change
+	// sent is when the last list went, led what it said, announced the
+	// count of announcements made before it was made; again: it said
+	// something new, so one more goes.
+	sent      time.Time
+	led       []leadership
+	announced uint64
+	again     bool
 }
 
 // reannounce is the leader duty run every leaderAnnounceEvery: it
@@ -51,8 +69,8 @@ func (jc *jsCluster) reannounce() {
 	s := jc.js.srv
 	if jc.legacyPeers() {
 		jc.reannounceEach()
-	} else if jc.listDue(s.clock.Now()) {
-		jc.sendLeaderList()
+	} else if led, due := jc.listDue(s.clock.Now()); due {
+		jc.sendLeaderList(led)
 	}
 	for _, w := range jc.leaders.reconcileWanted() {
 		w.mset.mu.Lock()
@@ -81,21 +99,33 @@ func (jc *jsCluster) legacyPeers() bool {
 	return false
 }
 
-// listDue reports whether a leader list is due: leaderListEvery passed,
-// or the routes changed lately (the peer that came may not have told its
-// interest yet: a few lists go, one a period).
-func (jc *jsCluster) listDue(now time.Time) bool {
+// listDue returns this server's leaderships when a leader list is due:
+// the routes changed lately (the peer that came may not have told its
+// interest yet: a few lists go, one a period), or leaderListEvery passed
+// and the list differs from the last one sent (or an announcement went
+// out since, or leaderListIdle passed).
+func (jc *jsCluster) listDue(now time.Time) ([]leadership, bool) {
 	ls := &jc.leaders.send
 	fp := routesFingerprint(jc.js.srv.routeList())
 	if fp != ls.routes {
 		ls.routes, ls.pending = fp, leaderListRepeat
 	}
-	if ls.pending > 0 || now.Sub(ls.last) >= leaderListEvery {
-		ls.pending = max(ls.pending-1, 0)
-		ls.last = now
-		return true
+	if ls.pending == 0 && now.Sub(ls.last) < leaderListEvery {
+		return nil, false
 	}
-	return false
+	ls.last = now
+	announced := jc.leaders.announced.Load() // before the list is made
+	led := jc.js.ledStreams()
+	changed := announced != ls.announced || !slices.Equal(led, ls.led)
+	if ls.pending == 0 && !changed && !ls.again && now.Sub(ls.sent) < leaderListIdle {
+		return nil, false
+	}
+	// An entry announced after a list and left out of the next goes only
+	// at the one after: a list that says something new is followed by one
+	// more.
+	ls.pending, ls.again = max(ls.pending-1, 0), changed
+	ls.sent, ls.led, ls.announced = now, led, announced
+	return led, true
 }
 
 // routesFingerprint names the routes up (a reconnect gives a new id).
@@ -127,10 +157,11 @@ type leadership struct {
 	term            uint64
 }
 
-// ledStreams lists the replicated streams this server leads and serves.
+// ledStreams lists the replicated streams this server leads and serves,
+// in order of account and stream.
 func (js *jetStream) ledStreams() []leadership {
 	var out []leadership
-	for _, mset := range js.replicatedStreams() {
+	for _, mset := range js.localReplicas() {
 		mset.mu.Lock()
 		g, lead, name := mset.group, mset.leader, mset.cfg.Name
 		mset.mu.Unlock()
@@ -141,19 +172,42 @@ func (js *jetStream) ledStreams() []leadership {
 			out = append(out, leadership{mset.jsa.acc.Name, name, st.Term})
 		}
 	}
+	slices.SortFunc(out, func(a, b leadership) int {
+		if c := strings.Compare(a.account, b.account); c != 0 {
+			return c
+		}
+		return strings.Compare(a.stream, b.stream)
+	})
+	return out
+}
+
+// localReplicas lists the local replicas of replicated streams, in no
+// order (replicatedStreams sorts them by name: ledStreams sorts the few it
+// keeps instead).
+func (js *jetStream) localReplicas() []*stream {
+	var out []*stream
+	for _, jsa := range js.accountList() {
+		jsa.mu.RLock()
+		for _, mset := range jsa.streams {
+			if mset.replicated {
+				out = append(out, mset)
+			}
+		}
+		jsa.mu.RUnlock()
+	}
 	return out
 }
 
 // sendLeaderList sends this server's leaderships: lines "<account>
 // <stream> <term>" after a first line "<server> <more>", in chunks; the
 // last chunk has more = 0 (a receiver drops stale entries at it).
-func (jc *jsCluster) sendLeaderList() {
+func (jc *jsCluster) sendLeaderList(led []leadership) {
 	s := jc.js.srv
 	sys := s.SystemAccount()
 	if sys == nil {
 		return
 	}
-	for _, chunk := range encodeLeaderList(s.Name(), jc.js.ledStreams()) {
+	for _, chunk := range encodeLeaderList(s.Name(), led) {
 		s.deliver(nil, sys, leaderListSubject, "", nil, chunk)
 	}
 }

@@ -198,3 +198,61 @@ func TestJetStreamClusterLeadersRefreshedForOlderPeer(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// countLeaderLists counts the $JSC.LEADERS chunks s receives and notes
+// when the last came.
+func countLeaderLists(t *testing.T, s *Server) (n *atomic.Int64, last *atomic.Int64) {
+	n, last = new(atomic.Int64), new(atomic.Int64)
+	_, err := s.SystemAccount().subscribeInternal(leaderListSubject, "", func(*subscription, *client, *Account, string, string, []byte, []byte) {
+		n.Add(1)
+		last.Store(time.Now().UnixNano())
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, last
+}
+
+// Idle leaders send no leader lists: a list that would repeat the last
+// two goes only every leaderListIdle. After a change two go, so a stale
+// entry (announced after one list, missing from the next: a resignation
+// lost) still goes within two periods.
+func TestJetStreamClusterLeaderListsOnlyOnChange(t *testing.T) {
+	setForTest(t, &leaderListEvery, 100*time.Millisecond)
+	setForTest(t, &leaderAnnounceEvery, 50*time.Millisecond)
+	setForTest(t, &leaderBalanceEvery, time.Hour) // no transfers of its own
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	for i := range 3 {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("LL%d", i), Subjects: []string{fmt.Sprintf("ll.%d", i)}, Replicas: 3})
+	}
+	jc0 := c.servers[0].js.Load().cluster
+	var leader, other *Server
+	waitFor(t, 10*time.Second, "LL0 led", func() bool {
+		name := jc0.streamLeader(globalAccountName, "LL0")
+		for _, s := range c.servers {
+			if s.Name() == name {
+				leader = s
+			} else if name != "" {
+				other = s
+			}
+		}
+		return name != ""
+	})
+	lists, last := countLeaderLists(t, other)
+	waitFor(t, 15*time.Second, "no list for 10 periods", func() bool {
+		return time.Since(time.Unix(0, last.Load())) > 10*leaderListEvery && c.groupsAwake() == ""
+	})
+	before := lists.Load()
+	time.Sleep(10 * leaderListEvery) // no condition to poll: nothing may happen
+	if got := lists.Load() - before; got != 0 {
+		t.Fatalf("%d leader lists while every leadership stayed", got)
+	}
+	// A leadership of leader that it lost without telling other.
+	ojc := other.js.Load().cluster
+	ojc.leaders.hold(leaderKey(globalAccountName, "GHOST"), leader.Name(), 1, time.Now())
+	stepdownStream(t, nc, "LL0")
+	waitFor(t, 20*leaderListEvery, "the stale entry dropped by the lists after the stepdown", func() bool {
+		return ojc.streamLeader(globalAccountName, "GHOST") == ""
+	})
+}

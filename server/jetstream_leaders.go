@@ -4,6 +4,7 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/clock"
@@ -49,6 +50,8 @@ type leaderMap struct {
 	reconcile map[*stream]uint64
 	gen       uint64
 	send      listSender // reannounce's caller only
+	// announced counts this server's announcements (listDue).
+	announced atomic.Uint64
 }
 
 func newLeaderMap() *leaderMap {
@@ -290,6 +293,7 @@ func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, sub
 // from) a stream in term.
 func (jc *jsCluster) announce(account, stream string, term uint64, resigned bool) {
 	s := jc.js.srv
+	jc.leaders.announced.Add(1)
 	key := leaderKey(account, stream)
 	if resigned {
 		jc.leaders.resign(key, s.Name(), term)

@@ -281,6 +281,9 @@ func (g *raftGroup) run() {
 			if tick != nil {
 				g.releaseFiles() // it just fell asleep
 			}
+			g.inbox.release() // an idle group keeps no slots
+			g.props.release()
+			g.reads.release()
 			tick = nil
 			g.sleeping.Store(true)
 		} else if tick == nil {

@@ -6,8 +6,9 @@ import (
 
 // Bounds of a raft group's queues (tuning, not options: nats-server has no
 // such keys). A queue holds memory only for what it holds: an idle group
-// keeps raftQueueKeep slots, a busy one grows by doubling up to the bound
-// and gives the slots back at the next tick it finds the queue empty.
+// keeps raftQueueKeep slots (none once asleep), a busy one grows by
+// doubling up to the bound and gives the slots back at the next tick it
+// finds the queue empty.
 // With thousands of groups, preallocated 8,192-slot channels held about
 // 1.2 MiB per group whatever its load.
 var (
@@ -101,6 +102,16 @@ func (q *raftQueue[T]) signal() {
 func (q *raftQueue[T]) trim() {
 	q.mu.Lock()
 	if q.n == 0 && len(q.buf) > raftQueueKeep {
+		q.buf, q.head = nil, 0
+	}
+	q.mu.Unlock()
+}
+
+// release gives back every slot of an empty queue (a group going to
+// sleep: with 10,000 idle groups, the kept slots were ~1 KiB a group).
+func (q *raftQueue[T]) release() {
+	q.mu.Lock()
+	if q.n == 0 {
 		q.buf, q.head = nil, 0
 	}
 	q.mu.Unlock()

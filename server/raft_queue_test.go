@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A raft queue is FIFO across its ring's wrap-around and growth, refuses
@@ -115,4 +116,39 @@ func TestRaftGroupProposalBound(t *testing.T) {
 		}
 	}
 	waitApplied(t, []*countingSM{sm}, bound)
+}
+
+// A group asleep keeps no queue slots: with 10,000 idle groups, the slots
+// kept for the next message were ~1 KiB a group.
+func TestJetStreamClusterSleepingGroupsKeepNoQueueSlots(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	for i := range 4 {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("QS%d", i), Subjects: []string{fmt.Sprintf("qs.%d", i)}, Replicas: 3})
+		if _, err := js.Publish(ctx(t), fmt.Sprintf("qs.%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slots := func() (held int) {
+		for _, s := range c.servers {
+			s.raft.mu.Lock()
+			for _, g := range s.raft.groups {
+				if g.sleeping.Load() {
+					for _, n := range []int{queueSlots(g.inbox), queueSlots(g.props), queueSlots(g.reads)} {
+						held += n
+					}
+				}
+			}
+			s.raft.mu.Unlock()
+		}
+		return held
+	}
+	waitFor(t, 15*time.Second, "every group asleep", func() bool { return c.groupsAwake() == "" })
+	waitFor(t, 5*time.Second, "sleeping groups without queue slots", func() bool { return slots() == 0 })
+}
+
+func queueSlots[T any](q *raftQueue[T]) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.buf)
 }

@@ -52,6 +52,8 @@ type record struct {
 	size int // total length
 }
 
+const growBytesMin = 256
+
 // recSize is the encoded length of a record.
 func recSize(subj string, hdr, msg []byte) int {
 	return recOverhead + len(subj) + len(hdr) + len(msg)
@@ -76,10 +78,12 @@ func appendRecord(buf []byte, kind byte, seq uint64, ts int64, subj string, hdr,
 	return buf
 }
 
-// growBytes extends b by n bytes, reallocating geometrically.
+// growBytes extends b by n bytes, reallocating geometrically from
+// growBytesMin: an idle stream's active block holding one small message
+// kept 4 KiB (40 MB a server at 10,000 streams).
 func growBytes(b []byte, n int) []byte {
 	if len(b)+n > cap(b) {
-		nb := make([]byte, len(b), max(2*cap(b), len(b)+n, 4096))
+		nb := make([]byte, len(b), max(2*cap(b), len(b)+n, growBytesMin))
 		copy(nb, b)
 		b = nb
 	}

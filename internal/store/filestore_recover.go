@@ -67,7 +67,8 @@ func (fs *fileStore) recover() error {
 		return err
 	}
 	recovered := false
-	if ck := fs.readCheckpoint(); ck != nil {
+	ck := fs.readCheckpoint()
+	if ck != nil {
 		if recovered = fs.recoverFromCheckpoint(ck, files); !recovered {
 			fs.logf("checkpoint does not match the block files; rebuilding from the blocks")
 			fs.resetState()
@@ -77,7 +78,11 @@ func (fs *fileStore) recover() error {
 		for _, f := range files {
 			fs.replayBlock(&msgBlock{index: f.index, compressed: f.compressed}, 0, true)
 		}
-		fs.disk.ckptDue = true
+		// A new store (no block, no checkpoint) has nothing a checkpoint
+		// would spare the next open: its first sync writes none (with
+		// thousands of new streams, those were most of their first syncs'
+		// work). A sealed block or a stop writes one.
+		fs.disk.ckptDue = len(files) > 0 || ck != nil
 	}
 	return fs.startActive(maxIndex + 1)
 }
