@@ -84,8 +84,8 @@ func (r *apiRequest) streamPeerRemove() any {
 
 // reconcilePeers brings the raft membership of the stream's group in line
 // with its current placement, one change at a time (single-server
-// changes): first removals, then additions. Only the leader acts; it is
-// called when the placement changes, and then every leaderAnnounceEvery
+// changes, chosen by nextPeerChange). Only the leader acts; it is called
+// when the placement changes, and then every leaderAnnounceEvery
 // (reannounce) until the membership is in line or the replica does not
 // lead, as it is for a new leader: a quiet group is not woken otherwise.
 // The placement is read when the change is made, never from an older
@@ -113,33 +113,59 @@ func (mset *stream) reconcileOnce(gen uint64) {
 			jc.leaders.reconciled(mset, gen)
 			return
 		}
-		ids := make([]raft.ID, 0, len(sa.Peers))
+		want := make([]raft.ID, 0, len(sa.Peers))
 		for _, p := range sa.Peers {
-			ids = append(ids, raftID(p))
+			want = append(want, raftID(p))
 		}
-		// The member heard from least recently goes first: while it is a
-		// member, a removal of a live one would need its vote to commit.
-		var remove []raft.ID
-		for _, id := range st.Peers {
-			if !slices.Contains(ids, id) {
-				remove = append(remove, id)
-			}
-		}
-		slices.SortStableFunc(remove, func(a, b raft.ID) int {
-			return st.Progress[b].IdleTicks - st.Progress[a].IdleTicks
-		})
-		if len(remove) > 0 {
-			_ = n.ProposeConfChange(raft.ConfChange{Type: raft.RemovePeer, ID: remove[0]})
+		if cc, ok := nextPeerChange(st, want); ok {
+			_ = n.ProposeConfChange(cc)
 			return
-		}
-		for _, id := range ids {
-			if !slices.Contains(st.Peers, id) {
-				_ = n.ProposeConfChange(raft.ConfChange{Type: raft.AddPeer, ID: id})
-				return
-			}
 		}
 		jc.leaders.reconciled(mset, gen)
 	})
+}
+
+// nextPeerChange chooses the next single-server change that brings the
+// leader's membership (st.Peers) to want, or reports none left. Additions
+// come before removals, so that a move never shrinks the group below its
+// replica count: removed first, two moves in a row left a replicated
+// stream with one member, whose data was then the only copy (simulator
+// seed 777213). The exception is a member the leader has not heard from
+// for an election timeout: it only weighs on the quorum, so it goes first,
+// the least recently heard first, but never below one member short of
+// want (a second dead member waits for the additions).
+func nextPeerChange(st raft.Status, want []raft.ID) (raft.ConfChange, bool) {
+	var remove, add []raft.ID
+	for _, id := range st.Peers {
+		if !slices.Contains(want, id) {
+			remove = append(remove, id)
+		}
+	}
+	for _, id := range want {
+		if !slices.Contains(st.Peers, id) {
+			add = append(add, id)
+		}
+	}
+	idle := func(id raft.ID) int {
+		if id == st.ID {
+			return 0 // the leader itself
+		}
+		if pr, ok := st.Progress[id]; ok {
+			return pr.IdleTicks
+		}
+		return raft.DefaultElectionTicks // never heard from
+	}
+	slices.SortStableFunc(remove, func(a, b raft.ID) int { return idle(b) - idle(a) })
+	after := len(st.Peers) - 1
+	switch {
+	case len(remove) > 0 && idle(remove[0]) >= raft.DefaultElectionTicks && after >= len(want)-1 && after > 0:
+		return raft.ConfChange{Type: raft.RemovePeer, ID: remove[0]}, true
+	case len(add) > 0:
+		return raft.ConfChange{Type: raft.AddPeer, ID: add[0]}, true
+	case len(remove) > 0:
+		return raft.ConfChange{Type: raft.RemovePeer, ID: remove[0]}, true
+	}
+	return raft.ConfChange{}, false
 }
 
 // cmpBool orders false before true.
