@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -258,10 +260,21 @@ func (c *jsTestCluster) raftViews(stream string) string {
 		var ss StreamState
 		m.st().FastState(&ss)
 		st := g.statusSnapshot()
-		out = append(out, fmt.Sprintf("%s: %+v commit %d applied %d last %d asleep %v msgs %d last seq %d progress %+v",
-			m.jsa.js.srv.Name(), st.SoftState, st.Commit, st.Applied, st.LastIndex, g.sleeping.Load(), ss.Msgs, ss.LastSeq, st.Progress))
+		_, err := os.Stat(filepath.Join(m.groupDir, repairMarker))
+		out = append(out, fmt.Sprintf("%s: %+v commit %d applied %d last %d asleep %v repairing %v msgs %d last seq %d progress %+v",
+			m.jsa.js.srv.Name(), st.SoftState, st.Commit, st.Applied, st.LastIndex, g.sleeping.Load(), err == nil, ss.Msgs, ss.LastSeq, st.Progress))
 	}
 	return strings.Join(out, "\n")
+}
+
+// logViewsOnFailure logs each replica's raft view of stream (raftViews)
+// when t has failed, as t ends.
+func (c *jsTestCluster) logViewsOnFailure(t *testing.T, stream string) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replicas of %s:\n%s", stream, c.raftViews(stream))
+		}
+	})
 }
 
 // A stepdown asked of a leader whose group is busy for longer than

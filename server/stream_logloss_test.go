@@ -138,22 +138,7 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 	}
 	c.servers[0] = runServer(t, c.opts[0])
 	c.waitMetaLeader()
-	t.Cleanup(func() { // what each replica's group saw, when the test failed
-		if !t.Failed() {
-			return
-		}
-		for _, m := range c.replicas("LL") {
-			m.mu.Lock()
-			g := m.group
-			m.mu.Unlock()
-			if g != nil {
-				st := g.statusSnapshot()
-				_, err := os.Stat(filepath.Join(m.groupDir, repairMarker))
-				t.Logf("%s: repairing %v recovering %v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), err == nil,
-					g.drv.Node.Recovering(), st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
-			}
-		}
-	})
+	c.logViewsOnFailure(t, "LL")
 
 	rc := connectNATS(t, c.servers[1].ClientURL())
 	defer rc.Close()

@@ -177,22 +177,7 @@ func testRepair(t *testing.T, damage repairDamage) {
 	c.servers[down] = runServer(t, c.opts[down])
 	c.waitMetaLeader()
 
-	t.Cleanup(func() { // what each replica's group saw, when the test failed
-		if !t.Failed() {
-			return
-		}
-		for _, m := range c.replicas("REP") {
-			m.mu.Lock()
-			g := m.group
-			m.mu.Unlock()
-			if g != nil {
-				st := g.statusSnapshot()
-				_, err := os.Stat(filepath.Join(g.srv.js.Load().groupDir(&streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "REP"}}), repairMarker))
-				t.Logf("%s: repairing %v soft %+v commit %d applied %d last %d progress %+v", m.jsa.js.srv.Name(), err == nil,
-					st.SoftState, st.Commit, st.Applied, st.LastIndex, st.Progress)
-			}
-		}
-	})
+	c.logViewsOnFailure(t, "REP")
 	rc := connectNATS(t, c.servers[down].ClientURL())
 	seen := viewUnderEachLeader(t, rc, "REP", 3, 60*time.Second, func(ctx context.Context, js jetstream.JetStream) (string, string, bool) {
 		s, err := js.Stream(ctx, "REP")
