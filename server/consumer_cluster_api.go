@@ -77,7 +77,7 @@ func (r *apiRequest) consumerStepdown() any {
 	switch {
 	case o == nil:
 		return &successResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
-	case g == nil || transferLeadership(g) != nil:
+	case g == nil || !transferLeadership(g):
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}

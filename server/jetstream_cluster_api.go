@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		}
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
-		if mset != nil && mset.answersAsLeader() {
+		if mset != nil && mset.isLeader() {
 			if mset.replicated && answersAfterRead(route.prefix) {
 				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
 				return route.typ, nil, true
@@ -429,10 +428,7 @@ func (r *apiRequest) streamStepdown() any {
 	if g == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
-	switch err := transferLeadership(g); {
-	case errors.Is(err, raft.ErrNotLeader):
-		return nil // it lost the leadership since the dispatch: the leader answers
-	case err != nil:
+	if !transferLeadership(g) {
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}
@@ -444,20 +440,18 @@ func (r *apiRequest) streamStepdown() any {
 // after statusWait, may hand back a status from before this server led
 // (no progress, so no member to choose), and the stepdown was refused
 // (TestJetStreamClusterRepairWipe failed so under load).
-func transferLeadership(g *raftGroup) error {
+func transferLeadership(g *raftGroup) bool {
 	done := make(chan error, 1)
 	g.control(func(n *raft.Node) { done <- transferToBest(n) })
 	t := g.srv.clock.NewTimer(2 * time.Second)
 	defer t.Stop()
 	select {
 	case err := <-done:
-		return err
+		return err == nil
 	case <-t.C():
-		return errTransferTimeout
+		return false
 	}
 }
-
-var errTransferTimeout = errors.New("leader transfer: the group did not answer in time")
 
 // transferToBest starts a leader transfer of n to its most caught-up
 // other member.

@@ -660,18 +660,3 @@ func (mset *stream) fillReplicas(ci *ClusterInfo, sa *streamAssignment, st raft.
 		ci.Replicas = append(ci.Replicas, pi)
 	}
 }
-
-// answersAsLeader reports whether this replica answers the stream's
-// leader-only API calls: it serves (isLeader) and its group has not been
-// demoted since. The serving flag drops only once the Ready that demoted
-// the group is persisted and processed; a replica that answered meanwhile
-// raced the new leader with a spurious 10008.
-func (mset *stream) answersAsLeader() bool {
-	if !mset.isLeader() {
-		return false
-	}
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
-	return g == nil || g.leads.Load()
-}
