@@ -74,13 +74,10 @@ func (r *apiRequest) consumerStepdown() any {
 	mset.mu.Lock()
 	o, g := mset.consumers[cname], mset.group
 	mset.mu.Unlock()
-	switch {
-	case o == nil:
+	if o == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
-	case g == nil || !transferLeadership(g):
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
-	return &successResponse{Success: true}
+	return r.stepdownOutcome(mset, g)
 }
 
 // subscribeConsumerRequests makes the leader listen for pull requests of

@@ -31,6 +31,11 @@ type jetStream struct {
 	storageLost atomic.Bool
 	// scrub is the background scrub (stream_scrub.go); nil when off.
 	scrub atomic.Pointer[scrubber]
+	// answers: the leader-only API calls answered lately, under mu;
+	// forwardsWaiting: forwarded calls waiting for a leader
+	// (jetstream_api_forward.go).
+	answers         apiAnswers
+	forwardsWaiting atomic.Int64
 }
 
 // jsAccount is JetStream for one account.

@@ -37,6 +37,9 @@ type apiRequest struct {
 	reply   string
 	hdr     []byte
 	body    []byte
+	// forwarded: a demoted leader forwarded the call here
+	// (jetstream_api_forward.go); it is not forwarded again.
+	forwarded bool
 }
 
 type apiHandler func(r *apiRequest) any

@@ -76,7 +76,7 @@ func (js *jetStream) sysMetaStepdown(local bool) any {
 		jc.mu.Lock()
 		g := jc.meta
 		jc.mu.Unlock()
-		if g == nil || !transferLeadership(g) {
+		if g == nil || transferLeadership(g) != nil {
 			resp.Error = errClusterNotAvail()
 		} else {
 			resp.Success = true

@@ -660,3 +660,42 @@ func (mset *stream) fillReplicas(ci *ClusterInfo, sa *streamAssignment, st raft.
 		ci.Replicas = append(ci.Replicas, pi)
 	}
 }
+
+// answersAsLeader reports whether this replica answers the stream's
+// leader-only API calls: it serves (isLeader) and its group has not been
+// demoted since. The serving flag drops only once the Ready that demoted
+// the group is persisted and processed; a replica that answered meanwhile
+// raced the new leader with a spurious 10008 (jetstream_api_forward.go).
+func (mset *stream) answersAsLeader() bool {
+	_, ok := mset.servingTerm()
+	return ok
+}
+
+// servingTerm is the term this replica serves as leader in, and whether
+// it does (isLeader, its group still leading as of its last Ready). A
+// replica without a group (one replica) serves in term 0.
+func (mset *stream) servingTerm() (uint64, bool) {
+	if !mset.isLeader() {
+		return 0, false
+	}
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil {
+		return 0, true
+	}
+	return g.leadsNow()
+}
+
+// groupTerm is the term of this replica's group as of its last Ready (0
+// without a group).
+func (mset *stream) groupTerm() uint64 {
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil {
+		return 0
+	}
+	term, _ := g.leadsNow()
+	return term
+}
