@@ -57,21 +57,29 @@ type apiForward struct {
 }
 
 // forwardToLeader hands r to the replica of mset's stream that leads in
-// the term mset's group knows of.
-func (r *apiRequest) forwardToLeader(mset *stream) {
+// the term that superseded mset's leadership (handoverTerm). It reports
+// false, forwarding nothing, when there is no such term: the replica
+// stepped down in its own term and nobody leads, which the caller says
+// (10008). A call forwarded here already is not forwarded again (true).
+func (r *apiRequest) forwardToLeader(mset *stream) bool {
 	if r.forwarded {
-		return
+		return true
+	}
+	term, ok := mset.handoverTerm()
+	if !ok {
+		return false
 	}
 	s := r.jsa.js.srv
 	sys := s.SystemAccount()
 	if sys == nil {
-		return
+		return false
 	}
-	b, err := json.Marshal(&apiForward{Account: r.jsa.acc.Name, Subject: r.subject, Reply: r.reply, Hdr: r.hdr, Body: r.body, Term: mset.groupTerm()})
+	b, err := json.Marshal(&apiForward{Account: r.jsa.acc.Name, Subject: r.subject, Reply: r.reply, Hdr: r.hdr, Body: r.body, Term: term})
 	if err != nil {
-		return
+		return false
 	}
 	s.deliver(nil, sys, apiForwardSubject, "", nil, b)
+	return true
 }
 
 // apiForwarded handles $JSC.APIFWD: the call is answered here if this
