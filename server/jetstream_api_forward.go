@@ -195,18 +195,26 @@ func (r *apiRequest) answerKey() uint64 {
 	return h.Sum64()
 }
 
-// answerDirect reports whether a call that reached this leader directly is
-// to be answered: not when its forward was answered already.
-func (js *jetStream) answerDirect(key uint64) bool {
+// forwardAnswered reports whether this server answered a forward of the
+// call that reached it directly (the forward came by a faster route); the
+// mark is used up.
+func (js *jetStream) forwardAnswered(key uint64) bool {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	now := js.srv.clock.Now()
-	if m, ok := js.answers.marks[key]; ok && m.forwarded && now.Sub(m.at) <= apiAnswerTTL {
+	m, ok := js.answers.marks[key]
+	if ok && m.forwarded && js.srv.clock.Since(m.at) <= apiAnswerTTL {
 		delete(js.answers.marks, key)
-		return false
+		return true
 	}
-	js.answers.mark(key, now, false)
-	return true
+	return false
+}
+
+// answeredDirect notes that this leader answers a call that reached it
+// directly, so that a forward of it is dropped.
+func (js *jetStream) answeredDirect(key uint64) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	js.answers.mark(key, js.srv.clock.Now(), false)
 }
 
 // answerForwarded reports whether a forwarded call is to be answered: not
