@@ -110,11 +110,6 @@ type raftGroup struct {
 
 	rd groupReads // reads asked and waiting (group goroutine only)
 
-	// synced hears of the leader's fsyncs run aside (raft_synclater.go);
-	// syncingAside counts those running (group goroutine only).
-	synced       chan syncedAside
-	syncingAside int
-
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
@@ -169,7 +164,6 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 			wl.inline = true
 		}
 	}
-	cfg.SyncedSelf = true
 	drv, err := raft.NewDriver(cfg, log, tr, sm)
 	if err != nil {
 		return nil, err
@@ -177,8 +171,6 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	drv.Observe = func(rd *raft.Ready) { g.seen = rd.SoftState }
 	if host == nil {
 		drv.SyncAside = syncAside
-		g.synced = make(chan syncedAside, raftSyncsAside)
-		drv.SyncLater = g
 	}
 	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
@@ -271,8 +263,6 @@ func (g *raftGroup) run() {
 			g.startReads()
 		case f := <-g.ctrl:
 			f(g.drv.Node)
-		case r := <-g.synced:
-			err = g.logSyncedAside(r)
 		case <-g.quit:
 			return
 		}

@@ -70,13 +70,6 @@ type Config struct {
 	// quiesce.go): the embedding server then tells the node of changes
 	// of its peers' health (Node.LivenessChanged).
 	Quiesce bool
-	// SyncedSelf makes a leader count its own log toward a commit only up
-	// to the index its driver reports durable (Node.LogSynced), not as it
-	// appends: its fsync may then run while it goes on stepping its
-	// followers' answers (Driver.SyncLater). Unset, the leader counts an
-	// entry as it appends it, which is safe only while every Ready is
-	// synced before the next message is stepped.
-	SyncedSelf bool
 	// PeerHealth tells whether a peer's server is live and knows
 	// quiescence; nil means every peer is live and does.
 	PeerHealth func(id ID) PeerHealth

@@ -58,34 +58,6 @@ type Driver struct {
 	// entries committed before; the two touch different state). Unset,
 	// apply runs first, then sync: the simulator stays deterministic.
 	SyncAside func(sync, apply func() error) (syncErr, applyErr error)
-	// SyncLater, if set (with Config.SyncedSelf, and a Log that is a
-	// SyncStarter), takes a leader's own fsync off the driver's goroutine:
-	// a Ready whose messages may leave first (Ready.LeaderMayPipeline) is
-	// saved, its sync begun, its messages sent and its committed entries
-	// applied, and the driver goes on while the fsync runs; the embedder
-	// runs it and then calls Node.LogSynced(index, term) on the driver's
-	// goroutine (or stops the group if it failed). Until then the leader
-	// does not count those entries toward a commit, so a committed entry is
-	// still durable on a quorum.
-	SyncLater SyncLater
-	owed      bool // batches saved with no fsync begun yet (syncLater)
-}
-
-// SyncLater runs a leader's fsyncs aside (Driver.SyncLater).
-type SyncLater interface {
-	// Full reports that no more fsyncs may be started aside now: the
-	// Ready is then synced in place.
-	Full() bool
-	// Start runs fsync (on a goroutine of its own), then reports index
-	// and term to Node.LogSynced on the driver's goroutine.
-	Start(fsync func() error, index, term uint64)
-}
-
-// SyncStarter is a LogStore whose sync can run without blocking further
-// Saves (wal.WAL.SyncStart): SyncStart writes out what was saved and
-// returns the fsync that makes it durable. ok false: sync in place.
-type SyncStarter interface {
-	SyncStart() (fsync func() error, ok bool, err error)
 }
 
 // NewDriver restores the state machine from the stored snapshot and starts
@@ -127,11 +99,6 @@ func (d *Driver) Process() (done bool, err error) {
 		}
 	}
 	early := rd.LeaderMayPipeline() // sent while the leader's own log syncs
-	if early && rd.MustSync {
-		if done, err := d.syncLater(&rd); done || err != nil {
-			return true, err
-		}
-	}
 	if early {
 		d.Net.Send(rd.Messages)
 	}
@@ -148,10 +115,6 @@ func (d *Driver) Process() (done bool, err error) {
 		if err := d.Log.Sync(); err != nil {
 			return true, fmt.Errorf("raft: syncing: %w", err)
 		}
-	}
-	if rd.MustSync {
-		d.owed = false // this sync covered every batch saved before
-		d.logSynced()
 	}
 	if rd.Snapshot != nil {
 		if err := d.SM.Restore(*rd.Snapshot); err != nil {
@@ -171,82 +134,6 @@ func (d *Driver) Process() (done bool, err error) {
 	}
 	d.Node.Advance(rd)
 	return true, nil
-}
-
-// syncLater processes a leader's pipelined Ready with its fsync run
-// aside (Driver.SyncLater); done false: it did nothing, sync in place.
-// While an fsync runs aside (Full), the batch's fsync is owed instead:
-// StartOwed starts one for every batch saved meanwhile once it ended, so
-// one fsync covers them, as one in place covers what queued behind it.
-func (d *Driver) syncLater(rd *Ready) (done bool, err error) {
-	if _, ok := d.Log.(SyncStarter); d.SyncLater == nil || !ok {
-		return false, nil
-	}
-	if d.SyncLater.Full() {
-		d.owed = true
-	} else if started, err := d.startSync(); err != nil || !started {
-		return err != nil, err
-	}
-	d.Net.Send(rd.Messages)
-	if len(rd.CommittedEntries) > 0 {
-		// Committed: durable on a quorum, which counted this node only
-		// for what an earlier sync made durable here.
-		if err := d.SM.Apply(rd.CommittedEntries); err != nil {
-			return true, fmt.Errorf("raft: applying: %w", err)
-		}
-	}
-	if len(rd.ReadStates) > 0 && d.Reads != nil {
-		d.Reads(rd.ReadStates)
-	}
-	d.Node.Advance(*rd)
-	return true, nil
-}
-
-// startSync begins a sync of everything saved and hands its fsync to
-// SyncLater; started false: the log wants a sync in place.
-func (d *Driver) startSync() (started bool, err error) {
-	fsync, ok, err := d.Log.(SyncStarter).SyncStart()
-	if err != nil {
-		return false, fmt.Errorf("raft: syncing: %w", err)
-	}
-	if !ok {
-		return false, nil
-	}
-	last, err := d.Log.LastIndex()
-	if err != nil {
-		return false, err
-	}
-	d.owed = false
-	d.SyncLater.Start(fsync, last, d.Node.r.term)
-	return true, nil
-}
-
-// StartOwed starts the fsync owed by batches saved while another ran
-// aside (the embedder calls it once one ended); if the log wants it in
-// place, it syncs in place.
-func (d *Driver) StartOwed() (err error) {
-	defer halted(&err)
-	if !d.owed || d.SyncLater.Full() {
-		return nil
-	}
-	started, err := d.startSync()
-	if err != nil || started {
-		return err
-	}
-	if err := d.Log.Sync(); err != nil {
-		return fmt.Errorf("raft: syncing: %w", err)
-	}
-	d.owed = false
-	d.logSynced()
-	return nil
-}
-
-// logSynced tells the node that its log is durable up to its last index
-// (a sync in place just ended).
-func (d *Driver) logSynced() {
-	if last, err := d.Log.LastIndex(); err == nil {
-		d.Node.LogSynced(last, d.Node.r.term)
-	}
 }
 
 // durableCommitted is how many of rd's committed entries were durable

@@ -55,26 +55,9 @@ func (r *raft) appendAsLeader(ents []Entry) {
 		return
 	}
 	r.ls.idleTicks = 0
-	if !r.syncedSelf {
-		r.ls.prs[r.id].maybeUpdate(r.log.lastIndex())
-	}
+	r.ls.prs[r.id].maybeUpdate(r.log.lastIndex())
 	r.ls.dirty = true
 	r.maybeCommit()
-}
-
-// logSynced counts the leader's own log toward commits up to index, made
-// durable by a sync that started while it led term (Config.SyncedSelf).
-// A sync of another term, or of a node no longer leading, counts for
-// nothing: a leader never truncates its log within its term, so index
-// still names the entries that sync covered.
-func (r *raft) logSynced(index, term uint64) {
-	if !r.syncedSelf || r.role != Leader || r.term != term {
-		return
-	}
-	if r.ls.prs[r.id].maybeUpdate(min(index, r.log.lastIndex())) {
-		r.ls.dirty = true
-		r.maybeCommit()
-	}
 }
 
 // maybeCommit advances the commit index to the highest index a quorum of

@@ -118,11 +118,6 @@ func (n *Node) ReadIndex(ctx []byte) error {
 // not earlier.
 func (n *Node) LeaseRead() (index uint64, ok bool) { return n.r.leaseRead() }
 
-// LogSynced tells a leader with Config.SyncedSelf that its log is durable
-// up to index, by a sync that began while the node was in term (Driver
-// calls it after each sync).
-func (n *Node) LogSynced(index, term uint64) { n.r.logSynced(index, term) }
-
 // Quiescent reports whether the node is quiet: its ticks do nothing, so
 // the driver need not tick it until something wakes it (a message, a
 // call, LivenessChanged).

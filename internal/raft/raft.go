@@ -59,7 +59,6 @@ type raft struct {
 	rec            recovery
 
 	quiesce    bool                // idle groups may quiesce (quiesce.go)
-	syncedSelf bool                // the leader counts itself only up to LogSynced's index
 	quiet      bool                // quiescent: ticks do nothing
 	peerHealth func(ID) PeerHealth // nil: every peer live and quiescing
 
@@ -89,7 +88,6 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		rand:           cfg.Rand,
 		rec:            recovery{active: cfg.Recovering, floor: cfg.RecoveringFloor},
 		quiesce:        cfg.Quiesce,
-		syncedSelf:     cfg.SyncedSelf,
 		peerHealth:     cfg.PeerHealth,
 		lease:          cfg.Lease,
 		now:            cfg.Now,

@@ -15,7 +15,6 @@ import (
 func (w *WAL) Compact(upTo uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quiet()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -84,7 +83,6 @@ func (w *WAL) removeSegments() error {
 func (w *WAL) SaveSnapshotMeta(index, term uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quiet()
 	if err := w.usable(); err != nil {
 		return err
 	}

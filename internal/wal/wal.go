@@ -6,7 +6,6 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -76,11 +75,6 @@ type WAL struct {
 	dirty dirtyFlags
 	err   error // sticky write/fsync error
 	shut  bool
-	// syncing counts the fsyncs SyncStart handed out that have not ended;
-	// quiet waits for them (on quiet, which uses mu) before anything that
-	// closes or removes a file or relies on the dirty flags.
-	syncing int
-	quietc  *sync.Cond
 }
 
 // dirtyFlags say what the next Sync has to do.
@@ -115,7 +109,6 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
 		return nil, err
 	}
 	w := &WAL{fs: fs, dir: dir, opts: opts}
-	w.quietc = sync.NewCond(&w.mu)
 	if err := w.recover(); err != nil {
 		w.closeFiles()
 		return nil, err
@@ -220,7 +213,6 @@ func (w *WAL) SnapshotMeta() (index, term uint64) {
 func (w *WAL) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quiet()
 	if w.shut {
 		return ErrClosed
 	}
@@ -258,7 +250,7 @@ func (w *WAL) file(s *segment) (vfs.File, error) {
 func (w *WAL) Release() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.shut || w.syncing > 0 || w.err != nil || len(w.buf) > 0 || w.dirty.data || w.dirty.dir {
+	if w.shut || w.err != nil || len(w.buf) > 0 || w.dirty.data || w.dirty.dir {
 		return false
 	}
 	if err := w.closeFiles(); err != nil {

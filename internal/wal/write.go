@@ -141,7 +141,6 @@ func (w *WAL) SetHardState(hs HardState) error {
 func (w *WAL) Sync() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quiet()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -171,7 +170,7 @@ func (w *WAL) Flush() error {
 func (w *WAL) Dirty() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.dirty.data || w.dirty.hs || w.dirty.dir || w.syncing > 0
+	return w.dirty.data || w.dirty.hs || w.dirty.dir
 }
 
 // stageHardState buffers a changed hard state as a state record.
@@ -244,7 +243,6 @@ func (w *WAL) syncFiles() error {
 func (w *WAL) TruncateFrom(index uint64) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.quiet()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -261,59 +259,4 @@ func (w *WAL) TruncateFrom(index uint64) error {
 	w.cache.truncate(index)
 	w.writeMeta()
 	return nil
-}
-
-// SyncStart is Sync in two parts, so that the fsync can run while the log
-// goes on taking appends: under the lock it writes out what is buffered
-// (with the hard state) and returns the fsync of the active segment, to
-// be run once, on any goroutine, without the lock. Every Append,
-// SetHardState and TruncateFrom made before SyncStart is durable once that
-// function returned nil. A directory fsync owed (a segment created) is
-// made here, before SyncStart returns. Until the function has run, Sync,
-// Compact, SaveSnapshotMeta, Close and Release wait for it or hold off
-// (Release), and Dirty reports true; its failure is sticky, as Sync's.
-func (w *WAL) SyncStart() (func() error, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
-		return nil, err
-	}
-	if err := w.stageHardState(); err != nil {
-		return nil, err
-	}
-	if w.dirty.dir { // rare: once a segment; all of it at once
-		if err := w.syncFiles(); err != nil {
-			return nil, err
-		}
-	}
-	if !w.dirty.data {
-		return func() error { return nil }, nil
-	}
-	if err := w.flush(); err != nil {
-		return nil, w.fail(err)
-	}
-	f, err := w.file(w.active())
-	if err != nil {
-		return nil, w.fail(err)
-	}
-	w.dirty.data = false
-	w.syncing++
-	return func() error {
-		err := f.Sync()
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		w.syncing--
-		if err != nil {
-			err = w.fail(err)
-		}
-		w.quietc.Broadcast()
-		return err
-	}, nil
-}
-
-// quiet waits until no fsync handed out by SyncStart is running (mu held).
-func (w *WAL) quiet() {
-	for w.syncing > 0 {
-		w.quietc.Wait()
-	}
 }
