@@ -31,6 +31,9 @@ type jetStream struct {
 	storageLost atomic.Bool
 	// scrub is the background scrub (stream_scrub.go); nil when off.
 	scrub atomic.Pointer[scrubber]
+	// syncs runs the file streams' periodic store syncs on one timer
+	// (stream_sync_sched.go).
+	syncs *syncSchedule
 }
 
 // jsAccount is JetStream for one account.
@@ -55,7 +58,8 @@ var testHookEnableAccounts func()
 // enableJetStream starts JetStream for every account that has it.
 func (s *Server) enableJetStream() error {
 	o := s.getOpts()
-	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys}
+	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys,
+		syncs: newSyncSchedule(s.clock)}
 	if js.fs == nil {
 		js.fs = vfs.Default
 	}
@@ -155,6 +159,7 @@ func (js *jetStream) shutdown() {
 			mset.stop(false)
 		}
 	}
+	js.syncs.stop()
 }
 
 func (jsa *jsAccount) lookup(name string) *stream {

@@ -28,6 +28,7 @@ const (
 	cRaftQueue
 	cSnapPins
 	cGroupCommit
+	cSyncSchedule
 	cWalLog
 	cWAL
 	cFileStoreSync
@@ -72,6 +73,7 @@ var classes = [numClasses]struct {
 	cRaftQueue:     {"raftQueue.mu", int(cRaftQueue)},
 	cSnapPins:      {"snapPins.mu", int(cSnapPins)},
 	cGroupCommit:   {"groupCommit.mu", int(cGroupCommit)},
+	cSyncSchedule:  {"syncSchedule.mu", int(cSyncSchedule)},
 	cWalLog:        {"walLog.mu", int(cWalLog)},
 	cWAL:           {"wal.WAL.mu", int(cWAL)},
 	cFileStoreSync: {"store.syncLock.mu", int(cFileStoreSync)},
@@ -112,6 +114,7 @@ type (
 	SnapCapture   struct{} // server.snapCapture
 	SnapPins      struct{} // server.snapPins
 	GroupCommit   struct{} // server.groupCommit
+	SyncSchedule  struct{} // server.syncSchedule
 	WalLog        struct{} // server.walLog
 	WAL           struct{} // wal.WAL
 	FileStoreSync struct{} // store.syncLock
@@ -152,6 +155,7 @@ func (RaftQueue) id() classID     { return cRaftQueue }
 func (SnapCapture) id() classID   { return cSnapCapture }
 func (SnapPins) id() classID      { return cSnapPins }
 func (GroupCommit) id() classID   { return cGroupCommit }
+func (SyncSchedule) id() classID  { return cSyncSchedule }
 func (WalLog) id() classID        { return cWalLog }
 func (WAL) id() classID           { return cWAL }
 func (FileStoreSync) id() classID { return cFileStoreSync }
