@@ -19,7 +19,7 @@ func TestJSSyncScheduleOneTimer(t *testing.T) {
 	const n = 32
 	fsys := vfs.NewMem()
 	var mu sync.Mutex
-	synced := map[string]bool{}     // msgs directories fsynced
+	synced := map[string]bool{}      // msgs directories fsynced
 	instants := map[time.Time]bool{} // clock readings at those fsyncs
 	var now func() time.Time
 	fsys.InjectError(func(op, name string) error {
