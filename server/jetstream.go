@@ -34,6 +34,9 @@ type jetStream struct {
 	// syncs runs the file streams' periodic store syncs on one timer
 	// (stream_sync_sched.go).
 	syncs *syncSchedule
+	// discard deletes replicas' old store entries behind a restart
+	// (stream_discard.go); nil on a single server and under a raft host.
+	discard *storeDiscard
 }
 
 // jsAccount is JetStream for one account.
@@ -73,6 +76,10 @@ func (s *Server) enableJetStream() error {
 		// Set before js is published: route hooks read js.cluster.
 		js.cluster = &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
 			leaders: newLeaderMap()}
+		if o.raftHost == nil {
+			js.discard = newStoreDiscard(js.fs)
+			js.startDiscard()
+		}
 	}
 	s.js.Store(js)
 	s.registerJetStreamRouteHooks()
@@ -160,6 +167,7 @@ func (js *jetStream) shutdown() {
 		}
 	}
 	js.syncs.stop()
+	js.stopDiscard()
 }
 
 func (jsa *jsAccount) lookup(name string) *stream {

@@ -29,6 +29,7 @@ const (
 	cSnapPins
 	cGroupCommit
 	cSyncSchedule
+	cStoreDiscard
 	cWalLog
 	cWAL
 	cFileStoreSync
@@ -74,6 +75,7 @@ var classes = [numClasses]struct {
 	cSnapPins:      {"snapPins.mu", int(cSnapPins)},
 	cGroupCommit:   {"groupCommit.mu", int(cGroupCommit)},
 	cSyncSchedule:  {"syncSchedule.mu", int(cSyncSchedule)},
+	cStoreDiscard:  {"storeDiscard.mu", int(cStoreDiscard)},
 	cWalLog:        {"walLog.mu", int(cWalLog)},
 	cWAL:           {"wal.WAL.mu", int(cWAL)},
 	cFileStoreSync: {"store.syncLock.mu", int(cFileStoreSync)},
@@ -115,6 +117,7 @@ type (
 	SnapPins      struct{} // server.snapPins
 	GroupCommit   struct{} // server.groupCommit
 	SyncSchedule  struct{} // server.syncSchedule
+	StoreDiscard  struct{} // server.storeDiscard
 	WalLog        struct{} // server.walLog
 	WAL           struct{} // wal.WAL
 	FileStoreSync struct{} // store.syncLock
@@ -156,6 +159,7 @@ func (SnapCapture) id() classID   { return cSnapCapture }
 func (SnapPins) id() classID      { return cSnapPins }
 func (GroupCommit) id() classID   { return cGroupCommit }
 func (SyncSchedule) id() classID  { return cSyncSchedule }
+func (StoreDiscard) id() classID  { return cStoreDiscard }
 func (WalLog) id() classID        { return cWalLog }
 func (WAL) id() classID           { return cWAL }
 func (FileStoreSync) id() classID { return cFileStoreSync }
