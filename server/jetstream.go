@@ -31,6 +31,12 @@ type jetStream struct {
 	storageLost atomic.Bool
 	// scrub is the background scrub (stream_scrub.go); nil when off.
 	scrub atomic.Pointer[scrubber]
+	// syncs runs the file streams' periodic store syncs on one timer
+	// (stream_sync_sched.go).
+	syncs *syncSchedule
+	// discard deletes replicas' old store entries behind a restart
+	// (stream_discard.go); nil on a single server and under a raft host.
+	discard *storeDiscard
 	// answers: the leader-only API calls answered lately, under mu;
 	// forwardsWaiting: forwarded calls waiting for a leader
 	// (jetstream_api_forward.go).
@@ -60,7 +66,8 @@ var testHookEnableAccounts func()
 // enableJetStream starts JetStream for every account that has it.
 func (s *Server) enableJetStream() error {
 	o := s.getOpts()
-	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys}
+	js := &jetStream{srv: s, storeDir: filepath.Join(o.StoreDir, "jetstream"), accounts: map[string]*jsAccount{}, fs: o.fsys,
+		syncs: newSyncSchedule(s.clock)}
 	if js.fs == nil {
 		js.fs = vfs.Default
 	}
@@ -74,6 +81,10 @@ func (s *Server) enableJetStream() error {
 		// Set before js is published: route hooks read js.cluster.
 		js.cluster = &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
 			leaders: newLeaderMap()}
+		if o.raftHost == nil {
+			js.discard = newStoreDiscard(js.fs)
+			js.startDiscard()
+		}
 	}
 	s.js.Store(js)
 	s.registerJetStreamRouteHooks()
@@ -160,6 +171,8 @@ func (js *jetStream) shutdown() {
 			mset.stop(false)
 		}
 	}
+	js.syncs.stop()
+	js.stopDiscard()
 }
 
 func (jsa *jsAccount) lookup(name string) *stream {

@@ -18,14 +18,22 @@ import (
 // routes and look at node liveness, instead of every raftTick. A group
 // that asks for the next tick while the clock idles wakes it (kick): its
 // ticks resume from that moment.
+//
+// Every group goroutine asks for the next tick after each tick: next
+// takes no lock (a restart with thousands of groups had them queue on
+// one), only atomics; the mutex guards starting and stopping the
+// ticking goroutine.
 type raftClock struct {
 	mu     lockorder.Mutex[lockorder.RaftClock]
-	ch     chan struct{} // closed at the next tick
-	live   bool          // the ticking goroutine runs
-	waited bool          // a group asked for a tick since the last one
-	idle   bool          // nobody waited at the last tick: the clock idles
-	kick   chan struct{} // wakes an idle clock (one pending kick is enough)
-	ticks  atomic.Uint64 // ticks made (tests)
+	live   bool                          // the ticking goroutine runs (guarded by mu)
+	ch     atomic.Pointer[chan struct{}] // closed at the next tick
+	waited atomic.Bool                   // a group asked for a tick since the last one
+	idle   atomic.Bool                   // nobody waited at the last tick: the clock idles
+	// kick wakes an idle clock (one pending kick is enough). Made before
+	// the ticking goroutine first starts, never replaced: next touches
+	// it only after seeing idle, which only that goroutine sets.
+	kick  chan struct{}
+	ticks atomic.Uint64 // ticks made (tests)
 }
 
 // raftLivePingEvery paces the liveness PINGs (five per raftLiveTimeout).
@@ -33,35 +41,47 @@ var raftLivePingEvery = 4 * raftTick
 
 // next returns a channel that is closed at the next tick.
 func (c *raftClock) next() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ch == nil {
-		c.ch = make(chan struct{})
+	p := c.ch.Load()
+	if p == nil { // before the first tick
+		ch := make(chan struct{})
+		if !c.ch.CompareAndSwap(nil, &ch) {
+			p = c.ch.Load()
+		} else {
+			p = &ch
+		}
 	}
-	c.waited = true
-	if c.idle {
-		c.idle = false
+	if !c.waited.Load() { // read first: thousands of groups share the line
+		c.waited.Store(true)
+	}
+	if c.idle.Load() && c.idle.CompareAndSwap(true, false) {
 		select {
 		case c.kick <- struct{}{}:
 		default:
 		}
 	}
-	return c.ch
+	return *p
 }
 
 // tick closes the current tick's channel; it reports whether a group
-// waited for it (when none did, the clock idles until kicked).
+// waited for it (when none did, the clock idles until kicked). A group
+// asking while tick runs either counts for this tick (busy) or finds the
+// clock idle and kicks it: it never waits out an idle period.
 func (c *raftClock) tick() (busy bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.ch != nil {
-		close(c.ch)
+	ch := make(chan struct{})
+	if old := c.ch.Swap(&ch); old != nil {
+		close(*old)
 	}
-	c.ch = make(chan struct{})
 	c.ticks.Add(1)
-	busy = c.waited
-	c.waited, c.idle = false, !busy
-	return busy
+	if busy = c.waited.Swap(false); busy {
+		return true
+	}
+	c.idle.Store(true)
+	// A group that set waited after the swap above but read idle before
+	// the store kicked nobody: take its wait back from idle here.
+	if c.waited.Load() && c.idle.CompareAndSwap(true, false) {
+		return true
+	}
+	return false
 }
 
 // start runs the clock if it is not running yet. The caller holds

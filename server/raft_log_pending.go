@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -95,7 +96,17 @@ func (p pendingSyncs) run(parallel bool) error {
 
 // fsync makes the log durable, together with the fsyncs its directory
 // still owes (see pendingSyncs).
+//
+// It first yields the processor: the goroutines this one just readied
+// (the route writers holding a leader's appends, sent before its own
+// fsync, or the pub acks of the batch just applied) sit in this
+// processor's run queue, and a goroutine blocked in fsync keeps its
+// processor until the runtime's monitor takes it back, which can be
+// milliseconds later. Yielding lets them write first.
 func (l *walLog) fsync() error {
+	if !l.inline {
+		runtime.Gosched()
+	}
 	if len(l.owed) == 0 {
 		return l.w.Sync()
 	}

@@ -159,11 +159,12 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 		return old, nil
 	}
 	dir := filepath.Join(jsa.dir, cfg.Name)
-	jsa.js.fs.RemoveAll(dir)
+	// The store is rebuilt from the group's log at every start: what the
+	// directory holds is set aside and deleted in the background
+	// (stream_discard.go). It need not survive a power loss, so its
+	// directories are made without the fsyncs openStore makes.
+	jsa.js.emptyStoreDir(dir)
 	if cfg.Storage == FileStorage {
-		// The store is rebuilt from the group's log at every start (its
-		// directory was just removed): it need not survive a power loss,
-		// so its directories are made without the fsyncs openStore makes.
 		_ = jsa.js.fs.MkdirAll(filepath.Join(dir, "msgs"), 0o750)
 	}
 	store, err := jsa.openStore(dir, &cfg)

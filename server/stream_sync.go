@@ -3,16 +3,16 @@ package server
 import (
 	"time"
 
-	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 )
 
 // groupCommit makes a file stream durable. With sync_interval "always" a
 // publish is acknowledged only after an fsync that covers it; one fsync
 // covers every publish that arrived while the previous one ran (group
-// commit). Otherwise the store is synced every interval, from a timer:
-// no goroutine of its own, so thousands of idle streams cost no stacks and
-// no wakeups beyond one sync per interval each.
+// commit). Every file stream also syncs its store every interval, from
+// the server's sync schedule (stream_sync_sched.go): no goroutine or
+// timer of its own, so thousands of idle streams cost no stacks and
+// share their wake-ups.
 type groupCommit struct {
 	mu      lockorder.Mutex[lockorder.GroupCommit]
 	mset    *stream
@@ -23,7 +23,8 @@ type groupCommit struct {
 	sig     chan struct{}
 	quit    chan struct{}
 	done    chan struct{}
-	timer   clock.Timer // the periodic sync without always (guarded by mu)
+	sched   *syncSchedule
+	item    *syncItem // this stream's place in sched
 	every   time.Duration
 }
 
@@ -33,25 +34,24 @@ type pendingAck struct {
 }
 
 func newGroupCommit(mset *stream, always bool, interval time.Duration) *groupCommit {
-	g := &groupCommit{mset: mset, always: always, sig: make(chan struct{}, 1),
-		quit: make(chan struct{}), done: make(chan struct{})}
 	if interval <= 0 {
 		interval = 2 * time.Minute
 	}
-	if !always { // nothing waits for a sync: a timer is enough
-		g.every = interval
-		g.mu.Lock()
-		g.timer = mset.jsa.js.srv.clock.AfterFunc(interval, g.periodic)
-		g.mu.Unlock()
+	g := &groupCommit{mset: mset, always: always, sig: make(chan struct{}, 1),
+		quit: make(chan struct{}), done: make(chan struct{}),
+		sched: mset.jsa.js.syncs, every: interval}
+	g.item = &syncItem{g: g, index: -1}
+	g.sched.add(g.item, interval)
+	if !always { // nothing waits for a sync: the schedule is enough
 		close(g.done)
 		return g
 	}
-	go g.loop(interval)
+	go g.loop()
 	return g
 }
 
-// periodic is the timer's sync. It runs under mu, so stop waits for it
-// and no sync starts after stop.
+// periodic is the schedule's sync. It runs under mu, so stop waits for it
+// and no sync starts (nor is scheduled) after stop.
 func (g *groupCommit) periodic() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -61,7 +61,7 @@ func (g *groupCommit) periodic() {
 	if err := g.mset.st().Sync(); err != nil {
 		g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 	}
-	g.timer.Reset(g.every)
+	g.sched.add(g.item, g.every)
 }
 
 // ackAfterSync queues an ack to be sent once the message is on disk.
@@ -93,18 +93,12 @@ func (g *groupCommit) signal() {
 	}
 }
 
-func (g *groupCommit) loop(interval time.Duration) {
+func (g *groupCommit) loop() {
 	defer close(g.done)
-	tick := g.mset.jsa.js.srv.clock.NewTicker(interval)
-	defer tick.Stop()
 	for {
 		select {
 		case <-g.sig:
 			g.flush()
-		case <-tick.C():
-			if err := g.mset.st().Sync(); err != nil {
-				g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
-			}
 		case <-g.quit:
 			g.flush()
 			return
@@ -146,9 +140,7 @@ func (g *groupCommit) stop() {
 	<-g.done
 	g.mu.Lock()
 	g.stopped = true
-	if g.timer != nil {
-		g.timer.Stop()
-	}
+	g.sched.remove(g.item)
 	g.mu.Unlock()
 	g.flush() // what was queued after the loop's last flush
 }

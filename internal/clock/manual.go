@@ -83,6 +83,13 @@ func (m *Manual) Next() (time.Time, bool) {
 	return m.pending[0].when, true
 }
 
+// Pending returns how many timers and tickers are pending.
+func (m *Manual) Pending() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.pending)
+}
+
 // Advance moves the clock forward by d (a negative d counts as 0), firing
 // every timer that falls due on the way, including those that callbacks
 // set within the span.

@@ -28,6 +28,8 @@ const (
 	cRaftQueue
 	cSnapPins
 	cGroupCommit
+	cSyncSchedule
+	cStoreDiscard
 	cWalLog
 	cWAL
 	cFileStoreSync
@@ -72,6 +74,8 @@ var classes = [numClasses]struct {
 	cRaftQueue:     {"raftQueue.mu", int(cRaftQueue)},
 	cSnapPins:      {"snapPins.mu", int(cSnapPins)},
 	cGroupCommit:   {"groupCommit.mu", int(cGroupCommit)},
+	cSyncSchedule:  {"syncSchedule.mu", int(cSyncSchedule)},
+	cStoreDiscard:  {"storeDiscard.mu", int(cStoreDiscard)},
 	cWalLog:        {"walLog.mu", int(cWalLog)},
 	cWAL:           {"wal.WAL.mu", int(cWAL)},
 	cFileStoreSync: {"store.syncLock.mu", int(cFileStoreSync)},
@@ -112,6 +116,8 @@ type (
 	SnapCapture   struct{} // server.snapCapture
 	SnapPins      struct{} // server.snapPins
 	GroupCommit   struct{} // server.groupCommit
+	SyncSchedule  struct{} // server.syncSchedule
+	StoreDiscard  struct{} // server.storeDiscard
 	WalLog        struct{} // server.walLog
 	WAL           struct{} // wal.WAL
 	FileStoreSync struct{} // store.syncLock
@@ -152,6 +158,8 @@ func (RaftQueue) id() classID     { return cRaftQueue }
 func (SnapCapture) id() classID   { return cSnapCapture }
 func (SnapPins) id() classID      { return cSnapPins }
 func (GroupCommit) id() classID   { return cGroupCommit }
+func (SyncSchedule) id() classID  { return cSyncSchedule }
+func (StoreDiscard) id() classID  { return cStoreDiscard }
 func (WalLog) id() classID        { return cWalLog }
 func (WAL) id() classID           { return cWAL }
 func (FileStoreSync) id() classID { return cFileStoreSync }

@@ -1,0 +1,81 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+)
+
+// Routed messages for a client (a stream leader's pub acks for a client
+// publishing through this server) wake the client's write loop once per
+// route read buffer, not once per message: woken at each, it wrote each
+// ack on its own while the route's read loop went on parsing the batch.
+func TestRoutedDeliveriesWakeOncePerRead(t *testing.T) {
+	s := runServer(t, testOptions())
+	acc := s.globalAccount()
+	ca, cb := net.Pipe()
+	defer cb.Close()
+	dst := newClient(s, ca, s.cidGen.Add(1))
+	defer dst.closeNow(ClientClosed)
+	sub := &subscription{client: dst, subject: "ack.>", sid: "1"}
+	if err := acc.insertSub(sub); err != nil {
+		t.Fatal(err)
+	}
+	defer acc.sl.Remove(sub.subject, sub.queue, sub)
+
+	// deliverRouted gathers the receivers in wake instead of waking them.
+	wake := map[*client]struct{}{}
+	for i := range 10 {
+		s.deliverRouted(wake, acc, fmt.Sprintf("ack.%d", i), "", '1', nil, nil, []byte("ok"))
+	}
+	if len(dst.out.sig) != 0 {
+		t.Fatal("a routed delivery woke the receiver's write loop before the read ended")
+	}
+	if _, ok := wake[dst]; !ok || len(wake) != 1 {
+		t.Fatalf("wake holds %d clients, want the receiver", len(wake))
+	}
+	wakeAll(wake)
+	if len(dst.out.sig) != 1 {
+		t.Fatal("wakeAll did not wake the receiver")
+	}
+	if got := takeOut(dst); bytes.Count(got, []byte("MSG ack.")) != 10 {
+		t.Fatalf("receiver has %q, want 10 messages", got)
+	}
+	<-dst.out.sig
+
+	// The route's read loop wakes them once its buffer is parsed.
+	ra, rb := net.Pipe()
+	peer := &route{remote: routeInfo{ID: "P", Name: "P", Proto: routeProto}, br: bufio.NewReaderSize(ra, 64<<10)}
+	peer.c = newClient(s, ra, s.cidGen.Add(1))
+	peer.c.route = peer
+	loop := make(chan error, 1)
+	go func() { loop <- s.routeReadLoop(peer) }()
+	var batch bytes.Buffer
+	for i := range 10 {
+		fmt.Fprintf(&batch, "RMSG $G ack.%d - 1 - 0 2\r\nok\r\n", i)
+	}
+	if _, err := rb.Write(batch.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-dst.out.sig:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the read loop did not wake the receiver once its buffer was parsed")
+	}
+	if got := takeOut(dst); bytes.Count(got, []byte("MSG ack.")) != 10 {
+		t.Fatalf("receiver has %q, want the 10 routed messages", got)
+	}
+	rb.Close()
+	<-loop
+}
+
+// takeOut takes what c's write loop would write next.
+func takeOut(c *client) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	chunks, _ := c.out.take()
+	return bytes.Join(chunks, nil)
+}
