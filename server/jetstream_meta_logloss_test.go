@@ -31,6 +31,16 @@ func TestJetStreamClusterCutMetaLogTail(t *testing.T) {
 	})
 }
 
+// A bit flipped in the meta log's entries S2 acknowledged alone with S1
+// (followed by valid frames: wal.ErrCorrupt, not a torn tail) stopped
+// JetStream from starting on S2. Its log is cut back to its valid prefix
+// and it recovers as from a cut log.
+func TestJetStreamClusterFlippedMetaLogBit(t *testing.T) {
+	testMetaLogLoss(t, func(t *testing.T, dir string, sizes map[string]int64) {
+		flipLogTail(t, walDir(dir), sizes)
+	})
+}
+
 func testMetaLogLoss(t *testing.T, damage logLossDamage) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])

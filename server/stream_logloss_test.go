@@ -90,6 +90,24 @@ func cutLogTail(t *testing.T, dir string, sizes map[string]int64) {
 	}
 }
 
+// flipLogTail flips a bit a quarter into what the raft log in dir wrote
+// since sizes, in a segment that grew: valid frames follow it.
+func flipLogTail(t *testing.T, dir string, sizes map[string]int64) {
+	for name, size := range walSizes(t, dir) {
+		if was, ok := sizes[name]; ok && size > was {
+			p := filepath.Join(dir, name)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[was+(size-was)/4] ^= 0x10
+			writeInPlace(t, p, b)
+			return
+		}
+	}
+	t.Fatalf("no segment of the raft log in %s grew", dir)
+}
+
 func testLogLoss(t *testing.T, damage logLossDamage) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
