@@ -3,9 +3,9 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"net/http/httptest"
 	"testing"
 	"time"
 
