@@ -45,34 +45,24 @@ func testMetaLogLoss(t *testing.T, damage logLossDamage) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "M0", Subjects: []string{"m0"}, Storage: jetstream.MemoryStorage})
-	dir := c.servers[1].js.Load().cluster.metaDir()
-	c.servers[2].Shutdown()
-	waitFor(t, 15*time.Second, "a meta leader among S1 and S2", func() bool {
-		return c.servers[0].js.Load().cluster.isMetaLeader() || c.servers[1].js.Load().cluster.isMetaLeader()
-	})
-	sizes := walSizes(t, walDir(dir))
 	const n = 3
-	for i := 1; i <= n; i++ { // acknowledged by S1 and S2
-		createStreamEventually(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m%d", i)}, Storage: jetstream.MemoryStorage})
-	}
-	nc.Close()
-	c.servers[0].Shutdown()
-	c.servers[1].Shutdown()
-	damage(t, dir, sizes)
-
-	c.servers[1] = runServer(t, c.opts[1])
-	c.servers[2] = runServer(t, c.opts[2])
-	deadline := time.Now().Add(4 * time.Second) // several election timeouts
-	for time.Now().Before(deadline) {
-		for _, s := range c.servers[1:] {
-			if g, _ := s.js.Load().cluster.metaGroup(); g != nil && g.softState().Role == raft.Leader {
-				t.Fatalf("%s was elected meta leader without the streams S2 lost", s.Name())
+	runLogLoss(t, c, c.servers[1].js.Load().cluster.metaDir(), logLossSteps{
+		stopped: func() {
+			waitFor(t, 15*time.Second, "a meta leader among S1 and S2", func() bool {
+				return c.servers[0].js.Load().cluster.isMetaLeader() || c.servers[1].js.Load().cluster.isMetaLeader()
+			})
+		},
+		write: func() {
+			for i := 1; i <= n; i++ { // acknowledged by S1 and S2
+				createStreamEventually(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m%d", i)}, Storage: jetstream.MemoryStorage})
 			}
-		}
-		time.Sleep(20 * time.Millisecond) // polling the members' roles
-	}
-	c.servers[0] = runServer(t, c.opts[0])
-	c.waitMetaLeader()
+			nc.Close()
+		},
+		leads: func(s *Server) bool {
+			g, _ := s.js.Load().cluster.metaGroup()
+			return g != nil && g.softState().Role == raft.Leader
+		},
+	}, damage)
 	waitFor(t, 20*time.Second, "every server knowing every stream", func() bool {
 		for _, s := range c.servers {
 			jc := s.js.Load().cluster
