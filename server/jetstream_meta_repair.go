@@ -3,8 +3,10 @@ package server
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats-server/v2/internal/wal"
 )
 
@@ -24,7 +26,9 @@ import (
 // may hold entries it acknowledged, and the hard state stored after the
 // damage (its term and vote) is gone with them. A meta group of one keeps
 // refusing to start on such a log: cutting it would drop stream
-// assignments with nobody to give them back.
+// assignments with nobody to give them back. A snapshot file that fails
+// its checksum (errSnapshotCorrupt) goes with the whole log after it (its
+// entries cannot be applied without it); the term and vote stay.
 
 // metaRecovery is the meta group's recovering state (group goroutine
 // only, once the group runs).
@@ -48,10 +52,18 @@ func (m *metaSM) recovered() {
 func (jc *jsCluster) openMetaLog(members int) (log *walLog, salvaged bool, err error) {
 	s := jc.js.srv
 	log, err = openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
-	if err == nil || !errors.Is(err, wal.ErrCorrupt) || members <= 1 {
+	var what string
+	var serr error
+	switch {
+	case err == nil || members <= 1:
 		return log, false, err
+	case errors.Is(err, wal.ErrCorrupt):
+		what, serr = wal.Salvage(jc.js.fs, walDir(jc.metaDir()), wal.Options{Logf: s.Errorf})
+	case errors.Is(err, errSnapshotCorrupt):
+		what, serr = "removed the snapshot and the entries after it", jc.discardMetaLog()
+	default:
+		return nil, false, err
 	}
-	what, serr := wal.Salvage(jc.js.fs, walDir(jc.metaDir()), wal.Options{Logf: s.Errorf})
 	if serr != nil {
 		return nil, false, fmt.Errorf("%w; cutting it back to its valid prefix: %v", err, serr)
 	}
@@ -87,4 +99,29 @@ func (jc *jsCluster) checkMetaMark(log *walLog, members int, salvaged bool) (boo
 		}
 	}
 	return true, nil
+}
+
+// discardMetaLog removes the meta group's snapshot file, which failed its
+// checksum, and its log, whose entries follow that snapshot and cannot be
+// applied without it; a new log keeps the term and vote (the old log
+// opened: only the snapshot file is damaged).
+func (jc *jsCluster) discardMetaLog() error {
+	fs, dir := jc.js.fs, jc.metaDir()
+	w, err := wal.Open(fs, walDir(dir), wal.Options{Logf: jc.js.srv.Errorf})
+	if err != nil {
+		return err
+	}
+	hs := w.HardState()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	for _, name := range []string{snapshotFile, snapshotFile + ".tmp", "wal"} {
+		if err := vfs.RemoveAllSynced(fs, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	if w, err = wal.Open(fs, walDir(dir), wal.Options{Logf: jc.js.srv.Errorf}); err != nil {
+		return err
+	}
+	return storeHardState(w, wal.HardState{Term: hs.Term, Vote: hs.Vote})
 }
