@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,16 +16,22 @@ import (
 // limits → interest retention removes what no consumer needs (the update
 // path of a single server did it, the replicated apply did not).
 
-func TestJetStreamClusterUpdateShorterMaxAge(t *testing.T) {
+// runUpdateStream starts 3 servers with stream cfg holding n messages.
+func runUpdateStream(t *testing.T, cfg jetstream.StreamConfig, n int) (*jsTestCluster, jetstream.JetStream, jetstream.Stream) {
 	c := runJSCluster(t, 3)
 	_, js := jsClient(t, c.servers[0])
-	cfg := jetstream.StreamConfig{Name: "UA", Subjects: []string{"ua.>"}, Replicas: 3, MaxAge: time.Hour}
-	createStream(t, js, cfg)
-	for i := range 20 {
-		if _, err := js.Publish(ctx(t), fmt.Sprintf("ua.%d", i%4), []byte("x")); err != nil {
+	st := createStream(t, js, cfg)
+	for i := range n {
+		if _, err := js.Publish(ctx(t), fmt.Sprintf("%s.%d", strings.TrimSuffix(cfg.Subjects[0], ".>"), i%4), []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return c, js, st
+}
+
+func TestJetStreamClusterUpdateShorterMaxAge(t *testing.T) {
+	cfg := jetstream.StreamConfig{Name: "UA", Subjects: []string{"ua.>"}, Replicas: 3, MaxAge: time.Hour}
+	c, js, _ := runUpdateStream(t, cfg, 20)
 	c.waitAllApplied(t, "UA", 3, 20, 10*time.Second)
 	cfg.MaxAge = 500 * time.Millisecond
 	if _, err := js.UpdateStream(ctx(t), cfg); err != nil {
@@ -34,15 +41,8 @@ func TestJetStreamClusterUpdateShorterMaxAge(t *testing.T) {
 }
 
 func TestJetStreamClusterUpdateToInterest(t *testing.T) {
-	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
 	cfg := jetstream.StreamConfig{Name: "UI", Subjects: []string{"ui.>"}, Replicas: 3}
-	st := createStream(t, js, cfg)
-	for i := range 10 {
-		if _, err := js.Publish(ctx(t), fmt.Sprintf("ui.%d", i), []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c, js, st := runUpdateStream(t, cfg, 10)
 	cons, err := st.CreateOrUpdateConsumer(ctx(t), jetstream.ConsumerConfig{Durable: "D", AckPolicy: jetstream.AckExplicitPolicy})
 	if err != nil {
 		t.Fatal(err)
@@ -71,15 +71,8 @@ func TestJetStreamClusterUpdateToInterest(t *testing.T) {
 // Removing max_age stops the expiry: the timer armed for the old max_age
 // computed its cut-off from max_age 0, "now", and removed every message.
 func TestJetStreamClusterUpdateRemovesMaxAge(t *testing.T) {
-	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
 	cfg := jetstream.StreamConfig{Name: "UR", Subjects: []string{"ur.>"}, Replicas: 3, MaxAge: time.Second}
-	createStream(t, js, cfg)
-	for i := range 10 {
-		if _, err := js.Publish(ctx(t), fmt.Sprintf("ur.%d", i), []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c, js, _ := runUpdateStream(t, cfg, 10)
 	cfg.MaxAge = 0
 	if _, err := js.UpdateStream(ctx(t), cfg); err != nil {
 		t.Fatal(err)
