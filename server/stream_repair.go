@@ -255,7 +255,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
+			g, err = s.startRaftGroup(sa.groupName(), repairPeers(peers, repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
 			if err == nil {
 				return g, nil
 			}
@@ -282,6 +282,19 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		}
 		repairing = true
 	}
+}
+
+// repairPeers is the members a replica's group starts with: none while it
+// repairs, so the log it gets from the leader (or the leader's snapshot)
+// says who they are, as for a joining replica. Its own log lost them, and
+// the assignment it is started from may be an old one (at a restart, the
+// stream's create replayed from the meta log, whose members may have been
+// replaced since).
+func repairPeers(peers []raft.ID, repairing bool) []raft.ID {
+	if repairing {
+		return nil
+	}
+	return peers
 }
 
 // discardFloor is the floor a replica discarding its log keeps: the last
