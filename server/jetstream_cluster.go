@@ -218,11 +218,11 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	if _, err := jc.js.fs.Stat(filepath.Join(jc.metaDir(), "wal")); err != nil {
 		jc.js.storageLost.Store(true)
 	}
-	log, err := openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
+	log, salvaged, err := jc.openMetaLog(len(peers)) // jetstream_meta_repair.go
 	if err != nil {
 		return err
 	}
-	recovering, err := jc.checkMetaMark(log, len(peers))
+	recovering, err := jc.checkMetaMark(log, len(peers), salvaged)
 	if err != nil {
 		log.Close()
 		return err

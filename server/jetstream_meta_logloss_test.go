@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -31,38 +32,38 @@ func TestJetStreamClusterCutMetaLogTail(t *testing.T) {
 	})
 }
 
+// A bit flipped in the meta log's entries S2 acknowledged alone with S1
+// (followed by valid frames: wal.ErrCorrupt, not a torn tail) stopped
+// JetStream from starting on S2. Its log is cut back to its valid prefix
+// and it recovers as from a cut log.
+func TestJetStreamClusterFlippedMetaLogBit(t *testing.T) {
+	testMetaLogLoss(t, func(t *testing.T, dir string, sizes map[string]int64) {
+		flipLogTail(t, walDir(dir), sizes)
+	})
+}
+
 func testMetaLogLoss(t *testing.T, damage logLossDamage) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "M0", Subjects: []string{"m0"}, Storage: jetstream.MemoryStorage})
-	dir := c.servers[1].js.Load().cluster.metaDir()
-	c.servers[2].Shutdown()
-	waitFor(t, 15*time.Second, "a meta leader among S1 and S2", func() bool {
-		return c.servers[0].js.Load().cluster.isMetaLeader() || c.servers[1].js.Load().cluster.isMetaLeader()
-	})
-	sizes := walSizes(t, walDir(dir))
 	const n = 3
-	for i := 1; i <= n; i++ { // acknowledged by S1 and S2
-		createStreamEventually(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m%d", i)}, Storage: jetstream.MemoryStorage})
-	}
-	nc.Close()
-	c.servers[0].Shutdown()
-	c.servers[1].Shutdown()
-	damage(t, dir, sizes)
-
-	c.servers[1] = runServer(t, c.opts[1])
-	c.servers[2] = runServer(t, c.opts[2])
-	deadline := time.Now().Add(4 * time.Second) // several election timeouts
-	for time.Now().Before(deadline) {
-		for _, s := range c.servers[1:] {
-			if g, _ := s.js.Load().cluster.metaGroup(); g != nil && g.softState().Role == raft.Leader {
-				t.Fatalf("%s was elected meta leader without the streams S2 lost", s.Name())
+	runLogLoss(t, c, c.servers[1].js.Load().cluster.metaDir(), logLossSteps{
+		stopped: func() {
+			waitFor(t, 15*time.Second, "a meta leader among S1 and S2", func() bool {
+				return c.servers[0].js.Load().cluster.isMetaLeader() || c.servers[1].js.Load().cluster.isMetaLeader()
+			})
+		},
+		write: func() {
+			for i := 1; i <= n; i++ { // acknowledged by S1 and S2
+				createStreamEventually(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("M%d", i), Subjects: []string{fmt.Sprintf("m%d", i)}, Storage: jetstream.MemoryStorage})
 			}
-		}
-		time.Sleep(20 * time.Millisecond) // polling the members' roles
-	}
-	c.servers[0] = runServer(t, c.opts[0])
-	c.waitMetaLeader()
+			nc.Close()
+		},
+		leads: func(s *Server) bool {
+			g, _ := s.js.Load().cluster.metaGroup()
+			return g != nil && g.softState().Role == raft.Leader
+		},
+	}, damage)
 	waitFor(t, 20*time.Second, "every server knowing every stream", func() bool {
 		for _, s := range c.servers {
 			jc := s.js.Load().cluster
@@ -74,4 +75,53 @@ func testMetaLogLoss(t *testing.T, damage logLossDamage) {
 		}
 		return true
 	})
+}
+
+// A bit flipped in S2's meta snapshot file (errSnapshotCorrupt) stopped
+// JetStream from starting on S2. The snapshot and the log after it are
+// discarded, the term and vote kept, and S2 catches up from the meta
+// leader: it knows every stream, and the ones created after.
+func TestJetStreamClusterFlippedMetaSnapshot(t *testing.T) {
+	setForTest(t, &metaSnapshotEvery, 4)
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	defer nc.Close()
+	names := []string{}
+	create := func(n int) {
+		for range n {
+			name := fmt.Sprintf("MS%d", len(names))
+			createStreamEventually(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Storage: jetstream.MemoryStorage})
+			names = append(names, name)
+		}
+	}
+	create(10)
+	snap := filepath.Join(c.servers[1].js.Load().cluster.metaDir(), snapshotFile)
+	waitFor(t, 10*time.Second, "a meta snapshot on S2", func() bool {
+		_, err := os.Stat(snap)
+		return err == nil
+	})
+	c.servers[1].Shutdown()
+	b, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x10
+	writeInPlace(t, snap, b)
+	c.servers[1] = runServer(t, c.opts[1])
+	knowAll := func() bool {
+		for _, s := range c.servers {
+			for _, name := range names {
+				if s.js.Load().cluster.assignment(globalAccountName, name) == nil {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	waitFor(t, 20*time.Second, "every server knowing every stream", knowAll)
+	// Created once S2 caught up: a stream placed on S2 that it learns
+	// from a meta snapshot starts as a joiner, and an R1 one never gets a
+	// leader (not solved here).
+	create(2)
+	waitFor(t, 20*time.Second, "every server knowing the streams created after", knowAll)
 }

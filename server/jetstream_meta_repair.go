@@ -3,8 +3,11 @@ package server
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats-server/v2/internal/wal"
 )
 
 // The meta group's log checked against its mark (raft_logmark.go): a
@@ -16,6 +19,16 @@ import (
 // has caught up with a meta leader. It writes no mark until then, so a
 // restart meanwhile finds the loss again. A meta group of one has nobody
 // to recover from: the loss is logged and the log used as it is.
+//
+// A meta log that does not open because it is damaged (a flipped bit, a
+// cut or lost sealed segment: wal.ErrCorrupt) is cut back to its valid
+// prefix (wal.Salvage) and the member recovers the same way: what it lost
+// may hold entries it acknowledged, and the hard state stored after the
+// damage (its term and vote) is gone with them. A meta group of one keeps
+// refusing to start on such a log: cutting it would drop stream
+// assignments with nobody to give them back. A snapshot file that fails
+// its checksum (errSnapshotCorrupt) goes with the whole log after it (its
+// entries cannot be applied without it); the term and vote stay.
 
 // metaRecovery is the meta group's recovering state (group goroutine
 // only, once the group runs).
@@ -33,10 +46,42 @@ func (m *metaSM) recovered() {
 	m.jc.js.srv.Noticef("JetStream cluster: meta group caught up with its leader after its log lost entries")
 }
 
+// openMetaLog opens the meta group's log, cutting a damaged one back to
+// its valid prefix when another member can give the rest back; salvaged
+// says it was.
+func (jc *jsCluster) openMetaLog(members int) (log *walLog, salvaged bool, err error) {
+	s := jc.js.srv
+	log, err = openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf) // meta changes are rare: fsync each
+	var what string
+	var serr error
+	switch {
+	case err == nil || members <= 1:
+		return log, false, err
+	case errors.Is(err, wal.ErrCorrupt):
+		what, serr = wal.Salvage(jc.js.fs, walDir(jc.metaDir()), wal.Options{Logf: s.Errorf})
+	case errors.Is(err, errSnapshotCorrupt):
+		what, serr = "removed the snapshot and the entries after it", jc.discardMetaLog()
+	default:
+		return nil, false, err
+	}
+	if serr != nil {
+		return nil, false, fmt.Errorf("%w; cutting it back to its valid prefix: %v", err, serr)
+	}
+	s.Errorf("JetStream cluster: meta group: %v; kept its valid prefix (%s), abstaining from elections until caught up with the meta leader", err, what)
+	log, err = openWALLog(jc.js.fs, jc.metaDir(), 0, s.Errorf)
+	return log, err == nil, err
+}
+
 // checkMetaMark checks the meta log against its mark; on a loss it stores
-// the term and vote the member keeps and reports that it must recover.
-func (jc *jsCluster) checkMetaMark(log *walLog, members int) (bool, error) {
+// the term and vote the member keeps and reports that it must recover. A
+// salvaged log recovers whatever its mark says, and writes no mark until
+// it has caught up.
+func (jc *jsCluster) checkMetaMark(log *walLog, members int, salvaged bool) (bool, error) {
 	m, err := log.useMark(logMarkPath(jc.metaDir()), metaGroupName)
+	if salvaged && err == nil {
+		log.mark.off = true
+		return true, nil
+	}
 	if !errors.Is(err, errLogLost) {
 		return false, err
 	}
@@ -54,4 +99,29 @@ func (jc *jsCluster) checkMetaMark(log *walLog, members int) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// discardMetaLog removes the meta group's snapshot file, which failed its
+// checksum, and its log, whose entries follow that snapshot and cannot be
+// applied without it; a new log keeps the term and vote (the old log
+// opened: only the snapshot file is damaged).
+func (jc *jsCluster) discardMetaLog() error {
+	fs, dir := jc.js.fs, jc.metaDir()
+	w, err := wal.Open(fs, walDir(dir), wal.Options{Logf: jc.js.srv.Errorf})
+	if err != nil {
+		return err
+	}
+	hs := w.HardState()
+	if err := w.Close(); err != nil {
+		return err
+	}
+	for _, name := range []string{snapshotFile, snapshotFile + ".tmp", "wal"} {
+		if err := vfs.RemoveAllSynced(fs, filepath.Join(dir, name)); err != nil {
+			return err
+		}
+	}
+	if w, err = wal.Open(fs, walDir(dir), wal.Options{Logf: jc.js.srv.Errorf}); err != nil {
+		return err
+	}
+	return storeHardState(w, wal.HardState{Term: hs.Term, Vote: hs.Vote})
 }

@@ -3,13 +3,14 @@ package server
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nats-io/nats-server/v2/internal/testutil"
 )
 
 // publishThroughMoves publishes once, again while the stream answers
@@ -35,23 +36,9 @@ func publishThroughMoves(t *testing.T, js jetstream.JetStream, subject string) {
 // segments under the cluster's store directories.
 func (c *jsTestCluster) walFilesOpen(t *testing.T) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	n := 0
-	for _, e := range ents {
-		p, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
-		if err != nil || !strings.HasSuffix(p, ".wal") {
-			continue
-		}
-		for _, o := range c.opts {
-			if strings.HasPrefix(p, o.StoreDir) {
-				n++
-			}
-		}
-	}
-	return n
+	return testutil.OpenFiles(t, func(p string) bool {
+		return strings.HasSuffix(p, ".wal") && slices.ContainsFunc(c.opts, func(o *Options) bool { return strings.HasPrefix(p, o.StoreDir) })
+	})
 }
 
 // An idle replicated stream keeps no raft log file open: a group that

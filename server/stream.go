@@ -70,6 +70,7 @@ type stream struct {
 	snapEvery  uint64          // entries between snapshots, beyond snapshotEvery (the last one's cost)
 	groupDir   string          // the raft group's directory (replicated)
 	wal        *walLog         // the raft group's log (replicated)
+	alone      bool            // its group has no other member: nobody repairs it (stream_repair.go keepDamaged)
 	pins       snapPins        // snapshot directories being read by expansions
 	installs   int             // snapshots installed, for tests and monitoring
 	received   int             // of which sent by a leader

@@ -525,8 +525,13 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 			mset.scheduleExpiryLocked()
 		}
 	case streamOpConfig:
+		oldRet := mset.cfg.Retention
 		mset.cfg = *e.cfg
 		_ = mset.st().UpdateLimits(limitsOf(e.cfg))
+		mset.retentionChangedLocked(oldRet) // from the log, so on every replica alike
+		if mset.leader {
+			mset.scheduleExpiryLocked() // a changed max_age: re-armed (or stopped)
+		}
 	case streamOpConsumer:
 		var o *consumer
 		if resp, o = mset.applyConsumerEntryLocked(e, index); o != nil {

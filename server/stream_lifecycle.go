@@ -393,8 +393,13 @@ func (mset *stream) rebuildDedupe() {
 	}
 }
 
-// scheduleExpiryLocked arms the max_age timer for the oldest message.
+// scheduleExpiryLocked arms the max_age timer for the oldest message, or
+// stops it when the stream has no max_age (any more).
 func (mset *stream) scheduleExpiryLocked() {
+	if mset.cfg.MaxAge <= 0 && mset.expiry != nil {
+		mset.expiry.Stop()
+		mset.expiry = nil
+	}
 	if mset.cfg.MaxAge <= 0 || mset.closed {
 		return
 	}
@@ -425,6 +430,11 @@ func (mset *stream) scheduleExpiryLocked() {
 func (mset *stream) expire() {
 	mset.mu.Lock()
 	if mset.closed {
+		mset.mu.Unlock()
+		return
+	}
+	if mset.cfg.MaxAge <= 0 { // max_age removed since the timer was armed
+		mset.expiry = nil
 		mset.mu.Unlock()
 		return
 	}

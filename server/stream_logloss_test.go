@@ -90,6 +90,71 @@ func cutLogTail(t *testing.T, dir string, sizes map[string]int64) {
 	}
 }
 
+// flipLogTail flips a bit a quarter into what the raft log in dir wrote
+// since sizes, in a segment that grew: valid frames follow it.
+func flipLogTail(t *testing.T, dir string, sizes map[string]int64) {
+	for name, size := range walSizes(t, dir) {
+		if was, ok := sizes[name]; ok && size > was {
+			p := filepath.Join(dir, name)
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[was+(size-was)/4] ^= 0x10
+			writeInPlace(t, p, b)
+			return
+		}
+	}
+	t.Fatalf("no segment of the raft log in %s grew", dir)
+}
+
+// logLossSteps are what a log-loss test does in runLogLoss's scenario.
+type logLossSteps struct {
+	stopped func()               // after S3 stopped (nil: nothing)
+	write   func()               // the writes S1 and S2 acknowledge alone
+	leads   func(s *Server) bool // s leads the group whose log S2 loses
+}
+
+// runLogLoss runs the scenario of the log-loss tests on c: S3 stops, S1
+// and S2 acknowledge the writes, both stop, S2's group directory dir is
+// damaged, and S2 and S3 start without S1. For noLeaderWindow neither may
+// lead; then S1 starts again and the meta leader is known.
+func runLogLoss(t *testing.T, c *jsTestCluster, dir string, steps logLossSteps, damage logLossDamage) {
+	t.Helper()
+	c.servers[2].Shutdown()
+	if steps.stopped != nil {
+		steps.stopped()
+	}
+	sizes := walSizes(t, walDir(dir))
+	steps.write()
+	c.servers[0].Shutdown()
+	c.servers[1].Shutdown()
+	damage(t, dir, sizes)
+
+	c.servers[1] = runServer(t, c.opts[1])
+	c.servers[2] = runServer(t, c.opts[2])
+	// S2 and S3 lack the acknowledged writes: while every member's
+	// election timeout runs out several times no leader may be elected.
+	deadline := time.Now().Add(noLeaderWindow())
+	for time.Now().Before(deadline) {
+		for _, s := range c.servers[1:] {
+			if steps.leads(s) {
+				t.Fatalf("%s was elected without the acknowledged writes S2 lost", s.Name())
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // polling the members' roles
+	}
+	c.servers[0] = runServer(t, c.opts[0])
+	c.waitMetaLeader()
+}
+
+// noLeaderWindow is four of the longest election timeouts (a follower
+// campaigns within [ElectionTicks, 2*ElectionTicks) ticks of its last
+// leader contact).
+func noLeaderWindow() time.Duration {
+	return 4 * 2 * time.Duration(raft.DefaultElectionTicks) * raftTick
+}
+
 func testLogLoss(t *testing.T, damage logLossDamage) {
 	c := runJSCluster(t, 3)
 	nc, js := jsClient(t, c.servers[0])
@@ -110,34 +175,19 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 	publish(1, logLossMsgs/2)
 	c.waitAllApplied(t, "LL", 3, logLossMsgs/2, 10*time.Second)
 	gdir := c.servers[1].js.Load().groupDir(&streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "LL"}})
-	c.servers[2].Shutdown()
-	sizes := walSizes(t, walDir(gdir))
-	publish(logLossMsgs/2+1, logLossMsgs) // acknowledged by S1 and S2
-	nc.Close()
-	c.servers[0].Shutdown()
-	c.servers[1].Shutdown()
-	damage(t, gdir, sizes)
-
-	c.servers[1] = runServer(t, c.opts[1])
-	c.servers[2] = runServer(t, c.opts[2])
-	// S2 and S3 hold the first half only: for several election timeouts
-	// no leader may be elected between them.
-	deadline := time.Now().Add(4 * time.Second)
-	for time.Now().Before(deadline) {
-		for _, s := range c.servers[1:] {
-			if m := s.js.Load().account(globalAccountName).lookup("LL"); m != nil {
-				m.mu.Lock()
-				g := m.group
-				m.mu.Unlock()
-				if g != nil && g.softState().Role == raft.Leader {
-					t.Fatalf("%s was elected without the acknowledged messages S2 lost", s.Name())
-				}
+	runLogLoss(t, c, gdir, logLossSteps{
+		write: func() { publish(logLossMsgs/2+1, logLossMsgs); nc.Close() },
+		leads: func(s *Server) bool {
+			m := s.js.Load().account(globalAccountName).lookup("LL")
+			if m == nil {
+				return false
 			}
-		}
-		time.Sleep(20 * time.Millisecond) // polling the replicas' roles
-	}
-	c.servers[0] = runServer(t, c.opts[0])
-	c.waitMetaLeader()
+			m.mu.Lock()
+			g := m.group
+			m.mu.Unlock()
+			return g != nil && g.softState().Role == raft.Leader
+		},
+	}, damage)
 	c.logViewsOnFailure(t, "LL")
 
 	rc := connectNATS(t, c.servers[1].ClientURL())

@@ -248,14 +248,14 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			log.keep.Store(snapshotEvery)
 			log.owed = owed
 			mset.mu.Lock()
-			mset.groupDir, mset.wal = js.groupDir(sa), log
+			mset.groupDir, mset.wal, mset.alone = js.groupDir(sa), log, len(sa.Peers) <= 1
 			mset.mu.Unlock()
 			jsa.removeSendingScratch(mset.groupDir)
 			hs, _, _ = log.InitialState()
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), peers, log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
+			g, err = s.startRaftGroup(sa.groupName(), repairPeers(peers, repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
 			if err == nil {
 				return g, nil
 			}
@@ -263,6 +263,11 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			log.Close()
 		}
 		if attempt > 0 || !damagedLog(err) {
+			return nil, err
+		}
+		if len(sa.Peers) <= 1 { // nobody to catch up from: discarding would lose the stream
+			s.Errorf("JetStream stream '%s > %s': local state damaged (%v); no other replica to repair it from: "+
+				"the replica is not started and its files are left as they are", jsa.acc.Name, sa.Config.Name, err)
 			return nil, err
 		}
 		if err := owed.run(false); err != nil { // the directory is durable before a repair marks it
@@ -277,6 +282,19 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		}
 		repairing = true
 	}
+}
+
+// repairPeers is the members a replica's group starts with: none while it
+// repairs, so the log it gets from the leader (or the leader's snapshot)
+// says who they are, as for a joining replica. Its own log lost them, and
+// the assignment it is started from may be an old one (at a restart, the
+// stream's create replayed from the meta log, whose members may have been
+// replaced since).
+func repairPeers(peers []raft.ID, repairing bool) []raft.ID {
+	if repairing {
+		return nil
+	}
+	return peers
 }
 
 // discardFloor is the floor a replica discarding its log keeps: the last
@@ -322,4 +340,29 @@ func (jsa *jsAccount) removeSendingScratch(dir string) {
 			jsa.js.fs.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// keepDamaged keeps the store restored from a linked snapshot that lost
+// messages (err says how) when the replica is alone in its group (an R1
+// stream of a cluster): nobody can give them back, and discarding the
+// replica would lose every message with the damaged ones. The readable
+// messages stay, the damaged ones are the store's lost messages (stream
+// info's state.lost), the last sequence stays the snapshot's so none is
+// used twice, and the damage is logged and reported by /healthz (as the
+// scrub reports it; the next pass counts the store's lost messages too).
+// A store holding more than the snapshot says is not kept.
+func (mset *stream) keepDamaged(store StreamStore, meta *streamSnapMeta, st StreamState, err error) error {
+	if st.LastSeq > meta.Last || st.Msgs > meta.Messages {
+		return err
+	}
+	if st.LastSeq < meta.Last {
+		if serr := store.SkipMsgs(meta.Last - st.LastSeq); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
+	lost := meta.Messages - st.Msgs
+	mset.scrubLost.Store(int64(lost))
+	mset.jsa.js.srv.Errorf("JetStream stream '%s > %s': %v; no other replica to repair it from: keeping the %d readable messages, %d lost",
+		mset.jsa.acc.Name, mset.name, err, st.Msgs, lost)
+	return nil
 }

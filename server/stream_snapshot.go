@@ -368,8 +368,12 @@ func (mset *stream) restoreLinked(dir, msgs string, meta *streamSnapMeta) (Strea
 	var st StreamState
 	store.FastState(&st)
 	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
-		return store, fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
+		err := fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
 			meta.Linked, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
+		if mset.alone {
+			return store, mset.keepDamaged(store, meta, st, err) // stream_repair.go
+		}
+		return store, err
 	}
 	return store, nil
 }

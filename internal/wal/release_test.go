@@ -1,28 +1,17 @@
 package wal
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats-server/v2/internal/testutil"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // openIn counts this process's descriptors open on files under dir.
 func openIn(t *testing.T, dir string) int {
 	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skip("no /proc/self/fd")
-	}
-	n := 0
-	for _, e := range ents {
-		if p, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(p, dir) {
-			n++
-		}
-	}
-	return n
+	return testutil.OpenFiles(t, func(p string) bool { return strings.HasPrefix(p, dir) })
 }
 
 // Release closes every segment file of a log with nothing left to write
