@@ -22,32 +22,49 @@ type metaSnapshot struct {
 	Streams []*streamAssignment `json:"streams"`
 }
 
+// wantSnapshot fixes the state at the applied index on the group
+// goroutine by listing the assignments (pointers: an assignment is never
+// changed once stored, jsCluster.apply replaces it); sorting and encoding
+// them runs on the snapshot's goroutine. Encoding 8,000 assignments here
+// held the meta group (and every create behind it) for 300-660 ms each
+// 1,024 entries.
 func (m *metaSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	if m.applied-m.snapshot < metaSnapshotEvery {
 		return 0, nil, false
 	}
 	m.snapshot = m.applied
-	data := m.jc.encodeMetaSnapshot()
-	return m.applied, func() (snapPayload, error) { return snapPayload{data: data}, nil }, true
+	list := m.jc.assignmentList()
+	return m.applied, func() (snapPayload, error) { return snapPayload{data: encodeMetaSnapshot(list)}, nil }, true
 }
 
-func (jc *jsCluster) encodeMetaSnapshot() []byte {
+// assignmentList lists every account's assignments, in no order.
+func (jc *jsCluster) assignmentList() []*streamAssignment {
 	jc.mu.Lock()
-	var snap metaSnapshot
+	defer jc.mu.Unlock()
+	n := 0
+	for _, acc := range jc.streams {
+		n += len(acc)
+	}
+	list := make([]*streamAssignment, 0, n)
 	for _, acc := range jc.streams {
 		for _, sa := range acc {
-			snap.Streams = append(snap.Streams, sa)
+			list = append(list, sa)
 		}
 	}
-	jc.mu.Unlock()
-	sort.Slice(snap.Streams, func(i, j int) bool {
-		a, b := snap.Streams[i], snap.Streams[j]
+	return list
+}
+
+// encodeMetaSnapshot sorts list (by account, then name: every replica
+// writes the same bytes) and encodes it.
+func encodeMetaSnapshot(list []*streamAssignment) []byte {
+	sort.Slice(list, func(i, j int) bool {
+		a, b := list[i], list[j]
 		if a.Account != b.Account {
 			return a.Account < b.Account
 		}
 		return a.Config.Name < b.Config.Name
 	})
-	b, _ := json.Marshal(&snap)
+	b, _ := json.Marshal(&metaSnapshot{Streams: list})
 	return b
 }
 

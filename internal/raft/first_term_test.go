@@ -103,3 +103,43 @@ func TestLeadsFirstTermNoSecondLeaderInTermOne(t *testing.T) {
 		}
 	}
 }
+
+// The leader of term 1 keeps its term while its followers have not
+// started the group yet (their servers are live but apply the stream's
+// creation late): it steps down only once a member it heard from goes
+// quiet, or when the members it never heard from are on servers that are
+// down, as any leader would.
+func TestLeadsFirstTermWaitsForLateFollowers(t *testing.T) {
+	live := map[ID]bool{1: true, 2: true, 3: true}
+	health := func(id ID) PeerHealth { return PeerHealth{Live: live[id], Quiesces: true} }
+	n := newTestNet(t, func(c *Config) { c.LeadsFirstTerm = c.ID == 1; c.PeerHealth = health }, 1, 2, 3)
+	n.down[2], n.down[3] = true, true // their groups have not started
+	n.tick(5 * n.cfgs[1].ElectionTicks)
+	if r := n.raft(1); r.role != Leader || r.term != 1 {
+		t.Fatalf("term-1 leader with followers not started yet: %s term %d, want the leader of term 1", r.role, r.term)
+	}
+	delete(n.down, 2)
+	delete(n.down, 3)
+	n.tick(1)
+	for _, id := range []ID{2, 3} {
+		if f := n.raft(id); f.term != 1 || f.lead != 1 {
+			t.Fatalf("follower %d started late: term %d lead %d, want term 1 led by 1", id, f.term, f.lead)
+		}
+	}
+	n.propose(1, "a")
+	// Heard from: the usual check-quorum applies.
+	n.down[2], n.down[3] = true, true
+	n.tick(3 * n.cfgs[1].ElectionTicks)
+	if r := n.raft(1); r.role == Leader {
+		t.Fatal("a term-1 leader cut off from followers it heard from keeps leading")
+	}
+
+	// Followers never heard from whose servers are down: it steps down.
+	live = map[ID]bool{1: true}
+	d := newTestNet(t, func(c *Config) { c.LeadsFirstTerm = c.ID == 1; c.PeerHealth = health }, 1, 2, 3)
+	d.down[2], d.down[3] = true, true
+	d.tick(3 * d.cfgs[1].ElectionTicks)
+	if r := d.raft(1); r.role == Leader {
+		t.Fatal("a term-1 leader whose followers' servers are down keeps leading")
+	}
+}

@@ -159,12 +159,22 @@ func (r *raft) tickLeader() {
 
 // quorumActive reports whether a quorum of members was heard from since the
 // last call, and starts a new round.
+//
+// The leader of term 1 (Config.LeadsFirstTerm) also counts a member it
+// never heard from while that member's server is live: the member has not
+// started the group yet (a new stream's replicas start as their servers
+// apply its creation, which a busy server may do seconds later). An
+// elected leader heard from a quorum (its votes), so its followers run
+// the group already; the term-1 leader stepped down after two election
+// timeouts when its followers started late, and the stream had no leader
+// for another election. A member that answered once, or whose server is
+// down, counts as for any leader.
 func (r *raft) quorumActive() bool {
 	members := r.conf.current()
 	active := 0
 	for _, id := range members {
 		pr := r.ls.prs[id]
-		if id == r.id || pr != nil && pr.recentActive {
+		if id == r.id || pr != nil && (pr.recentActive || r.ls.firstTerm && !pr.heard && r.health(id).Live) {
 			active++
 		}
 		if pr != nil && id != r.id {
@@ -189,7 +199,7 @@ func (r *raft) stepLeader(m Message) {
 	if pr == nil {
 		return
 	}
-	pr.recentActive = true
+	pr.recentActive, pr.heard = true, true
 	pr.idleTicks = 0
 	pr.fresh = true
 	switch m.Type {

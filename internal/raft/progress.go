@@ -88,6 +88,7 @@ type progress struct {
 	pendingSnapshot uint64 // snapshot: index of the snapshot sent
 	snapTicks       int    // snapshot: ticks since it was sent
 	recentActive    bool   // heard from since the last check-quorum round
+	heard           bool   // heard from in this term (quorumActive)
 	idleTicks       int    // ticks since the last message from the peer
 	sendEmpty       bool   // send an append at the next flush even without entries
 	readAck         uint64 // highest read round the peer acknowledged

@@ -30,6 +30,9 @@ type leaderState struct {
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
 	idleTicks   int // ticks since the leader last appended an entry or took a read
+	// firstTerm: the leader of term 1 (Config.LeadsFirstTerm), which took
+	// its term without hearing from anyone (quorumActive).
+	firstTerm bool
 }
 
 // raft is the consensus state machine behind Node.
@@ -247,6 +250,7 @@ func (r *raft) becomeLeader() {
 func (r *raft) leadFirstTerm() {
 	r.vote = r.id
 	r.takeLead()
+	r.ls.firstTerm = true
 	r.ls.noopIndex = r.log.lastIndex()
 	for _, id := range r.ls.ids {
 		if id != r.id {
