@@ -79,3 +79,65 @@ func takeOut(c *client) []byte {
 	chunks, _ := c.out.take()
 	return bytes.Join(chunks, nil)
 }
+
+// A route read that ends inside an operation (its rest still on the wire)
+// left the read buffer non-empty, and the receivers of the messages
+// delivered before it unwoken until the rest came: a busy peer whose
+// every read ends inside an operation kept them unwoken for good, their
+// output piling up to a slow-consumer close. They are woken before any
+// read that may block: the line's rest, or a payload's.
+func TestRoutedDeliveriesWakeBeforeBlockingRead(t *testing.T) {
+	s := runServer(t, testOptions())
+	acc := s.globalAccount()
+	ca, cb := net.Pipe()
+	defer cb.Close()
+	dst := newClient(s, ca, s.cidGen.Add(1))
+	defer dst.closeNow(ClientClosed)
+	sub := &subscription{client: dst, subject: "ack.>", sid: "1"}
+	if err := acc.insertSub(sub); err != nil {
+		t.Fatal(err)
+	}
+	defer acc.sl.Remove(sub.subject, sub.queue, sub)
+
+	ra, rb := net.Pipe()
+	peer := &route{remote: routeInfo{ID: "P", Name: "P", Proto: routeProto}, br: bufio.NewReaderSize(ra, 64<<10)}
+	peer.c = newClient(s, ra, s.cidGen.Add(1))
+	peer.c.route = peer
+	loop := make(chan error, 1)
+	go func() { loop <- s.routeReadLoop(peer) }()
+	defer func() { rb.Close(); <-loop }()
+	for _, cut := range []string{"RMSG $G ack.", "RMSG $G ack.x - 1 - 0 2\r\no"} { // inside a line; inside a payload
+		var batch bytes.Buffer
+		for i := range 10 {
+			fmt.Fprintf(&batch, "RMSG $G ack.%d - 1 - 0 2\r\nok\r\n", i)
+		}
+		batch.WriteString(cut)
+		if _, err := rb.Write(batch.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-dst.out.sig:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("cut at %q: the receiver of 10 routed messages was not woken while the read loop waited for the rest", cut)
+		}
+		if got := takeOut(dst); bytes.Count(got, []byte("MSG ack.")) != 10 {
+			t.Fatalf("cut at %q: receiver has %q, want the 10 routed messages", cut, got)
+		}
+		// The rest of the cut operation: a whole message for the next round.
+		rest := "x - 1 - 0 2\r\nok\r\n"
+		if cut != "RMSG $G ack." {
+			rest = "k\r\n"
+		}
+		if _, err := rb.Write([]byte(rest)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-dst.out.sig:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("cut at %q: the completed message was not delivered", cut)
+		}
+		if got := takeOut(dst); bytes.Count(got, []byte("MSG ack.")) != 1 {
+			t.Fatalf("cut at %q: receiver has %q, want the completed message", cut, got)
+		}
+	}
+}
