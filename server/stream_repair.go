@@ -350,9 +350,11 @@ func (jsa *jsAccount) removeSendingScratch(dir string) {
 // info's state.lost), the last sequence stays the snapshot's so none is
 // used twice, and the damage is logged and reported by /healthz (as the
 // scrub reports it; the next pass counts the store's lost messages too).
-// A store holding more than the snapshot says is not kept.
+// A store holding more than the snapshot says is not kept, nor one
+// holding messages below the snapshot's first (removed before it: a purge,
+// an expiry, a delete, which keeping them would bring back).
 func (mset *stream) keepDamaged(store StreamStore, meta *streamSnapMeta, st StreamState, err error) error {
-	if st.LastSeq > meta.Last || st.Msgs > meta.Messages {
+	if st.LastSeq > meta.Last || st.Msgs > meta.Messages || st.Msgs > 0 && st.FirstSeq < meta.First {
 		return err
 	}
 	if st.LastSeq < meta.Last {
