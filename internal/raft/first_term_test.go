@@ -142,4 +142,14 @@ func TestLeadsFirstTermWaitsForLateFollowers(t *testing.T) {
 	if r := d.raft(1); r.role == Leader {
 		t.Fatal("a term-1 leader whose followers' servers are down keeps leading")
 	}
+
+	// Followers whose servers are live but whose groups never start: the
+	// grace ends after firstTermGraceRounds check-quorum rounds.
+	live = map[ID]bool{1: true, 2: true, 3: true}
+	g := newTestNet(t, func(c *Config) { c.LeadsFirstTerm = c.ID == 1; c.PeerHealth = health }, 1, 2, 3)
+	g.down[2], g.down[3] = true, true
+	g.tick((firstTermGraceRounds + 2) * 2 * g.cfgs[1].ElectionTicks)
+	if r := g.raft(1); r.role == Leader {
+		t.Fatal("a term-1 leader whose followers never start keeps leading past its grace")
+	}
 }

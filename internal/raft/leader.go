@@ -168,13 +168,23 @@ func (r *raft) tickLeader() {
 // the group already; the term-1 leader stepped down after two election
 // timeouts when its followers started late, and the stream had no leader
 // for another election. A member that answered once, or whose server is
-// down, counts as for any leader.
+// down, counts as for any leader. The grace lasts firstTermGraceRounds
+// rounds (5–10 s with the server's timing): a member whose server is live
+// but whose group never starts does not keep a leader that cannot commit.
+// firstTermGraceRounds bounds the term-1 leader's grace for members it
+// never heard from (quorumActive).
+const firstTermGraceRounds = 10
+
 func (r *raft) quorumActive() bool {
 	members := r.conf.current()
+	grace := r.ls.firstTerm && r.ls.graceRounds < firstTermGraceRounds
+	if grace {
+		r.ls.graceRounds++
+	}
 	active := 0
 	for _, id := range members {
 		pr := r.ls.prs[id]
-		if id == r.id || pr != nil && (pr.recentActive || r.ls.firstTerm && !pr.heard && r.health(id).Live) {
+		if id == r.id || pr != nil && (pr.recentActive || grace && !pr.heard && r.health(id).Live) {
 			active++
 		}
 		if pr != nil && id != r.id {

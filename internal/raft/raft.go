@@ -31,8 +31,10 @@ type leaderState struct {
 	scratch     []uint64
 	idleTicks   int // ticks since the leader last appended an entry or took a read
 	// firstTerm: the leader of term 1 (Config.LeadsFirstTerm), which took
-	// its term without hearing from anyone (quorumActive).
-	firstTerm bool
+	// its term without hearing from anyone (quorumActive); graceRounds
+	// counts the check-quorum rounds it was granted so.
+	firstTerm   bool
+	graceRounds int
 }
 
 // raft is the consensus state machine behind Node.
