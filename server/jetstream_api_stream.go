@@ -22,27 +22,11 @@ func streamErr(e *ApiError) *streamInfoResponse {
 // info builds the StreamInfo, with per-subject counts for filter and the
 // deleted sequences when asked.
 func (mset *stream) info(filter string, deleted bool, offset int) (*StreamInfo, apiPaged) {
-	return mset.infoWith(mset.clusterInfo(), filter, deleted, offset)
-}
-
-// infoLastStatus is info("", false, 0) with the cluster section made from
-// the group's last known status: asking the group for a fresh one waits
-// for its goroutine, which a new stream's group spends in its first fsync
-// (a create's answer, jsCluster.streamInfoFromAssignment).
-func (mset *stream) infoLastStatus() *StreamInfo {
-	mset.mu.Lock()
-	ci := mset.clusterInfoLocked()
-	mset.mu.Unlock()
-	si, _ := mset.infoWith(ci, "", false, 0)
-	return si
-}
-
-func (mset *stream) infoWith(ci *ClusterInfo, filter string, deleted bool, offset int) (*StreamInfo, apiPaged) {
 	mset.mu.Lock()
 	cfg := mset.cfg
 	mset.mu.Unlock()
 	si := &StreamInfo{Config: cfg, Created: mset.created.UTC(), TimeStamp: mset.jsa.js.srv.clock.Now().UTC(),
-		Cluster: ci}
+		Cluster: mset.clusterInfo()}
 	var paged apiPaged
 	if deleted {
 		si.State = mset.st().State()

@@ -234,7 +234,7 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 		return // the stream's leader answers once it applied it (applyLocal)
 	default:
 		jc.leaders.wait(s.clock, leaderKey(sa.Account, sa.Config.Name), s.clock.Now().Add(5*time.Second), s.done)
-		si := jc.streamInfoFromAssignment(sa, me.Op == "add")
+		si := jc.streamInfoFromAssignment(sa)
 		typ := "stream_create_response"
 		if me.Op == "upd" { // a scale
 			typ = "stream_update_response"
@@ -253,14 +253,10 @@ func streamErrTyped(e *ApiError, typ string) *streamInfoResponse {
 }
 
 // streamInfoFromAssignment describes a stream from the meta view, with the
-// local replica's state when there is one. lastStatus takes its group's
-// last known status rather than asking the group (a create's answer: a
-// new group spends its first moments in its first fsync).
-func (jc *jsCluster) streamInfoFromAssignment(sa *streamAssignment, lastStatus bool) *StreamInfo {
+// local replica's state when there is one.
+func (jc *jsCluster) streamInfoFromAssignment(sa *streamAssignment) *StreamInfo {
 	if jsa := jc.js.account(sa.Account); jsa != nil {
-		if mset := jsa.lookup(sa.Config.Name); mset != nil && lastStatus {
-			return mset.infoLastStatus()
-		} else if mset != nil {
+		if mset := jsa.lookup(sa.Config.Name); mset != nil {
 			si, _ := mset.info("", false, 0)
 			return si
 		}

@@ -110,7 +110,7 @@ func (jsa *jsAccount) gatherStreamInfos(sas []*streamAssignment) (infos []*Strea
 	}
 	for i, sa := range sas {
 		if infos[i] == nil {
-			infos[i] = jc.streamInfoFromAssignment(sa, false)
+			infos[i] = jc.streamInfoFromAssignment(sa)
 			missing = append(missing, sa.Config.Name)
 		}
 	}

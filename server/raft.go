@@ -184,15 +184,20 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	g.seen = drv.Node.SoftState()
 	g.taken.Store(takenRole(g.seen))
 	g.drv = drv
-	if err := s.registerRaftGroup(g); err != nil {
-		return nil, err
+	// Registration and the WaitGroup count happen under the registry lock,
+	// so a group is either stopped by stopRaftGroups or never runs.
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	switch {
+	case s.raft.closed:
+		return nil, errGroupStopped
+	case s.raft.groups[name] != nil:
+		return nil, fmt.Errorf("raft group %q is already running", name)
 	}
-	// The state machine knows its group before the group runs: a new
-	// stream's first leader serves from its goroutine's first moment
-	// (serveFirstTerm), and a publish it takes then is proposed to it.
-	if b, ok := sm.(groupBinder); ok {
-		b.bindGroup(g)
+	if s.raft.groups == nil {
+		s.raft.groups = map[string]*raftGroup{}
 	}
+	s.raft.groups[name] = g
 	if host != nil {
 		host.hostGroup(s, g)
 		if g.campaignsFirst() {
@@ -200,42 +205,13 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		}
 		return g, nil
 	}
-	go g.run()
-	return g, nil
-}
-
-// groupBinder is implemented by state machines that hold their group
-// (a stream's replica): startRaftGroup hands it over before the group runs.
-type groupBinder interface {
-	bindGroup(g *raftGroup)
-}
-
-// registerRaftGroup registers g, takes the messages kept for it and, for a
-// group the server runs itself, counts its goroutine, all under the
-// registry lock: a group is either stopped by stopRaftGroups or never
-// runs (a group counted here is started right after).
-func (s *Server) registerRaftGroup(g *raftGroup) error {
-	s.raft.mu.Lock()
-	defer s.raft.mu.Unlock()
-	switch {
-	case s.raft.closed:
-		return errGroupStopped
-	case s.raft.groups[g.name] != nil:
-		return fmt.Errorf("raft group %q is already running", g.name)
-	}
-	if s.raft.groups == nil {
-		s.raft.groups = map[string]*raftGroup{}
-	}
-	s.raft.groups[g.name] = g
-	if g.host {
-		return nil
-	}
-	for _, m := range s.raft.early.take(g.name) {
+	for _, m := range s.raft.early.take(name) {
 		g.inbox.push(m)
 	}
 	s.startRaftClock()
 	s.wg.Add(1)
-	return nil
+	go g.run()
+	return g, nil
 }
 
 // syncAside runs a leader's log sync on a goroutine of its own while the
@@ -271,7 +247,6 @@ func (g *raftGroup) run() {
 	// first leader's vote request sooner.
 	if g.campaignsFirst() {
 		g.campaignFirst(g.drv.Node)
-		g.serveFirstTerm()
 	}
 	if err := g.settle(); err != nil {
 		g.fail(err)
@@ -593,28 +568,6 @@ func (g *raftGroup) campaignsFirst() bool {
 func (g *raftGroup) campaignFirst(n *raft.Node) {
 	g.eager = 10
 	n.CampaignFirst()
-}
-
-// serveFirstTerm makes a new group's first leader (raft.Config.LeadsFirstTerm)
-// serve before its first Ready is durable, rather than after: the stream's
-// creator hears of it an fsync round sooner. Nothing it serves depends on
-// that Ready: the membership entries it holds are committed on every
-// founding member by construction and change no stream state; proposals
-// go to the log after them and, as everything it sends, leave only once
-// the Ready is durable (a leader that loses it to a power loss has sent
-// nothing, and leads term 1 again or not at all); reads wait for their
-// index to be applied. Should that Ready fail, the group halts and the
-// stream stops serving (fail). The core reports LeaderReady once the
-// entries are applied, within the same settle, so the stream sees no
-// change after it.
-func (g *raftGroup) serveFirstTerm() {
-	st := g.drv.Node.SoftState()
-	if st.Role != raft.Leader || st.Term != 1 || st.LeaderReady {
-		return
-	}
-	st.LeaderReady = true
-	g.seen = st
-	g.observe()
 }
 
 // campaignAgain retries an early campaign (group goroutine, on a tick).

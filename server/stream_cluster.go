@@ -133,23 +133,6 @@ func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 
-// bindGroup makes g the replica's group before g runs (startRaftGroup):
-// a first leader serves from its group's first moment, and the publishes
-// it takes then must find their group (propose refuses them without).
-func (sm *streamSM) bindGroup(g *raftGroup) {
-	mset := sm.mset
-	o := mset.jsa.js.srv.getOpts()
-	mset.mu.Lock()
-	defer mset.mu.Unlock()
-	mset.group = g
-	if mset.cfg.Storage == FileStorage && o.raftHost == nil && mset.syncer == nil { // a host syncs stores itself
-		// The raft log makes entries durable; the store still syncs every
-		// sync_interval, which checkpoints it, compacts blocks and removes
-		// the files of dropped ones.
-		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
-	}
-}
-
 // skippedSnapshot: a snapshot abandoned because the stream changed under
 // it, or not taken because the stream stopped, is expected.
 func (sm *streamSM) skippedSnapshot(err error) bool {
@@ -220,12 +203,20 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
-	_, err = jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed) // stream_repair.go
+	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed) // stream_repair.go
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	// The group is the replica's since it started (streamSM.bindGroup).
+	mset.mu.Lock()
+	mset.group = g
+	if cfg.Storage == FileStorage && o.raftHost == nil { // a host syncs stores itself
+		// The raft log makes entries durable; the store still syncs every
+		// sync_interval, which checkpoints it, compacts blocks and removes
+		// the files of dropped ones.
+		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
+	}
+	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
 	// once it is current (streamSM.observed).
 	return mset, nil
