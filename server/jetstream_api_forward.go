@@ -100,10 +100,7 @@ func (jc *jsCluster) apiForwarded(_ *subscription, _ *client, _ *Account, _, _ s
 		return
 	}
 	mset := jsa.lookup(r.routeStream(route.prefix))
-	if mset == nil {
-		return // not a replica here (most servers a forward reaches)
-	}
-	if js.forwardsWaiting.Add(1) > apiForwardsMax {
+	if mset == nil || js.forwardsWaiting.Add(1) > apiForwardsMax {
 		js.forwardsWaiting.Add(-1)
 		return
 	}
@@ -212,23 +209,12 @@ func (js *jetStream) forwardAnswered(key uint64) bool {
 	return false
 }
 
-// answeredDirect reports whether this leader answers a call that reached
-// it directly, and notes that it does, so that a forward of it is
-// dropped. It does not when a forward of the call was answered here
-// meanwhile (the mark is used up): the dispatch's forwardAnswered check
-// and this one are apart, and a forward waiting for this replica to serve
-// (apiForwarded) may claim the call between them. Check and mark are one
-// step under js.mu, as in answerForwarded, so one of the two runs it.
-func (js *jetStream) answeredDirect(key uint64) bool {
+// answeredDirect notes that this leader answers a call that reached it
+// directly, so that a forward of it is dropped.
+func (js *jetStream) answeredDirect(key uint64) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	now := js.srv.clock.Now()
-	if m, ok := js.answers.marks[key]; ok && m.forwarded && now.Sub(m.at) <= apiAnswerTTL {
-		delete(js.answers.marks, key)
-		return false
-	}
-	js.answers.mark(key, now, false)
-	return true
+	js.answers.mark(key, js.srv.clock.Now(), false)
 }
 
 // answerForwarded reports whether a forwarded call is to be answered: not

@@ -53,8 +53,8 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 				}
 				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 			}
-			if mset.replicated && !r.jsa.js.answeredDirect(key) {
-				return "", nil, false // its forward was answered meanwhile
+			if mset.replicated {
+				r.jsa.js.answeredDirect(key)
 			}
 			return route.typ, r.answerAsLeader(mset, &route), true
 		}
