@@ -195,26 +195,18 @@ func (r *apiRequest) answerKey() uint64 {
 	return h.Sum64()
 }
 
-// forwardAnswered reports whether this server answered a forward of the
-// call that reached it directly (the forward came by a faster route); the
-// mark is used up.
-func (js *jetStream) forwardAnswered(key uint64) bool {
+// answerDirect reports whether a call that reached this leader directly is
+// to be answered: not when its forward was answered already.
+func (js *jetStream) answerDirect(key uint64) bool {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	m, ok := js.answers.marks[key]
-	if ok && m.forwarded && js.srv.clock.Since(m.at) <= apiAnswerTTL {
+	now := js.srv.clock.Now()
+	if m, ok := js.answers.marks[key]; ok && m.forwarded && now.Sub(m.at) <= apiAnswerTTL {
 		delete(js.answers.marks, key)
-		return true
+		return false
 	}
-	return false
-}
-
-// answeredDirect notes that this leader answers a call that reached it
-// directly, so that a forward of it is dropped.
-func (js *jetStream) answeredDirect(key uint64) {
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	js.answers.mark(key, js.srv.clock.Now(), false)
+	js.answers.mark(key, now, false)
+	return true
 }
 
 // answerForwarded reports whether a forwarded call is to be answered: not

@@ -35,15 +35,6 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		}
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
-		var key uint64
-		if mset != nil && mset.replicated {
-			// A call whose forward this server answered is answered,
-			// whatever this replica has become since (a stepdown it ran
-			// would otherwise be forwarded again, and run twice).
-			if key = r.answerKey(); r.jsa.js.forwardAnswered(key) {
-				return "", nil, false
-			}
-		}
 		if mset != nil && mset.isLeader() {
 			if !mset.answersAsLeader() {
 				// Demoted, its serving flag not dropped yet: the call
@@ -53,8 +44,8 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 				}
 				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 			}
-			if mset.replicated {
-				r.jsa.js.answeredDirect(key)
+			if mset.replicated && !r.jsa.js.answerDirect(r.answerKey()) {
+				return "", nil, false // answered from a forward already
 			}
 			return route.typ, r.answerAsLeader(mset, &route), true
 		}
@@ -285,10 +276,6 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	old := jc.assignment(r.jsa.acc.Name, name)
 	if old == nil {
 		return streamErr(errStreamNotFound())
-	}
-	if jc.streamOffline(old) { // jetstream_stream_offline.go
-		r.answerLater("stream_update_response", streamErr(errStreamOffline()), offlineAnswerDelay)
-		return nil
 	}
 	cfg.normalize()
 	if e := cfg.check(); e != nil {
