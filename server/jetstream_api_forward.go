@@ -57,29 +57,21 @@ type apiForward struct {
 }
 
 // forwardToLeader hands r to the replica of mset's stream that leads in
-// the term that superseded mset's leadership (handoverTerm). It reports
-// false, forwarding nothing, when there is no such term: the replica
-// stepped down in its own term and nobody leads, which the caller says
-// (10008). A call forwarded here already is not forwarded again (true).
-func (r *apiRequest) forwardToLeader(mset *stream) bool {
+// the term mset's group knows of.
+func (r *apiRequest) forwardToLeader(mset *stream) {
 	if r.forwarded {
-		return true
-	}
-	term, ok := mset.handoverTerm()
-	if !ok {
-		return false
+		return
 	}
 	s := r.jsa.js.srv
 	sys := s.SystemAccount()
 	if sys == nil {
-		return false
+		return
 	}
-	b, err := json.Marshal(&apiForward{Account: r.jsa.acc.Name, Subject: r.subject, Reply: r.reply, Hdr: r.hdr, Body: r.body, Term: term})
+	b, err := json.Marshal(&apiForward{Account: r.jsa.acc.Name, Subject: r.subject, Reply: r.reply, Hdr: r.hdr, Body: r.body, Term: mset.groupTerm()})
 	if err != nil {
-		return false
+		return
 	}
 	s.deliver(nil, sys, apiForwardSubject, "", nil, b)
-	return true
 }
 
 // apiForwarded handles $JSC.APIFWD: the call is answered here if this

@@ -22,14 +22,13 @@ var readRoutes = []string{"STREAM.INFO.", "CONSUMER.INFO."}
 // waits for a read index.
 func answersAfterRead(prefix string) bool { return slices.Contains(readRoutes, prefix) }
 
-// readOnlyRoutes are the stream calls that change nothing. A replica that
-// has just stopped leading forwards calls to the new leader
-// (jetstream_resign.go, jetstream_api_forward.go); when no new term is
-// known (nobody leads) only these are answered "temporarily unavailable":
-// a new leader may yet receive the same request and apply it, and for a
-// call that changes the state a 10008 that came first would tell the
-// client it did not happen when it did. Such a change goes unanswered
-// instead, and its client times out.
+// readOnlyRoutes are the stream calls that change nothing. Only those are
+// answered "temporarily unavailable" by a replica that has just stopped
+// leading (jetstream_resign.go): the new leader may have received the same
+// request and answered it, and for a call that changes the state a 10008
+// that came first would tell the client it did not happen when it did.
+// A change that falls between the two leaders goes unanswered instead,
+// and its client times out.
 var readOnlyRoutes = append(slices.Clone(readRoutes), "STREAM.MSG.GET.", "CONSUMER.NAMES.", "CONSUMER.LIST.")
 
 // readOnly reports whether the call under prefix changes nothing.

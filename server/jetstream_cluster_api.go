@@ -39,26 +39,16 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			if !mset.answersAsLeader() {
 				// Demoted, its serving flag not dropped yet: the call
 				// is the new leader's (jetstream_api_forward.go).
-				if r.forwardToLeader(mset) {
-					return "", nil, false
-				}
-				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
+				r.forwardToLeader(mset)
+				return "", nil, false
 			}
 			if mset.replicated && !r.jsa.js.answerDirect(r.answerKey()) {
 				return "", nil, false // answered from a forward already
 			}
 			return route.typ, r.answerAsLeader(mset, &route), true
 		}
-		if mset != nil && !local && mset.answersUnavailable() {
-			// Resigned, and a server may have left the call to it: the
-			// new leader answers the forward unless it answered the call
-			// (jetstream_resign.go).
-			switch {
-			case r.forwardToLeader(mset):
-				return "", nil, false
-			case readOnly(route.prefix):
-				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
-			}
+		if mset != nil && !local && readOnly(route.prefix) && mset.answersUnavailable() {
+			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 		}
 		if jc.assignment(r.jsa.acc.Name, name) == nil {
 			// Unknown stream: the meta leader says so.
@@ -469,7 +459,8 @@ func (r *apiRequest) stepdownOutcome(mset *stream, g *raftGroup) any {
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	switch err := transferLeadership(g); {
-	case errors.Is(err, raft.ErrNotLeader) && r.forwardToLeader(mset):
+	case errors.Is(err, raft.ErrNotLeader):
+		r.forwardToLeader(mset)
 		return nil
 	case err != nil:
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}

@@ -15,11 +15,7 @@ import (
 //
 // So a replica that stops leading keeps a resignation window: a stream
 // request that reaches it from another server while a server may still
-// leave requests to it is forwarded to the leader of the term that
-// superseded it (jetstream_api_forward.go), which answers it unless it
-// answered the request's own copy. Only if no later term is known (it
-// stepped down in its own term, for lack of a quorum) is a request that
-// changes nothing answered "temporarily unavailable" (10008). A
+// leave requests to it is answered "temporarily unavailable" (10008). A
 // server acknowledges each resignation it hears ($JSC.RESIGNED.<acc>.
 // <stream>, "<resigner> <term> <acker>"), and it queues a request to the
 // routes before its API handler reads the leader map
@@ -30,12 +26,11 @@ import (
 // that never acknowledges (an older version) forgets L within
 // leaderForgetAfter of L's last announcement, which bounds the window.
 // A routed request does not say which server it came from, so until the
-// last acknowledgement a request any server left to the new leader is
-// forwarded too, and the new leader's memory of the calls it answered
-// keeps it from answering twice (it used to get a second answer, 10008).
-// Without a later term, only calls that change nothing get the 10008
-// (readOnlyRoutes): a change answered 10008 while a new leader applies it
-// would be a false "not done".
+// last acknowledgement a request any server left to the new leader gets a
+// second answer, 10008, too: the client takes whichever comes first, and a
+// window lasts a round trip. That is why only calls that change nothing
+// get the 10008 (readOnlyRoutes): a change answered 10008 while the new
+// leader applies it would be a false "not done".
 
 const resignAckPrefix = "$JSC.RESIGNED."
 
@@ -66,9 +61,8 @@ func (s *Server) routePeers() []string {
 }
 
 // answersUnavailable reports whether a request for this replica's stream
-// that arrived from another server is still this replica's to pass on
-// (forward, or answer 10008): this replica does not lead, and a server may
-// still have left the request to it.
+// that arrived from another server must be answered 10008: this replica
+// does not lead, and a server may still have left the request to it.
 func (mset *stream) answersUnavailable() bool {
 	mset.mu.Lock()
 	defer mset.mu.Unlock()

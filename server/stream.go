@@ -64,7 +64,6 @@ type stream struct {
 	replicated bool            // set at creation, never changes: read without mu
 	leader     bool            // leads its group and applied its whole log
 	resign     resignWindow    // the last time it stopped leading (jetstream_resign.go)
-	servedTerm uint64          // the term it last started serving in (jetstream_api_forward.go)
 	lastIndex  uint64          // last raft index applied (replicated)
 	snapIndex  uint64          // raft index of the last snapshot taken or installed
 	snapEvery  uint64          // entries between snapshots, beyond snapshotEvery (the last one's cost)

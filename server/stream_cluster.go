@@ -366,9 +366,6 @@ func (mset *stream) leaderChanged(st raft.SoftState) {
 	mset.mu.Lock()
 	was := mset.leader
 	mset.leader = lead
-	if lead && !was {
-		mset.servedTerm = st.Term
-	}
 	if was && !lead {
 		mset.resignedLocked(st.Term, peers)
 	}
@@ -707,16 +704,4 @@ func (mset *stream) groupTerm() uint64 {
 	}
 	term, _ := g.leadsNow()
 	return term
-}
-
-// handoverTerm is the term whose leader takes the calls this replica no
-// longer answers: its group's term as of its last Ready, if later than the
-// term it last served in. ok is false when there is none (it stepped down
-// in its own term, for lack of a quorum: nobody leads).
-func (mset *stream) handoverTerm() (term uint64, ok bool) {
-	term = mset.groupTerm()
-	mset.mu.Lock()
-	served := mset.servedTerm
-	mset.mu.Unlock()
-	return term, term > served
 }
