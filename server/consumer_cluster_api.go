@@ -74,10 +74,13 @@ func (r *apiRequest) consumerStepdown() any {
 	mset.mu.Lock()
 	o, g := mset.consumers[cname], mset.group
 	mset.mu.Unlock()
-	if o == nil {
+	switch {
+	case o == nil:
 		return &successResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
+	case g == nil || !transferLeadership(g):
+		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
-	return r.stepdownOutcome(mset, g)
+	return &successResponse{Success: true}
 }
 
 // subscribeConsumerRequests makes the leader listen for pull requests of

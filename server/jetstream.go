@@ -37,11 +37,6 @@ type jetStream struct {
 	// discard deletes replicas' old store entries behind a restart
 	// (stream_discard.go); nil on a single server and under a raft host.
 	discard *storeDiscard
-	// answers: the leader-only API calls answered lately, under mu;
-	// forwardsWaiting: forwarded calls waiting for a leader
-	// (jetstream_api_forward.go).
-	answers         apiAnswers
-	forwardsWaiting atomic.Int64
 }
 
 // jsAccount is JetStream for one account.

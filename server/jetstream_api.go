@@ -37,9 +37,6 @@ type apiRequest struct {
 	reply   string
 	hdr     []byte
 	body    []byte
-	// forwarded: a demoted leader forwarded the call here
-	// (jetstream_api_forward.go); it is not forwarded again.
-	forwarded bool
 }
 
 type apiHandler func(r *apiRequest) any

@@ -118,7 +118,6 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
-		_, _ = sys.subscribeInternal(apiForwardSubject, "", jc.apiForwarded)
 	}
 	_ = js.subscribeSysAPI()
 	jc.startUsageReports()

@@ -2,7 +2,6 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -36,16 +35,11 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
-			if !mset.answersAsLeader() {
-				// Demoted, its serving flag not dropped yet: the call
-				// is the new leader's (jetstream_api_forward.go).
-				r.forwardToLeader(mset)
-				return "", nil, false
+			if mset.replicated && answersAfterRead(route.prefix) {
+				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
+				return route.typ, nil, true
 			}
-			if mset.replicated && !r.jsa.js.answerDirect(r.answerKey()) {
-				return "", nil, false // answered from a forward already
-			}
-			return route.typ, r.answerAsLeader(mset, &route), true
+			return route.typ, route.handler(r), true
 		}
 		if mset != nil && !local && readOnly(route.prefix) && mset.answersUnavailable() {
 			return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
@@ -87,26 +81,12 @@ func matchesRoute(subject, prefix string) bool {
 	return subject == prefix
 }
 
-// answerAsLeader runs a stream call on mset's leader; a read is answered
-// later, after a read index (jetstream_api_read.go), and resp is nil.
-func (r *apiRequest) answerAsLeader(mset *stream, route *clusterRoute) any {
-	if mset.replicated && answersAfterRead(route.prefix) {
-		r.answerAfterRead(mset, route.typ, route.handler)
-		return nil
-	}
-	return route.handler(r)
-}
-
-// clusterRoute is an API call's handler in clustered mode: meta calls are
-// the meta leader's, the others their stream leader's.
-type clusterRoute struct {
+var clusterRoutes = []struct {
 	prefix  string
 	typ     string
 	meta    bool
 	handler apiHandler
-}
-
-var clusterRoutes = []clusterRoute{
+}{
 	{"INFO", "account_info_response", true, (*apiRequest).clusterAccountInfo},
 	{"STREAM.CREATE.", "stream_create_response", true, (*apiRequest).clusterStreamCreate},
 	{"STREAM.UPDATE.", "stream_update_response", true, (*apiRequest).clusterStreamUpdate},
@@ -448,21 +428,7 @@ func (r *apiRequest) streamStepdown() any {
 	if g == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
-	return r.stepdownOutcome(mset, g)
-}
-
-// stepdownOutcome hands g's leadership on and says how that went. A
-// leader demoted since the dispatch forwards the call to the new leader
-// (jetstream_api_forward.go) instead of answering 10008 beside it.
-func (r *apiRequest) stepdownOutcome(mset *stream, g *raftGroup) any {
-	if g == nil {
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
-	}
-	switch err := transferLeadership(g); {
-	case errors.Is(err, raft.ErrNotLeader):
-		r.forwardToLeader(mset)
-		return nil
-	case err != nil:
+	if !transferLeadership(g) {
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}
@@ -474,20 +440,18 @@ func (r *apiRequest) stepdownOutcome(mset *stream, g *raftGroup) any {
 // after statusWait, may hand back a status from before this server led
 // (no progress, so no member to choose), and the stepdown was refused
 // (TestJetStreamClusterRepairWipe failed so under load).
-func transferLeadership(g *raftGroup) error {
+func transferLeadership(g *raftGroup) bool {
 	done := make(chan error, 1)
 	g.control(func(n *raft.Node) { done <- transferToBest(n) })
 	t := g.srv.clock.NewTimer(2 * time.Second)
 	defer t.Stop()
 	select {
 	case err := <-done:
-		return err
+		return err == nil
 	case <-t.C():
-		return errTransferTimeout
+		return false
 	}
 }
-
-var errTransferTimeout = errors.New("leader transfer: the group did not answer in time")
 
 // transferToBest starts a leader transfer of n to its most caught-up
 // other member.

@@ -76,7 +76,7 @@ func (js *jetStream) sysMetaStepdown(local bool) any {
 		jc.mu.Lock()
 		g := jc.meta
 		jc.mu.Unlock()
-		if g == nil || transferLeadership(g) != nil {
+		if g == nil || !transferLeadership(g) {
 			resp.Error = errClusterNotAvail()
 		} else {
 			resp.Success = true

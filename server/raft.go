@@ -98,13 +98,8 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
-	host     bool        // driven by a raftHost (raft_host.go), fixed at start
-	sleeping atomic.Bool // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
-	// taken is the node's term and role as of the last Ready taken
-	// (takenRole): a demotion shows here as soon as a Ready carries it,
-	// before that Ready is persisted and before the state machine hears
-	// of it (leaderChanged).
-	taken        atomic.Uint64
+	host         bool          // driven by a raftHost (raft_host.go), fixed at start
+	sleeping     atomic.Bool   // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
 	passes       atomic.Uint64 // events handled but liveness nudges (tests: a quiet group has none)
 	snapshotting bool          // a snapshot is being encoded (group goroutine only)
 	eager        int           // ticks left in which a new group's first leader retries its campaign
@@ -173,16 +168,12 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if err != nil {
 		return nil, err
 	}
-	drv.Observe = func(rd *raft.Ready) {
-		g.seen = rd.SoftState
-		g.taken.Store(takenRole(rd.SoftState))
-	}
+	drv.Observe = func(rd *raft.Ready) { g.seen = rd.SoftState }
 	if host == nil {
 		drv.SyncAside = syncAside
 	}
 	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
-	g.taken.Store(takenRole(g.seen))
 	g.drv = drv
 	// Registration and the WaitGroup count happen under the registry lock,
 	// so a group is either stopped by stopRaftGroups or never runs.
@@ -458,22 +449,6 @@ func (g *raftGroup) compact(index uint64, p snapPayload, err error, took time.Du
 func (g *raftGroup) skipped(err error) bool {
 	sk, ok := g.sm.(snapshotSkipper)
 	return ok && sk.skippedSnapshot(err)
-}
-
-// takenRole packs a soft state's term and whether it leads into one word.
-func takenRole(st raft.SoftState) uint64 {
-	v := st.Term << 1
-	if st.Role == raft.Leader {
-		v |= 1
-	}
-	return v
-}
-
-// leadsNow reports the group's term and whether it leads as of the last
-// Ready taken.
-func (g *raftGroup) leadsNow() (term uint64, leads bool) {
-	v := g.taken.Load()
-	return v >> 1, v&1 == 1
 }
 
 // observe tells the state machine of a new soft state once the Ready that
