@@ -15,21 +15,12 @@ import (
 // ack on its own while the route's read loop went on parsing the batch.
 func TestRoutedDeliveriesWakeOncePerRead(t *testing.T) {
 	s := runServer(t, testOptions())
-	acc := s.globalAccount()
-	ca, cb := net.Pipe()
-	defer cb.Close()
-	dst := newClient(s, ca, s.cidGen.Add(1))
-	defer dst.closeNow(ClientClosed)
-	sub := &subscription{client: dst, subject: "ack.>", sid: "1"}
-	if err := acc.insertSub(sub); err != nil {
-		t.Fatal(err)
-	}
-	defer acc.sl.Remove(sub.subject, sub.queue, sub)
+	dst := ackReceiver(t, s)
 
 	// deliverRouted gathers the receivers in wake instead of waking them.
 	wake := map[*client]struct{}{}
 	for i := range 10 {
-		s.deliverRouted(wake, acc, fmt.Sprintf("ack.%d", i), "", '1', nil, nil, []byte("ok"))
+		s.deliverRouted(wake, s.globalAccount(), fmt.Sprintf("ack.%d", i), "", '1', nil, nil, []byte("ok"))
 	}
 	if len(dst.out.sig) != 0 {
 		t.Fatal("a routed delivery woke the receiver's write loop before the read ended")
@@ -88,16 +79,7 @@ func takeOut(c *client) []byte {
 // read that may block: the line's rest, or a payload's.
 func TestRoutedDeliveriesWakeBeforeBlockingRead(t *testing.T) {
 	s := runServer(t, testOptions())
-	acc := s.globalAccount()
-	ca, cb := net.Pipe()
-	defer cb.Close()
-	dst := newClient(s, ca, s.cidGen.Add(1))
-	defer dst.closeNow(ClientClosed)
-	sub := &subscription{client: dst, subject: "ack.>", sid: "1"}
-	if err := acc.insertSub(sub); err != nil {
-		t.Fatal(err)
-	}
-	defer acc.sl.Remove(sub.subject, sub.queue, sub)
+	dst := ackReceiver(t, s)
 
 	ra, rb := net.Pipe()
 	peer := &route{remote: routeInfo{ID: "P", Name: "P", Proto: routeProto}, br: bufio.NewReaderSize(ra, 64<<10)}
@@ -140,4 +122,23 @@ func TestRoutedDeliveriesWakeBeforeBlockingRead(t *testing.T) {
 			t.Fatalf("cut at %q: receiver has %q, want the completed message", cut, got)
 		}
 	}
+}
+
+// ackReceiver is a client of s on a pipe subscribed to "ack.>", removed
+// and closed at the end of the test.
+func ackReceiver(t *testing.T, s *Server) *client {
+	t.Helper()
+	acc := s.globalAccount()
+	ca, cb := net.Pipe()
+	dst := newClient(s, ca, s.cidGen.Add(1))
+	sub := &subscription{client: dst, subject: "ack.>", sid: "1"}
+	if err := acc.insertSub(sub); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		acc.sl.Remove(sub.subject, sub.queue, sub)
+		dst.closeNow(ClientClosed)
+		cb.Close()
+	})
+	return dst
 }
