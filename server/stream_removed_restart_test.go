@@ -75,15 +75,7 @@ func testRemovedStaysRemoved(t *testing.T, down bool) {
 				return false
 			}
 			for _, m := range reps {
-				m.mu.Lock()
-				g := m.group
-				m.mu.Unlock()
-				if m.jsa.js.srv.Name() == victim || g == nil {
-					return false
-				}
-				peers := g.statusSnapshot().Peers
-				slices.Sort(peers)
-				if !slices.Equal(peers, want) {
+				if m.jsa.js.srv.Name() == victim || !groupPeersAre(m, want) {
 					return false
 				}
 			}
@@ -101,4 +93,18 @@ func testRemovedStaysRemoved(t *testing.T, down bool) {
 	if _, err := js.Publish(ctx(t), "rm.x", []byte("y")); err != nil {
 		t.Fatalf("publish after the restarts: %v", err)
 	}
+}
+
+// groupPeersAre reports whether m's raft group runs with exactly the
+// members want (sorted).
+func groupPeersAre(m *stream, want []raft.ID) bool {
+	m.mu.Lock()
+	g := m.group
+	m.mu.Unlock()
+	if g == nil {
+		return false
+	}
+	peers := g.statusSnapshot().Peers
+	slices.Sort(peers)
+	return slices.Equal(peers, want)
 }

@@ -70,15 +70,7 @@ func TestJetStreamClusterRepairedReplicaNoOriginalMembers(t *testing.T) {
 			if m.jsa.js.srv.Name() == removed {
 				continue
 			}
-			m.mu.Lock()
-			g := m.group
-			m.mu.Unlock()
-			if g == nil {
-				return false
-			}
-			peers := g.statusSnapshot().Peers
-			slices.Sort(peers)
-			if !slices.Equal(peers, want) {
+			if !groupPeersAre(m, want) {
 				return false
 			}
 		}
