@@ -19,12 +19,16 @@ import (
 
 // infoOutcome asks for STREAM.INFO and returns the leader named in the
 // answer, the error code, or fails on a timeout: while a stream has no
-// leader the server the client uses must say 10008. The timeout leaves
-// room for a loaded machine (CI runs the race detector on 2 cores, where 1 s
-// was once not enough); a request nobody answers still fails.
+// leader the server the client uses must say 10008. STREAM.INFO is a
+// linearizable read: a leader that stops leading asks its read index again
+// of the next one, and a request lost on the way is asked again after
+// readRetryTicks, so an answer may take a few of those; the server gives up
+// on a read after readGiveUpTicks. The timeout is that bound plus a second
+// (it once was 3 s, which a test with 200 ms ticks, where one retry takes
+// 1.6 s, outran in CI); a request nobody answers still fails.
 func infoOutcome(t *testing.T, nc *nats.Conn, stream string) (leader string, code int) {
 	t.Helper()
-	msg, err := nc.Request("$JS.API.STREAM.INFO."+stream, nil, 3*time.Second)
+	msg, err := nc.Request("$JS.API.STREAM.INFO."+stream, nil, readGiveUpTicks*raftTick+time.Second)
 	if errors.Is(err, nats.ErrTimeout) {
 		t.Fatalf("STREAM.INFO went unanswered")
 	}
