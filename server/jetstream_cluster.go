@@ -195,9 +195,11 @@ func (jc *jsCluster) waitForPeers() []string {
 }
 
 // expectedClusterSize counts the distinct configured route targets other
-// than this server, plus this server.
+// than this server (its cluster listen address, or the address it
+// advertises: a proxy or NAT in front of it), plus this server.
 func (s *Server) expectedClusterSize() int {
 	own := s.ClusterAddr()
+	advertised := s.getOpts().Cluster.Advertise
 	seen := map[string]bool{}
 	for _, u := range s.getOpts().Routes {
 		host, port, err := net.SplitHostPort(u.Host)
@@ -205,6 +207,9 @@ func (s *Server) expectedClusterSize() int {
 			continue
 		}
 		if own != nil && port == fmt.Sprint(own.Port) && (host == "127.0.0.1" || host == "localhost" || host == own.IP.String()) {
+			continue
+		}
+		if advertised != "" && u.Host == advertised {
 			continue
 		}
 		seen[u.Host] = true

@@ -85,7 +85,8 @@ var casModel = porcupine.Model{
 // (procs) the chaos replaces under mu as it restarts them.
 type chaosCluster struct {
 	procCluster
-	mu sync.Mutex
+	mu  sync.Mutex
+	net *routeNet // the routes' proxies (startPartitionableCluster), or nil
 }
 
 // startChaosCluster starts three servers of binary ("" = this build).
@@ -228,6 +229,9 @@ type chaosRun struct {
 	direct   bool
 	info     bool
 	duration time.Duration
+	// partitions runs the cluster with its routes through proxies that
+	// the fault can cut (route_net_test.go).
+	partitions bool
 }
 
 // chaosHistory is the operations of a run, appended by its clients.
@@ -263,7 +267,12 @@ func runChaos(t *testing.T, run chaosRun) {
 	if d, err := time.ParseDuration(os.Getenv("TERN_CHAOS_DURATION")); err == nil {
 		duration = d
 	}
-	c := startChaosCluster(t, run.binary)
+	var c *chaosCluster
+	if run.partitions {
+		c, _ = startPartitionableCluster(t)
+	} else {
+		c = startChaosCluster(t, run.binary)
+	}
 	nc := connectNATS(t, c.urls(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
 	js, _ := jetstream.New(nc)
 	waitFor(t, 20*time.Second, "the R3 stream", func() bool {
@@ -309,6 +318,9 @@ func runChaos(t *testing.T, run chaosRun) {
 	deadline := time.Now().Add(duration)
 	for n := 0; time.Now().Before(deadline) || run.upgrade && n < 3; n++ {
 		run.fault(c, n)
+	}
+	if run.partitions { // the last fault healed: every server serves again
+		servesReadsAgain(t, c, "KV", 10*time.Second)
 	}
 	time.Sleep(2 * time.Second)
 	close(stop)

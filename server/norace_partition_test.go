@@ -1,0 +1,80 @@
+//go:build !race
+
+package server
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// TestNoRaceJetStreamClusterCASChaosPartition partitions the cluster again
+// and again while the compare-and-set clients write through every server
+// and readers read through every server (STREAM.MSG.GET, direct gets and
+// STREAM.INFO): the stream's leader cut off from both followers (the
+// majority elects another and takes writes while the old one still
+// believes it leads), the leader cut from one follower only (a partial
+// partition: both still reach the third), or a random server isolated;
+// each for 1-3 s, then healed. Every acknowledged write must be stored,
+// the history (reads included) linearizable, and every server must answer
+// reads again within seconds of the last heal (issue 19: one server still
+// answered 10008 well after the faults had healed).
+func TestNoRaceJetStreamClusterCASChaosPartition(t *testing.T) {
+	var rn *routeNet
+	t.Cleanup(func() { // the faults did cut routes
+		if rn == nil {
+			return
+		}
+		severed, refused := rn.cuts()
+		t.Logf("routes closed by the cuts: %d open, %d new", severed, refused)
+		if severed == 0 {
+			t.Error("no cut closed a route")
+		}
+	})
+	runChaos(t, chaosRun{direct: true, info: true, partitions: true, duration: 8 * time.Second,
+		fault: func(c *chaosCluster, n int) {
+			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+			rn = c.net
+			names := serverNames(c)
+			lead := c.streamLeader("KV")
+			d := time.Duration(1000+rand.IntN(2000)) * time.Millisecond
+			switch {
+			case lead >= 0 && n%3 == 0:
+				t.Logf("isolating the leader %s for %v", names[lead], d)
+				c.net.isolate(names[lead], names)
+			case lead >= 0 && n%3 == 1:
+				other := names[(lead+1+rand.IntN(2))%3]
+				t.Logf("cutting the leader %s from %s for %v", names[lead], other, d)
+				c.net.sever(names[lead], other)
+			default:
+				victim := names[rand.IntN(3)]
+				t.Logf("isolating %s for %v", victim, d)
+				c.net.isolate(victim, names)
+			}
+			time.Sleep(d)
+			c.net.heal()
+		}})
+}
+
+// servesReadsAgain fails t unless a STREAM.MSG.GET through each server of
+// c is answered (not 10008, not silence) within d.
+func servesReadsAgain(t *testing.T, c *chaosCluster, stream string, d time.Duration) {
+	t.Helper()
+	for i, p := range c.ports {
+		nc := connectNATS(t, fmt.Sprintf("nats://127.0.0.1:%d", p), nats.IgnoreDiscoveredServers())
+		deadline := time.Now().Add(d)
+		for {
+			if _, ok := chaosRead(nc, "kv.k0"); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server %d answered no read within %v of the last heal", i+1, d)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		nc.Close()
+	}
+}

@@ -1,0 +1,253 @@
+//go:build !race
+
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// routeNet stands between the servers of a process cluster, so that a test
+// can partition them: every route goes through a TCP proxy in front of the
+// server it dials, and each server advertises its proxy as its route
+// address, so the peers it gossips are proxies too. A cut between two
+// servers closes the routes between them and closes every new one as soon
+// as the dialling server names itself (its INFO), until the cut heals. The
+// servers see what a real partition shows them: connections that break
+// and cannot be made again. (Network namespaces and iptables would do it
+// below TCP; this machine has neither, and a proxy cuts only routes, while
+// clients keep reaching every server, as in a partition between racks.)
+type routeNet struct {
+	t     *testing.T
+	mu    sync.Mutex
+	cut   map[[2]string]bool // pairs of server names (sorted) cut apart
+	conns map[*proxyConn]struct{}
+	lns   []net.Listener
+	wg    sync.WaitGroup
+	// severed and refused count the routes cuts closed: open ones, and
+	// new ones as their dialler named itself.
+	severed, refused int
+}
+
+// proxyConn is one route through a proxy: from dials to (from is "" until
+// its INFO named it).
+type proxyConn struct {
+	dialer, server net.Conn
+	from, to       string
+}
+
+func pairOf(a, b string) [2]string {
+	if a > b {
+		a, b = b, a
+	}
+	return [2]string{a, b}
+}
+
+// newRouteNet starts no proxy yet; listen adds them.
+func newRouteNet(t *testing.T) *routeNet {
+	n := &routeNet{t: t, cut: map[[2]string]bool{}, conns: map[*proxyConn]struct{}{}}
+	t.Cleanup(n.close)
+	return n
+}
+
+// listen starts the proxy of server name, whose cluster port is target,
+// and returns the proxy's port.
+func (n *routeNet) listen(name string, target int) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.mu.Lock()
+	n.lns = append(n.lns, l)
+	n.mu.Unlock()
+	n.wg.Add(1)
+	go func() {
+		defer n.wg.Done()
+		for {
+			d, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", target))
+			if err != nil {
+				d.Close()
+				continue
+			}
+			n.relay(&proxyConn{dialer: d, server: s, to: name})
+		}
+	}()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// relay copies both ways until either side closes; the dialer's side is
+// read line by line until its INFO names it, then the cut decides.
+func (n *routeNet) relay(pc *proxyConn) {
+	n.mu.Lock()
+	n.conns[pc] = struct{}{}
+	n.mu.Unlock()
+	done := func() {
+		pc.dialer.Close()
+		pc.server.Close()
+		n.mu.Lock()
+		delete(n.conns, pc)
+		n.mu.Unlock()
+	}
+	n.wg.Add(2)
+	go func() {
+		defer n.wg.Done()
+		io.Copy(pc.dialer, pc.server)
+		done()
+	}()
+	go func() {
+		defer n.wg.Done()
+		defer done()
+		br := bufio.NewReaderSize(pc.dialer, 64<<10)
+		for pc.from == "" {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				return
+			}
+			if name := infoName(line); name != "" && !n.named(pc, name) {
+				return // cut: the route is closed before the server hears it
+			}
+			if _, err := pc.server.Write(line); err != nil {
+				return
+			}
+		}
+		io.Copy(pc.server, br)
+	}()
+}
+
+// infoName is the server_name of an INFO line ("" for any other line).
+func infoName(line []byte) string {
+	rest, ok := bytes.CutPrefix(line, []byte("INFO "))
+	if !ok {
+		return ""
+	}
+	var info struct {
+		Name string `json:"server_name"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(rest), &info) != nil {
+		return ""
+	}
+	return info.Name
+}
+
+// named records who dialled pc and reports whether the route may stay.
+func (n *routeNet) named(pc *proxyConn, name string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	pc.from = name
+	if n.cut[pairOf(name, pc.to)] {
+		n.refused++
+		return false
+	}
+	return true
+}
+
+// sever cuts a from b (both ways) and closes the routes between them.
+func (n *routeNet) sever(a, b string) {
+	n.mu.Lock()
+	n.cut[pairOf(a, b)] = true
+	var doomed []*proxyConn
+	for pc := range n.conns {
+		if pc.from != "" && pairOf(pc.from, pc.to) == pairOf(a, b) {
+			doomed = append(doomed, pc)
+		}
+	}
+	n.severed += len(doomed)
+	n.mu.Unlock()
+	for _, pc := range doomed {
+		pc.dialer.Close()
+		pc.server.Close()
+	}
+}
+
+// isolate cuts name from every other server in names.
+func (n *routeNet) isolate(name string, names []string) {
+	for _, o := range names {
+		if o != name {
+			n.sever(name, o)
+		}
+	}
+}
+
+// cuts reports how many routes the cuts closed, open and new.
+func (n *routeNet) cuts() (severed, refused int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.severed, n.refused
+}
+
+// heal lifts every cut; the servers' next dials get through.
+func (n *routeNet) heal() {
+	n.mu.Lock()
+	clear(n.cut)
+	n.mu.Unlock()
+}
+
+func (n *routeNet) close() {
+	n.mu.Lock()
+	for _, l := range n.lns {
+		l.Close()
+	}
+	for pc := range n.conns {
+		pc.dialer.Close()
+		pc.server.Close()
+	}
+	n.mu.Unlock()
+	n.wg.Wait()
+}
+
+// startPartitionableCluster starts three servers of this build whose
+// routes all go through net's proxies (server i is named N<i+1>).
+func startPartitionableCluster(t *testing.T) (*chaosCluster, *routeNet) {
+	rn := newRouteNet(t)
+	c := &chaosCluster{procCluster: procCluster{t: t, procs: make([]*serverProcess, 3)}, net: rn}
+	var cports, proxies, names []string
+	for i := range 3 {
+		c.ports = append(c.ports, freePort(t))
+		cp := freePort(t)
+		cports = append(cports, itoa(cp))
+		names = append(names, fmt.Sprintf("N%d", i+1))
+		proxies = append(proxies, itoa(rn.listen(names[i], cp)))
+	}
+	var routes []string
+	for _, p := range proxies {
+		routes = append(routes, "nats-route://127.0.0.1:"+p)
+	}
+	dir := t.TempDir()
+	for i := range 3 {
+		conf := fmt.Sprintf("server_name: %s\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q }\n"+
+			"cluster { name: CHAOS, listen: 127.0.0.1:%s, advertise: \"127.0.0.1:%s\", routes: [%s] }\n",
+			names[i], c.ports[i], t.TempDir(), cports[i], proxies[i], strings.Join(routes, ", "))
+		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
+		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		c.confs = append(c.confs, path)
+	}
+	for i := range c.confs {
+		c.startProc(i, "")
+	}
+	return c, rn
+}
+
+// serverNames is N1..N3, the names startPartitionableCluster gives.
+func serverNames(c *chaosCluster) []string {
+	var out []string
+	for i := range c.procs {
+		out = append(out, fmt.Sprintf("N%d", i+1))
+	}
+	return slices.Clip(out)
+}
