@@ -226,11 +226,17 @@ func startPartitionableCluster(t *testing.T) (*chaosCluster, *routeNet) {
 	for _, p := range proxies {
 		routes = append(routes, "nats-route://127.0.0.1:"+p)
 	}
+	// TERN_CHAOS_STALE=1 lets followers answer direct gets from their own
+	// state (stale_direct_reads): the chaos must then find stale reads.
+	extra := ""
+	if os.Getenv("TERN_CHAOS_STALE") == "1" {
+		extra = ", stale_direct_reads: true"
+	}
 	dir := t.TempDir()
 	for i := range 3 {
-		conf := fmt.Sprintf("server_name: %s\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q }\n"+
+		conf := fmt.Sprintf("server_name: %s\nlisten: 127.0.0.1:%d\njetstream { store_dir: %q%s }\n"+
 			"cluster { name: CHAOS, listen: 127.0.0.1:%s, advertise: \"127.0.0.1:%s\", routes: [%s] }\n",
-			names[i], c.ports[i], t.TempDir(), cports[i], proxies[i], strings.Join(routes, ", "))
+			names[i], c.ports[i], t.TempDir(), extra, cports[i], proxies[i], strings.Join(routes, ", "))
 		path := filepath.Join(dir, fmt.Sprintf("n%d.conf", i+1))
 		if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
