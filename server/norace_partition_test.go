@@ -5,6 +5,7 @@ package server
 import (
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,6 +54,40 @@ func TestNoRaceJetStreamClusterCASChaosPartition(t *testing.T) {
 				victim := names[rand.IntN(3)]
 				t.Logf("isolating %s for %v", victim, d)
 				c.net.isolate(victim, names)
+			}
+			time.Sleep(d)
+			c.net.heal()
+		}})
+}
+
+// TestNoRaceJetStreamClusterCASChaosMixed mixes the faults of the other
+// chaos tests in one history: a kill -9 and restart of a random server, a
+// SIGSTOP of the leader for 1-3 s, the leader isolated, and the leader cut
+// from one follower, in turn.
+func TestNoRaceJetStreamClusterCASChaosMixed(t *testing.T) {
+	runChaos(t, chaosRun{direct: true, info: true, partitions: true, duration: 10 * time.Second,
+		fault: func(c *chaosCluster, n int) {
+			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
+			names := serverNames(c)
+			lead := c.streamLeader("KV")
+			d := time.Duration(1000+rand.IntN(2000)) * time.Millisecond
+			switch {
+			case n%4 == 0 || lead < 0:
+				victim := rand.IntN(3)
+				t.Logf("killing %s", names[victim])
+				c.bounce(victim, 500*time.Millisecond, syscall.SIGKILL)
+				return
+			case n%4 == 1:
+				t.Logf("pausing the leader %s for %v", names[lead], d)
+				c.pause(lead, d)
+				return
+			case n%4 == 2:
+				t.Logf("isolating the leader %s for %v", names[lead], d)
+				c.net.isolate(names[lead], names)
+			default:
+				other := names[(lead+1+rand.IntN(2))%3]
+				t.Logf("cutting the leader %s from %s for %v", names[lead], other, d)
+				c.net.sever(names[lead], other)
 			}
 			time.Sleep(d)
 			c.net.heal()
