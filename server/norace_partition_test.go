@@ -56,7 +56,7 @@ func TestNoRaceJetStreamClusterCASChaosPartition(t *testing.T) {
 				c.net.isolate(victim, names)
 			}
 			time.Sleep(d)
-			c.net.heal()
+			c.net.healAndMesh(names)
 		}})
 }
 
@@ -90,7 +90,7 @@ func TestNoRaceJetStreamClusterCASChaosMixed(t *testing.T) {
 				c.net.sever(names[lead], other)
 			}
 			time.Sleep(d)
-			c.net.heal()
+			c.net.healAndMesh(names)
 		}})
 }
 

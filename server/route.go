@@ -231,20 +231,27 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 			nc, err = s.routeTLS(nc, true, u)
 		}
 		if err == nil {
-			failures, delay = 0, 50*time.Millisecond
-			switch id, err := s.runRoute(nc, true, u); err {
-			case errSelfRoute:
+			start := s.clock.Now()
+			switch id, err := s.runRoute(nc, true, u); {
+			case err == errSelfRoute:
 				return
-			case errDuplicateRoute:
+			case err == errDuplicateRoute:
 				// The peer's own connection serves the pair: dial again
 				// only once it is gone, not in a loop while it lives.
 				s.awaitRouteGone(id)
+				failures, delay = 0, 50*time.Millisecond
+			case s.clock.Since(start) >= routeStableAfter:
+				failures, delay = 0, 50*time.Millisecond
+			default:
+				// Accepted, then dropped at once: backed off like a
+				// refused dial (and counted for a discovered route).
+				failures++
 			}
 		} else {
 			failures++
-			if !configured && failures > max(retries, 3) {
-				return
-			}
+		}
+		if !configured && failures > max(retries, 3) {
+			return
 		}
 		if !s.sleepOrShutdown(delay) {
 			delay = min(delay*2, 2*time.Second)
@@ -253,6 +260,10 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 		return
 	}
 }
+
+// routeStableAfter is how long a dialled route must last for the next
+// dial, once it drops, to start again from the shortest delay.
+const routeStableAfter = time.Second
 
 // maxRouteDials bounds the routes a server dials at once, so that peers'
 // gossip cannot make it open connections without limit.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // routeNet stands between the servers of a process cluster, so that a test
@@ -194,6 +195,35 @@ func (n *routeNet) heal() {
 	n.mu.Lock()
 	clear(n.cut)
 	n.mu.Unlock()
+}
+
+// meshed reports whether every pair of names has a route through the
+// proxies (a connection whose dialler named itself).
+func (n *routeNet) meshed(names []string) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	up := map[[2]string]bool{}
+	for pc := range n.conns {
+		if pc.from != "" && pc.from != pc.to {
+			up[pairOf(pc.from, pc.to)] = true
+		}
+	}
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if !up[pairOf(a, b)] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// healAndMesh lifts every cut and waits until the routes are back between
+// every pair (they redial with backoff, up to 2 s apart), so that the next
+// fault cuts a whole cluster.
+func (n *routeNet) healAndMesh(names []string) {
+	n.heal()
+	waitFor(n.t, 15*time.Second, "the routes back after a heal", func() bool { return n.meshed(names) })
 }
 
 func (n *routeNet) close() {
