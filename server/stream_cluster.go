@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -187,7 +186,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	s := jsa.js.srv
 	lost := jsa.js.groupLost(sa, join) // before checkIncarnation makes the directory
-	owed, err := jsa.js.checkIncarnation(sa)
+	owed, fresh, err := jsa.js.checkIncarnation(sa)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -203,7 +202,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
-	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed) // stream_repair.go
+	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed, fresh) // stream_repair.go
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -220,28 +219,6 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
 	// once it is current (streamSM.observed).
 	return mset, nil
-}
-
-// checkIncarnation keeps a group directory only for the stream it was made
-// for: a stream deleted and created again under the same name (while this
-// server was away) must not reuse the old log. The directory records the
-// assignment's creation time. A directory it makes is not synced yet: the
-// fsyncs it owes are returned, for the group's log to run with its first
-// (raft_log_pending.go).
-func (js *jetStream) checkIncarnation(sa *streamAssignment) (pendingSyncs, error) {
-	dir := js.groupDir(sa)
-	file := filepath.Join(dir, "incarnation")
-	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
-	if got, err := vfs.ReadFile(js.fs, file); err == nil && !bytes.Equal(got, want) {
-		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
-		if err := js.fs.RemoveAll(dir); err != nil {
-			return nil, err
-		}
-		removeLogMark(js.fs, dir)
-	} else if err == nil {
-		return nil, nil
-	}
-	return js.makeGroupDir(dir, file, want)
 }
 
 // removeGroupDir removes a stream's group directory and its log mark
