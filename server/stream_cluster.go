@@ -132,6 +132,27 @@ func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 
+// testHookReplicaStarted, set only by tests, runs as startReplica returns
+// (to stretch the moment after its group started).
+var testHookReplicaStarted func(s *Server, sa *streamAssignment)
+
+// bindGroup makes g the replica's group before g runs (startRaftGroup):
+// its first leader may take a publish before startReplica returns, and
+// propose refuses a publish with no group.
+func (sm *streamSM) bindGroup(g *raftGroup) {
+	mset := sm.mset
+	o := mset.jsa.js.srv.getOpts()
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	mset.group = g
+	if mset.cfg.Storage == FileStorage && o.raftHost == nil && mset.syncer == nil { // a host syncs stores itself
+		// The raft log makes entries durable; the store still syncs every
+		// sync_interval, which checkpoints it, compacts blocks and removes
+		// the files of dropped ones.
+		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
+	}
+}
+
 // skippedSnapshot: a snapshot abandoned because the stream changed under
 // it, or not taken because the stream stopped, is expected.
 func (sm *streamSM) skippedSnapshot(err error) bool {
@@ -202,20 +223,14 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
-	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed, fresh) // stream_repair.go
+	_, err = jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed, fresh) // stream_repair.go; binds the group (streamSM.bindGroup)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	mset.mu.Lock()
-	mset.group = g
-	if cfg.Storage == FileStorage && o.raftHost == nil { // a host syncs stores itself
-		// The raft log makes entries durable; the store still syncs every
-		// sync_interval, which checkpoints it, compacts blocks and removes
-		// the files of dropped ones.
-		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
+	if testHookReplicaStarted != nil {
+		testHookReplicaStarted(s, sa)
 	}
-	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
 	// once it is current (streamSM.observed).
 	return mset, nil
