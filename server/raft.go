@@ -175,20 +175,16 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
 	g.drv = drv
-	// Registration and the WaitGroup count happen under the registry lock,
-	// so a group is either stopped by stopRaftGroups or never runs.
-	s.raft.mu.Lock()
-	defer s.raft.mu.Unlock()
-	switch {
-	case s.raft.closed:
-		return nil, errGroupStopped
-	case s.raft.groups[name] != nil:
-		return nil, fmt.Errorf("raft group %q is already running", name)
+	if err := s.registerRaftGroup(g); err != nil {
+		return nil, err
 	}
-	if s.raft.groups == nil {
-		s.raft.groups = map[string]*raftGroup{}
+	// The state machine holds its group before the group runs: a new
+	// stream's first leader may take a publish before startReplica
+	// returns, and a publish its stream refused as "group still starting"
+	// (10008) came right after a create had been answered.
+	if b, ok := sm.(groupBinder); ok {
+		b.bindGroup(g)
 	}
-	s.raft.groups[name] = g
 	if host != nil {
 		host.hostGroup(s, g)
 		if g.campaignsFirst() {
@@ -196,13 +192,42 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		}
 		return g, nil
 	}
-	for _, m := range s.raft.early.take(name) {
+	go g.run() // counted by registerRaftGroup
+	return g, nil
+}
+
+// groupBinder is a state machine that holds its group (a stream's
+// replica): startRaftGroup hands the group over before it runs.
+type groupBinder interface {
+	bindGroup(g *raftGroup)
+}
+
+// registerRaftGroup registers g and, for a group the server runs itself,
+// hands it the messages kept for it and counts its goroutine, all under
+// the registry lock, so a group is either stopped by stopRaftGroups or
+// never runs (a group counted here is started right after).
+func (s *Server) registerRaftGroup(g *raftGroup) error {
+	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
+	switch {
+	case s.raft.closed:
+		return errGroupStopped
+	case s.raft.groups[g.name] != nil:
+		return fmt.Errorf("raft group %q is already running", g.name)
+	}
+	if s.raft.groups == nil {
+		s.raft.groups = map[string]*raftGroup{}
+	}
+	s.raft.groups[g.name] = g
+	if g.host {
+		return nil
+	}
+	for _, m := range s.raft.early.take(g.name) {
 		g.inbox.push(m)
 	}
 	s.startRaftClock()
 	s.wg.Add(1)
-	go g.run()
-	return g, nil
+	return nil
 }
 
 // syncAside runs a leader's log sync on a goroutine of its own while the

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
-// A new stream's replica makes its group directory, the incarnation file
+// A new stream's replica makes its group directory, the incarnation record
 // and the log's directory without fsyncing each one after the other
 // (seven fsyncs in a row were half of a stream create's time): the fsyncs
 // they need are handed to the group's log, which runs them together with
@@ -16,31 +16,29 @@ import (
 // group sends anything that promises durability (a vote, an append
 // response) or applies anything, so the directory is durable before anyone
 // relies on what it holds. A power loss before that leaves no directory
-// (a replica that never started here) or an incarnation file that is
-// missing or torn, whose directory is then made again or discarded when
-// the stream starts again; nothing in it was acknowledged.
+// (a replica that never started here) or a directory without its
+// incarnation record, which is then made again when the stream starts
+// again; nothing in it was acknowledged.
 
 // pendingSyncs are fsyncs still owed by a group directory made unsynced.
 type pendingSyncs []func() error
 
-// makeGroupDir makes a group directory with its incarnation file (holding
-// want) and the log's directory, and returns the fsyncs that make them
-// durable.
-func (js *jetStream) makeGroupDir(dir, incarnation string, want []byte) (pendingSyncs, error) {
+// makeGroupDir makes a group directory with its incarnation record (the
+// empty file named marker, stream_incarnation.go) and the log's directory,
+// and returns the fsyncs that make them durable: the directory holding
+// each one made. The record is empty: its directory's fsync makes it
+// durable, no fsync of its own is needed.
+func (js *jetStream) makeGroupDir(dir, marker string) (pendingSyncs, error) {
 	fs := js.fs
 	parents, err := vfs.MkdirAllUnsynced(fs, walDir(dir), 0o750)
 	if err != nil {
 		return nil, err
 	}
-	f, err := fs.OpenFile(incarnation, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	f, err := fs.OpenFile(filepath.Join(dir, marker), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
 		return nil, err
 	}
-	_, err = f.Write(want)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := f.Close(); err != nil {
 		return nil, err
 	}
 	var p pendingSyncs
@@ -49,25 +47,11 @@ func (js *jetStream) makeGroupDir(dir, incarnation string, want []byte) (pending
 			p = append(p, func() error { return fs.SyncDir(d) })
 		}
 	}
-	p = append(p, func() error { return fs.SyncDir(dir) }, func() error { return syncFile(fs, incarnation) })
-	return p, nil
+	return append(p, func() error { return fs.SyncDir(dir) }), nil
 }
 
 // walDir is the directory of a group's write-ahead log.
 func walDir(groupDir string) string { return filepath.Join(groupDir, "wal") }
-
-// syncFile fsyncs the file name (through a descriptor of its own).
-func syncFile(fs vfs.FS, name string) error {
-	f, err := fs.OpenFile(name, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 // run runs every sync, at the same time when parallel (on the operating
 // system's file system concurrent fsyncs share a journal commit), and

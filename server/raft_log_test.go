@@ -121,14 +121,14 @@ func TestStreamIncarnationDiscardsOldLog(t *testing.T) {
 	s := runServer(t, func() *Options { o := testOptions(); o.JetStream = true; o.StoreDir = t.TempDir(); return o }())
 	js := s.js.Load()
 	old := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "INC"}, Created: time.Unix(1, 0)}
-	if _, err := js.checkIncarnation(old); err != nil {
+	if _, _, err := js.checkIncarnation(old); err != nil {
 		t.Fatal(err)
 	}
 	marker := filepath.Join(js.groupDir(old), "wal-leftover")
 	if err := os.WriteFile(marker, []byte("x"), 0o640); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := js.checkIncarnation(old); err != nil {
+	if _, _, err := js.checkIncarnation(old); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); err != nil {
@@ -136,7 +136,7 @@ func TestStreamIncarnationDiscardsOldLog(t *testing.T) {
 	}
 	renewed := *old
 	renewed.Created = time.Unix(2, 0)
-	if _, err := js.checkIncarnation(&renewed); err != nil {
+	if _, _, err := js.checkIncarnation(&renewed); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(marker); !os.IsNotExist(err) {

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -133,6 +132,27 @@ func (sm *streamSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 
 func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st) }
 
+// testHookReplicaStarted, set only by tests, runs as startReplica returns
+// (to stretch the moment after its group started).
+var testHookReplicaStarted func(s *Server, sa *streamAssignment)
+
+// bindGroup makes g the replica's group before g runs (startRaftGroup):
+// its first leader may take a publish before startReplica returns, and
+// propose refuses a publish with no group.
+func (sm *streamSM) bindGroup(g *raftGroup) {
+	mset := sm.mset
+	o := mset.jsa.js.srv.getOpts()
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	mset.group = g
+	if mset.cfg.Storage == FileStorage && o.raftHost == nil && mset.syncer == nil { // a host syncs stores itself
+		// The raft log makes entries durable; the store still syncs every
+		// sync_interval, which checkpoints it, compacts blocks and removes
+		// the files of dropped ones.
+		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
+	}
+}
+
 // skippedSnapshot: a snapshot abandoned because the stream changed under
 // it, or not taken because the stream stopped, is expected.
 func (sm *streamSM) skippedSnapshot(err error) bool {
@@ -187,7 +207,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	}
 	s := jsa.js.srv
 	lost := jsa.js.groupLost(sa, join) // before checkIncarnation makes the directory
-	owed, err := jsa.js.checkIncarnation(sa)
+	owed, fresh, err := jsa.js.checkIncarnation(sa)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -203,45 +223,17 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 			peers = append(peers, raftID(p))
 		}
 	}
-	g, err := jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed) // stream_repair.go
+	_, err = jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed, fresh) // stream_repair.go; binds the group (streamSM.bindGroup)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	mset.mu.Lock()
-	mset.group = g
-	if cfg.Storage == FileStorage && o.raftHost == nil { // a host syncs stores itself
-		// The raft log makes entries durable; the store still syncs every
-		// sync_interval, which checkpoints it, compacts blocks and removes
-		// the files of dropped ones.
-		mset.syncer = newGroupCommit(mset, false, o.backgroundSync())
+	if testHookReplicaStarted != nil {
+		testHookReplicaStarted(s, sa)
 	}
-	mset.mu.Unlock()
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
 	// once it is current (streamSM.observed).
 	return mset, nil
-}
-
-// checkIncarnation keeps a group directory only for the stream it was made
-// for: a stream deleted and created again under the same name (while this
-// server was away) must not reuse the old log. The directory records the
-// assignment's creation time. A directory it makes is not synced yet: the
-// fsyncs it owes are returned, for the group's log to run with its first
-// (raft_log_pending.go).
-func (js *jetStream) checkIncarnation(sa *streamAssignment) (pendingSyncs, error) {
-	dir := js.groupDir(sa)
-	file := filepath.Join(dir, "incarnation")
-	want := []byte(strconv.FormatInt(sa.Created.UnixNano(), 10))
-	if got, err := vfs.ReadFile(js.fs, file); err == nil && !bytes.Equal(got, want) {
-		js.srv.Noticef("JetStream cluster: discarding the log of an earlier stream named %q", sa.Config.Name)
-		if err := js.fs.RemoveAll(dir); err != nil {
-			return nil, err
-		}
-		removeLogMark(js.fs, dir)
-	} else if err == nil {
-		return nil, nil
-	}
-	return js.makeGroupDir(dir, file, want)
 }
 
 // removeGroupDir removes a stream's group directory and its log mark

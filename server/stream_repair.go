@@ -105,8 +105,7 @@ func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
 	if join || !js.storageLost.Load() {
 		return false
 	}
-	_, err := js.fs.Stat(filepath.Join(dir, "incarnation"))
-	return err != nil && js.srv.clock.Since(sa.Created) >= 10*time.Second
+	return !js.hasIncarnation(dir) && js.srv.clock.Since(sa.Created) >= 10*time.Second
 }
 
 // markRepair writes the marker into the group directory.
@@ -221,7 +220,7 @@ func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardS
 // of a stream created moments ago campaigns as its group starts when it is
 // the stream's first leader (an old assignment replayed from the meta log
 // at startup may be removed by a later entry).
-func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration, owed pendingSyncs) (*raftGroup, error) {
+func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration, owed pendingSyncs, freshDir bool) (*raftGroup, error) {
 	js, s := jsa.js, jsa.js.srv
 	var rs repairState
 	if repairing {
@@ -250,7 +249,9 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			mset.mu.Lock()
 			mset.groupDir, mset.wal, mset.alone = js.groupDir(sa), log, len(sa.Peers) <= 1
 			mset.mu.Unlock()
-			jsa.removeSendingScratch(mset.groupDir)
+			if !freshDir { // a directory just made holds no scratch
+				jsa.removeSendingScratch(mset.groupDir)
+			}
 			hs, _, _ = log.InitialState()
 			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
@@ -273,7 +274,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 		if err := owed.run(false); err != nil { // the directory is durable before a repair marks it
 			return nil, err
 		}
-		owed = nil
+		owed, freshDir = nil, false
 		rs = repairState{floor: discardFloor(repairing, rs.floor, last, hs), term: max(hs.Term, rs.term)}
 		s.Warnf("JetStream stream '%s > %s': local state damaged (%v); discarding it and catching up from the other replicas (%s)",
 			jsa.acc.Name, sa.Config.Name, err, floorText(rs.floor))

@@ -1,0 +1,120 @@
+package server
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+)
+
+func TestJudgeIncarnation(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  incarnationVerdict
+	}{
+		{nil, incarnationNone},
+		{[]string{"wal"}, incarnationNone},
+		{[]string{"wal", "incarnation-5"}, incarnationSame},
+		{[]string{"incarnation-4", "wal"}, incarnationOther},
+		{[]string{"incarnation", "wal"}, incarnationLegacy},
+		{[]string{"incarnation", "incarnation-5"}, incarnationSame},
+		{[]string{"incarnation-4", "incarnation"}, incarnationOther},
+		{[]string{"incarnation-50"}, incarnationOther},
+	} {
+		if got := judgeIncarnation(c.names, "5"); got != c.want {
+			t.Errorf("%v: got %d, want %d", c.names, got, c.want)
+		}
+	}
+}
+
+// memJetStream is a jetStream on an in-memory file system, enough for the
+// group directory's bookkeeping.
+func memJetStream(t *testing.T) (*jetStream, *vfs.MemFS) {
+	mem := vfs.NewMem()
+	s := runServer(t, testOptions())
+	js := &jetStream{srv: s, storeDir: "/js", fs: mem}
+	if err := vfs.MkdirAllSynced(mem, filepath.Join(js.storeDir, "_raft_"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	return js, mem
+}
+
+// TestStreamIncarnationSurvivesPowerLoss: once a new group directory's
+// owed fsyncs ran (with the log's first fsync, before the group says or
+// applies anything), a power loss keeps its incarnation record, so the
+// replica keeps its log when it starts again; before them the directory
+// may vanish, and is made again.
+func TestStreamIncarnationSurvivesPowerLoss(t *testing.T) {
+	js, mem := memJetStream(t)
+	sa := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "INC"}, Created: time.Unix(7, 0)}
+	owed, fresh, err := js.checkIncarnation(sa)
+	if err != nil || !fresh || len(owed) == 0 {
+		t.Fatalf("new directory: owed %d fresh %v err %v", len(owed), fresh, err)
+	}
+	mem.Crash()
+	if _, err := mem.Stat(js.groupDir(sa)); err == nil {
+		t.Fatalf("a directory whose fsyncs never ran survived the power loss")
+	}
+	if owed, fresh, err = js.checkIncarnation(sa); err != nil || !fresh {
+		t.Fatalf("made again: fresh %v err %v", fresh, err)
+	}
+	if err := owed.run(false); err != nil {
+		t.Fatal(err)
+	}
+	mem.Crash()
+	if owed, fresh, err = js.checkIncarnation(sa); err != nil || fresh || owed != nil {
+		t.Fatalf("after the owed fsyncs and a power loss: owed %d fresh %v err %v (want the directory kept)", len(owed), fresh, err)
+	}
+	if _, err := mem.Stat(walDir(js.groupDir(sa))); err != nil {
+		t.Fatalf("the log's directory is gone: %v", err)
+	}
+	renewed := *sa
+	renewed.Created = time.Unix(8, 0)
+	if _, fresh, err := js.checkIncarnation(&renewed); err != nil || !fresh {
+		t.Fatalf("a new stream of the same name: fresh %v err %v (want the old directory discarded)", fresh, err)
+	}
+}
+
+// TestStreamIncarnationLegacyFile: a group directory made before the
+// record was a file name holds a file "incarnation" with the creation
+// time; it is kept for its stream and discarded for another.
+func TestStreamIncarnationLegacyFile(t *testing.T) {
+	js, mem := memJetStream(t)
+	sa := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "OLD"}, Created: time.Unix(9, 0)}
+	dir := js.groupDir(sa)
+	if err := vfs.MkdirAllSynced(mem, walDir(dir), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	f, err := mem.OpenFile(filepath.Join(dir, "incarnation"), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte("9000000000")); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	leftover := filepath.Join(walDir(dir), "leftover")
+	if f, err = mem.OpenFile(leftover, os.O_RDWR|os.O_CREATE, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if owed, fresh, err := js.checkIncarnation(sa); err != nil || fresh || owed != nil {
+		t.Fatalf("its own stream: owed %d fresh %v err %v", len(owed), fresh, err)
+	}
+	if _, err := mem.Stat(leftover); err != nil {
+		t.Fatalf("the stream lost its log: %v", err)
+	}
+	if !js.hasIncarnation(dir) {
+		t.Fatal("hasIncarnation misses the legacy file")
+	}
+	renewed := *sa
+	renewed.Created = time.Unix(10, 0)
+	if _, fresh, err := js.checkIncarnation(&renewed); err != nil || !fresh {
+		t.Fatalf("another stream: fresh %v err %v", fresh, err)
+	}
+	if _, err := mem.Stat(leftover); err == nil {
+		t.Fatal("a new stream of the same name kept the old log")
+	}
+}
