@@ -306,7 +306,7 @@ func (m *metaSM) leaderChanged(raft.SoftState) {}
 // differ from the others' from then on.
 func (m *metaSM) Apply(ents []raft.Entry) error {
 	var starts startBatch // new local replicas, started together at the end
-	defer func() { m.jc.startReplicas(starts.flush(), false) }()
+	defer func() { m.jc.startReplicas(starts.flush(), startCreated) }()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
@@ -433,7 +433,7 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 		starts.add(sa)
 	default:
 		if starts != nil {
-			jc.startReplicas(starts.flush(), false)
+			jc.startReplicas(starts.flush(), startCreated)
 		}
 		jc.applyLocal(me, sa, old)
 	}
@@ -490,7 +490,7 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	case !jc.isPeer(sa): // add and del concern the stream's servers only
 	case op == "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {
-			if _, err := jsa.startReplica(sa, false); err != nil {
+			if _, err := jsa.startReplica(sa, startCreated); err != nil {
 				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 			}
 		}
@@ -510,7 +510,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
-		if _, err := jsa.startReplica(sa, true); err != nil {
+		if _, err := jsa.startReplica(sa, startJoin); err != nil {
 			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
 		}
 	case mset.isLeader():

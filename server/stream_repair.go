@@ -89,24 +89,32 @@ func (sm *streamSM) recovered() {
 }
 
 // groupLost reports whether the replica must start recovering before its
-// log is opened: a marker left by an unfinished repair, or a founding
-// member of a stream that is not new whose group directory is gone on a
-// server that started without its meta log (its storage was wiped or
+// log is opened: a marker left by an unfinished repair, or a member (not
+// one joining) of a stream that is not new whose group directory is gone
+// on a server that started without its meta log (its storage was wiped or
 // lost). A group directory missing beside a meta log is a replica that
 // never started here (its directory is made, fsynced, before the group
 // starts), which may vote as any new member: were it taken for a lost
 // one, a stream whose replicas all lost power before making theirs would
-// find no member willing to vote.
-func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
+// find no member willing to vote. A group of one never recovers: no peer
+// could give it anything, and it would wait for a leader forever; it
+// starts again empty, the loss logged.
+func (js *jetStream) groupLost(sa *streamAssignment, how replicaStart) bool {
 	dir := js.groupDir(sa)
 	if _, err := js.fs.Stat(filepath.Join(dir, repairMarker)); err == nil {
-		return true
+		return len(sa.Peers) > 1
 	}
-	if join || !js.storageLost.Load() {
+	if how == startJoin || !js.storageLost.Load() {
 		return false
 	}
 	_, err := js.fs.Stat(filepath.Join(dir, "incarnation"))
-	return err != nil && js.srv.clock.Since(sa.Created) >= 10*time.Second
+	lost := err != nil && js.srv.clock.Since(sa.Created) >= 10*time.Second
+	if lost && len(sa.Peers) <= 1 {
+		js.srv.Errorf("JetStream stream '%s > %s': its storage on this server was lost; no other replica to recover it from: starting it empty",
+			sa.Account, sa.Config.Name)
+		return false
+	}
+	return lost
 }
 
 // markRepair writes the marker into the group directory.
@@ -221,7 +229,7 @@ func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardS
 // of a stream created moments ago campaigns as its group starts when it is
 // the stream's first leader (an old assignment replayed from the meta log
 // at startup may be removed by a later entry).
-func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration, owed pendingSyncs) (*raftGroup, error) {
+func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, how replicaStart, repairing bool, syncEvery time.Duration, owed pendingSyncs) (*raftGroup, error) {
 	js, s := jsa.js, jsa.js.srv
 	var rs repairState
 	if repairing {
@@ -252,10 +260,10 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 			mset.mu.Unlock()
 			jsa.removeSendingScratch(mset.groupDir)
 			hs, _, _ = log.InitialState()
-			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
+			fresh := how == startCreated && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), repairPeers(peers, repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
+			g, err = s.startRaftGroup(sa.groupName(), repairPeers(how.foundingPeers(sa), repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
 			if err == nil {
 				return g, nil
 			}
