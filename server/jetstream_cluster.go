@@ -214,8 +214,9 @@ func (s *Server) expectedClusterSize() int {
 
 func (jc *jsCluster) startMeta(peers []string) error {
 	s := jc.js.srv
-	if _, err := jc.js.fs.Stat(filepath.Join(jc.metaDir(), "wal")); err != nil {
-		jc.js.storageLost.Store(true)
+	wiped, err := jc.metaStorageWiped() // jetstream_meta_wiped.go
+	if err != nil {
+		return err
 	}
 	log, salvaged, err := jc.openMetaLog(len(peers)) // jetstream_meta_repair.go
 	if err != nil {
@@ -226,6 +227,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 		log.Close()
 		return err
 	}
+	recovering = recovering || wiped && len(peers) > 1
 	ids := make([]raft.ID, len(peers))
 	for i, p := range peers {
 		ids[i] = raftID(p)
@@ -300,6 +302,14 @@ type metaSM struct {
 
 func (m *metaSM) leaderChanged(raft.SoftState) {}
 
+// noteTerm notes an applied entry's term: one past the bootstrap's was
+// written by an elected leader, so the cluster has run (Server.metaHeld).
+func (m *metaSM) noteTerm(term uint64) {
+	if term > 1 {
+		m.jc.js.srv.metaHeld.Store(true)
+	}
+}
+
 // Apply applies committed meta entries in order. An entry it cannot
 // decode halts the group (the error stops it and marks it unhealthy, as a
 // stream's group halts): skipping it would let this server's assignments
@@ -310,6 +320,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
+			m.noteTerm(ents[i].Term)
 			continue
 		}
 		var me metaEntry
@@ -324,6 +335,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 			return err
 		}
 		m.applied = ents[i].Index
+		m.noteTerm(ents[i].Term)
 		m.jc.apply(&me, &starts)
 	}
 	return nil

@@ -83,6 +83,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 		return err
 	}
 	m.applied, m.snapshot = snap.Index, snap.Index
+	m.jc.js.srv.metaHeld.Store(true)
 	m.jc.restoreAssignments(ms.Streams)
 	return nil
 }
