@@ -1,8 +1,10 @@
 package server
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -72,9 +74,7 @@ func TestJetStreamClusterWipedMetaMemberCatchesUp(t *testing.T) {
 	// caused expired (raft_early.go).
 	rc, rjs := jsClient(t, c.servers[down])
 	defer rc.Close()
-	if ack, err := rjs.Publish(ctx(t), "keep", []byte("y")); err != nil || ack.Sequence != 6 {
-		t.Fatalf("publish after the wipe: %+v %v", ack, err)
-	}
+	publishEventually(t, rjs, "keep", "y", 6)
 	checkReplicasAgree(t, c, "KEEP", 6)
 	createStream(t, rjs, jetstream.StreamConfig{Name: "AFTER", Subjects: []string{"after"}, Replicas: 3})
 }
@@ -138,4 +138,65 @@ func TestJetStreamClusterWipedMetaMajorityFailsClosed(t *testing.T) {
 	if st.Msgs != 5 {
 		t.Fatalf("the intact server's replica holds %d messages, want 5", st.Msgs)
 	}
+}
+
+// publishEventually publishes one message (deduplicated by its id while
+// the stream elects a leader) and checks it is stored at seq.
+func publishEventually(t *testing.T, js jetstream.JetStream, subj, id string, seq uint64) {
+	t.Helper()
+	var ack *jetstream.PubAck
+	var err error
+	waitFor(t, 20*time.Second, "a publish acknowledged", func() bool {
+		c, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		ack, err = js.Publish(c, subj, []byte(id), jetstream.WithMsgID(id))
+		return err == nil
+	})
+	if ack.Sequence != seq {
+		t.Fatalf("publish stored at %d, want %d", ack.Sequence, seq)
+	}
+}
+
+// TestJetStreamClusterWipedFirstLeaderNotTermOneAgain (issue 19): a new
+// stream's first leader leads term 1 without an election. When that server
+// lost its storage and came back within 10 s of the creation, it applied
+// the creation again as a new one and led term 1 a second time with an
+// empty log, while the others held term 1's entries from its first time:
+// two leaders of one term. A creation it learns catching up the meta log
+// must start a replica that never leads term 1 (and, its storage lost,
+// recovers from the others before it votes).
+func TestJetStreamClusterWipedFirstLeaderNotTermOneAgain(t *testing.T) {
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}, Replicas: 3})
+	nc.Close()
+	sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "S")
+	down := slices.IndexFunc(c.servers, func(s *Server) bool { return s.Name() == sa.firstLeader() })
+	pc, pjs := jsClient(t, c.servers[(down+1)%3])
+	defer pc.Close()
+	for i := 0; i < 5; i++ {
+		if _, err := pjs.Publish(ctx(t), "s", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitAllApplied(t, "S", 3, 5, 10*time.Second)
+	wipeAndRestart(t, c, down)
+	var g *raftGroup
+	waitFor(t, 10*time.Second, "the wiped server runs its replica of S", func() bool {
+		m := c.servers[down].js.Load().account(globalAccountName).lookup("S")
+		if m != nil {
+			m.mu.Lock()
+			g = m.group
+			m.mu.Unlock()
+		}
+		return g != nil
+	})
+	if age := time.Since(sa.Created); age >= 10*time.Second {
+		t.Fatalf("the replica restarted %v after the creation: the first-term shortcut is not offered past 10 s, nothing tested", age)
+	}
+	if g.campaignsFirst() {
+		t.Fatalf("%s, wiped, leads the first term of S again", c.servers[down].Name())
+	}
+	publishEventually(t, pjs, "s", "y", 6)
+	checkReplicasAgree(t, c, "S", 6)
 }

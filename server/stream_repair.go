@@ -77,7 +77,7 @@ func (sm *streamSM) recovering() bool { return sm.repairing }
 
 func (sm *streamSM) recoveringFloor() raft.LogPosition { return sm.floor }
 
-func (sm *streamSM) recovered() {
+func (sm *streamSM) recovered(uint64) {
 	sm.repairing = false
 	mset := sm.mset
 	fsys := mset.jsa.js.fs
@@ -90,15 +90,18 @@ func (sm *streamSM) recovered() {
 
 // groupLost reports whether the replica must start recovering before its
 // log is opened: a marker left by an unfinished repair, or a member (not
-// one joining) of a stream that is not new whose group directory is gone
-// on a server that started without its meta log (its storage was wiped or
-// lost). A group directory missing beside a meta log is a replica that
-// never started here (its directory is made, fsynced, before the group
-// starts), which may vote as any new member: were it taken for a lost
-// one, a stream whose replicas all lost power before making theirs would
-// find no member willing to vote. A group of one never recovers: no peer
-// could give it anything, and it would wait for a leader forever; it
-// starts again empty, the loss logged.
+// one joining) whose group directory is gone on a server that started
+// without its meta log, of a stream that is not new or that the server
+// learned catching up after its storage was wiped (storageWiped: it may
+// have run the group, acknowledged entries and voted, even moments ago;
+// a stream created once it caught up is new to it). A group directory
+// missing beside a meta log is a replica that never started here (its
+// directory is made, fsynced, before the group starts), which may vote as
+// any new member: were it taken for a lost one, a stream whose replicas
+// all lost power before making theirs would find no member willing to
+// vote. A group of one never recovers: no peer could give it anything,
+// and it would wait for a leader forever; it starts again empty, the loss
+// logged.
 func (js *jetStream) groupLost(sa *streamAssignment, how replicaStart) bool {
 	dir := js.groupDir(sa)
 	if _, err := js.fs.Stat(filepath.Join(dir, repairMarker)); err == nil {
@@ -108,7 +111,7 @@ func (js *jetStream) groupLost(sa *streamAssignment, how replicaStart) bool {
 		return false
 	}
 	_, err := js.fs.Stat(filepath.Join(dir, "incarnation"))
-	lost := err != nil && js.srv.clock.Since(sa.Created) >= 10*time.Second
+	lost := err != nil && (js.srv.clock.Since(sa.Created) >= 10*time.Second || how != startCreated && js.storageWiped.Load())
 	if lost && len(sa.Peers) <= 1 {
 		js.srv.Errorf("JetStream stream '%s > %s': its storage on this server was lost; no other replica to recover it from: starting it empty",
 			sa.Account, sa.Config.Name)
@@ -226,9 +229,12 @@ func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardS
 // startStreamGroup opens the replica's log and starts its raft group,
 // repairing the replica (discard, then recover from the peers) when its
 // local state turns out damaged. A founding member with no state at all
-// of a stream created moments ago campaigns as its group starts when it is
-// the stream's first leader (an old assignment replayed from the meta log
-// at startup may be removed by a later entry).
+// of a stream created moments ago leads its first term when it is the
+// stream's first leader, but only for a creation applied as it is
+// committed (startCreated): one replayed or learned catching up the meta
+// log may have led that term already, before a restart or a lost disk,
+// and two leaders of one term would hold different entries under the same
+// term and index.
 func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, how replicaStart, repairing bool, syncEvery time.Duration, owed pendingSyncs) (*raftGroup, error) {
 	js, s := jsa.js, jsa.js.srv
 	var rs repairState
