@@ -389,7 +389,7 @@ func (b *startBatch) start(jc *jsCluster) {
 // replica of a plain create joins starts (nil: at once), anything else
 // starts what starts holds first. how is startCreated for an entry applied
 // as it is committed, startReplayed for one this server applies catching
-// up (metaSM.catchingUp).
+// up (metaSM.startOf).
 func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
 	sa := me.SA
 	jc.mu.Lock()
