@@ -83,6 +83,7 @@ type jsCluster struct {
 	// before they are answered 10008 (jetstream_leader_grace.go).
 	graceWaiters atomic.Int32
 	usage        remoteUsage // the other servers' account usage (jetstream_usage.go)
+	usageSend    usageSender // reportUsage's caller only (jetstream_usage.go)
 	// leavers are the replicas leaving under a raftHost (stepLeavers).
 	leavers []*leaver
 	// balance is what the leader balancer's last round saw (jetstream_balance.go).

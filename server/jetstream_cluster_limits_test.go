@@ -130,3 +130,67 @@ func (c *jsTestCluster) accountReplicas(account, name string) []*stream {
 	}
 	return out
 }
+
+// A server holding no replica of an account with limits of its own sends
+// no usage report every second (an empty one counts as none): one goes
+// while it holds such a replica, and one empty report when it stops
+// holding any, so the others forget the replica at once.
+func TestJetStreamClusterUsageReportsOnlyWhenHeld(t *testing.T) {
+	c := runJSClusterWith(t, 3, func(_ int, o *Options) {
+		acc := NewAccount("L")
+		acc.jetstream = true
+		acc.jsLimits = &jsLimits{MaxMemory: -1, MaxStore: 1 << 20, MaxStreams: -1}
+		o.Accounts = []*Account{acc}
+		o.Users = []*User{{Username: "l", Password: "l", Account: acc}}
+	})
+	sent := func() (n uint64) {
+		for _, s := range c.servers {
+			n += s.js.Load().cluster.usageSend.sent.Load()
+		}
+		return n
+	}
+	quiet := func(what string) {
+		t.Helper()
+		before := sent()
+		time.Sleep(2500 * time.Millisecond) // an observation window: the count is the result
+		if d := sent() - before; d != 0 {
+			t.Fatalf("%s: %d usage reports sent in 2.5 s", what, d)
+		}
+	}
+	quiet("no replica of a limited account held")
+
+	nc := connectNATS(t, c.servers[0].ClientURL(), nats.UserInfo("l", "l"))
+	js, _ := jetstream.New(nc)
+	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one"}})
+	if _, err := js.Publish(ctx(t), "one", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	held := c.accountReplicas("L", "ONE")
+	if len(held) != 1 {
+		t.Fatalf("ONE has %d replicas", len(held))
+	}
+	host := held[0].jsa.js.srv.Name()
+	reported := func(want bool) func() bool {
+		return func() bool {
+			for _, s := range c.servers {
+				if s.Name() == host {
+					continue
+				}
+				u := &s.js.Load().cluster.usage
+				u.mu.Lock()
+				n := len(u.by[host].streams)
+				u.mu.Unlock()
+				if (n > 0) != want {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	waitFor(t, 10*time.Second, "ONE reported by its server", reported(true))
+	if err := js.DeleteStream(ctx(t), "ONE"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the empty report after ONE's deletion", reported(false))
+	quiet("after the empty report")
+}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
-	"github.com/nats-io/nats-server/v2/internal/lockorder"
+	"sync/atomic"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/lockorder"
 )
 
 // Account storage across a cluster. Each JetStream server publishes, every
@@ -122,13 +124,33 @@ func (jc *jsCluster) startUsageReports() {
 	}()
 }
 
-// reportUsage tells every server the sizes of the replicas held here.
+// usageSender is what reportUsage remembers between two reports (touched
+// only by its caller, one goroutine: the loop, or a raftHost's).
+type usageSender struct {
+	held bool          // the last report sent named a replica
+	sent atomic.Uint64 // reports sent (tests)
+}
+
+// reportUsage tells every server the sizes of the replicas held here. A
+// server holding no replica of an account with limits of its own says so
+// once: an empty report counts for nothing at a receiver, as none does
+// (the previous one expires after usageReportTTL), so an idle cluster
+// without such accounts sends none every second.
 func (jc *jsCluster) reportUsage() {
 	s := jc.js.srv
-	if sys := s.SystemAccount(); sys != nil {
-		b, _ := json.Marshal(jc.js.localUsage())
-		s.deliver(nil, sys, usageSubject, "", nil, b)
+	sys := s.SystemAccount()
+	if sys == nil {
+		return
 	}
+	rep := jc.js.localUsage()
+	held := len(rep.Streams) > 0
+	if !held && !jc.usageSend.held {
+		return
+	}
+	jc.usageSend.held = held
+	jc.usageSend.sent.Add(1)
+	b, _ := json.Marshal(rep)
+	s.deliver(nil, sys, usageSubject, "", nil, b)
 }
 
 // localUsage is this server's report: every stream replica held here of

@@ -279,7 +279,8 @@ var (
 )
 
 // awaitRouteGone returns once no route to the server id is registered,
-// or the server is shutting down.
+// or the server is shutting down. It wakes only when a route is removed
+// (an idle server's dial loops used to look every second).
 func (s *Server) awaitRouteGone(id string) {
 	for !s.shutdown.Load() {
 		s.routes.mu.Lock()
@@ -291,7 +292,8 @@ func (s *Server) awaitRouteGone(id string) {
 		}
 		select {
 		case <-removed:
-		case <-time.After(time.Second):
+		case <-s.quit:
+			return
 		}
 	}
 }
