@@ -129,37 +129,59 @@ func (jc *jsCluster) balanceLeaders() int {
 	now := s.clock.Now()
 	leads, share := map[string]int{}, map[string]float64{}
 	var led []*streamAssignment
-	jc.mu.Lock()
-	for acc, streams := range jc.streams {
-		for name, sa := range streams {
-			n := 0
-			for _, p := range sa.Peers {
-				if live[p] {
-					n++
-				}
+	for _, r := range jc.replicatedAssignments() {
+		sa := r.sa
+		n := 0
+		for _, p := range sa.Peers {
+			if live[p] {
+				n++
 			}
-			if len(sa.Peers) < 2 || n == 0 {
-				continue
+		}
+		if n == 0 {
+			continue
+		}
+		for _, p := range sa.Peers {
+			if live[p] {
+				share[p] += 1 / float64(n)
 			}
-			for _, p := range sa.Peers {
-				if live[p] {
-					share[p] += 1 / float64(n)
-				}
-			}
-			if l := jc.leaders.get(leaderKey(acc, name), now); l != "" {
-				leads[l]++
-				if l == me {
-					led = append(led, sa)
-				}
+		}
+		if l := jc.leaders.get(leaderKey(r.account, sa.Config.Name), now); l != "" {
+			leads[l]++
+			if l == me {
+				led = append(led, sa)
 			}
 		}
 	}
-	jc.mu.Unlock()
 	moves := planLeaderMoves(me, led, leads, share, leaderBalanceMax)
 	for _, mv := range moves {
 		jc.moveLeader(mv)
 	}
 	return len(moves)
+}
+
+// assignmentRef is an assignment with its account.
+type assignmentRef struct {
+	account string
+	sa      *streamAssignment
+}
+
+// replicatedAssignments lists the assignments of streams with two or more
+// replicas. Only the walk holds jc.mu: the leader balancer looks each one
+// up in the leader map after it, while a route's read loop may be waiting
+// for jc.mu (an API request handled inline). Assignments are replaced,
+// never changed in place, so reading them unlocked is safe.
+func (jc *jsCluster) replicatedAssignments() []assignmentRef {
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	var out []assignmentRef
+	for acc, streams := range jc.streams {
+		for _, sa := range streams {
+			if len(sa.Peers) >= 2 {
+				out = append(out, assignmentRef{acc, sa})
+			}
+		}
+	}
+	return out
 }
 
 // moveLeader asks the group of mv's stream, if led here, to hand its
