@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -84,6 +85,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	}
 	m.applied, m.snapshot = snap.Index, snap.Index
 	m.jc.restoreAssignments(ms.Streams)
+	m.jc.replayedTo(m.applied) // jetstream_group_name.go
 	return nil
 }
 
@@ -163,7 +165,7 @@ func (jc *jsCluster) startReplicas(list []*streamAssignment, join bool) {
 				if jsa == nil {
 					continue
 				}
-				if _, err := jsa.startReplica(sa, join); err != nil {
+				if _, err := jsa.startReplica(sa, join); err != nil && !errors.Is(err, errReplicaDeferred) {
 					s.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 				}
 			}

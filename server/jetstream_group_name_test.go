@@ -1,0 +1,311 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Two accounts whose names contain '-': team-a's stream x and team's
+// stream a-x had one raft group name, S-team-a-x.
+const groupNameConf = `
+accounts {
+  team-a { jetstream: enabled, users: [{user: a, password: a}] }
+  team   { jetstream: enabled, users: [{user: t, password: t}] }
+}
+`
+
+func runGroupNameCluster(t *testing.T) *jsTestCluster {
+	t.Helper()
+	conf := optsWriteConf(t, t.TempDir(), "accounts.conf", groupNameConf)
+	return runJSClusterWith(t, 3, func(i int, o *Options) {
+		fo, err := ProcessConfigFile(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Users, o.Accounts = fo.Users, fo.Accounts
+	})
+}
+
+// groupNameStream is one of the two colliding streams and what it holds.
+type groupNameStream struct {
+	account, user, name, prefix string
+	want                        []string // "subject payload" of each message in order
+}
+
+func (g *groupNameStream) connect(t *testing.T, c *jsTestCluster) jetstream.JetStream {
+	nc := connectNATS(t, c.servers[0].ClientURL(), nats.UserInfo(g.user, g.user))
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+func (g *groupNameStream) publish(t *testing.T, js jetstream.JetStream, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		subj := fmt.Sprintf("%s.%d", g.prefix, len(g.want))
+		data := fmt.Sprintf("%s > %s #%d", g.account, g.name, len(g.want))
+		ack, err := js.Publish(ctx(t), subj, []byte(data))
+		if err != nil {
+			t.Fatalf("publish to %s > %s: %v", g.account, g.name, err)
+		}
+		g.want = append(g.want, subj+" "+data)
+		if ack.Stream != g.name || ack.Sequence != uint64(len(g.want)) {
+			t.Fatalf("%s > %s: ack %+v, want sequence %d", g.account, g.name, ack, len(g.want))
+		}
+	}
+}
+
+// held is what a replica holds, as g.want.
+func held(m *stream) []string {
+	var ss StreamState
+	m.st().FastState(&ss)
+	var out []string
+	var sm StoreMsg
+	for seq := ss.FirstSeq; seq <= ss.LastSeq && seq > 0; seq++ {
+		if msg, err := m.st().LoadMsg(seq, &sm); err == nil {
+			out = append(out, msg.Subj+" "+string(msg.Msg))
+		}
+	}
+	return out
+}
+
+// checkHolds waits until the stream has three replicas that each hold
+// exactly g.want, with one digest (every message, its time included).
+func (g *groupNameStream) checkHolds(t *testing.T, c *jsTestCluster) {
+	t.Helper()
+	var why string
+	ok := waitUntil(20*time.Second, func() bool {
+		reps := c.accountReplicas(g.account, g.name)
+		if len(reps) != 3 {
+			why = fmt.Sprintf("%d replicas", len(reps))
+			return false
+		}
+		for _, m := range reps {
+			if got := held(m); fmt.Sprint(got) != fmt.Sprint(g.want) {
+				why = fmt.Sprintf("replica on %s holds %q", m.jsa.js.srv.Name(), got)
+				return false
+			}
+		}
+		d := simStreamDigest(reps[0], true)
+		for _, m := range reps[1:] {
+			if simStreamDigest(m, true) != d {
+				why = "replica digests differ"
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		t.Fatalf("%s > %s, want %q: %s", g.account, g.name, g.want, why)
+	}
+}
+
+func collidingStreams() (*groupNameStream, *groupNameStream) {
+	return &groupNameStream{account: "team-a", user: "a", name: "x", prefix: "x"},
+		&groupNameStream{account: "team", user: "t", name: "a-x", prefix: "ax"}
+}
+
+func (g *groupNameStream) create(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	createStream(t, js, jetstream.StreamConfig{Name: g.name, Subjects: []string{g.prefix + ".>"}, Replicas: 3})
+}
+
+// TestJetStreamClusterGroupNamesOfDashAccounts: account team-a's stream x
+// and account team's stream a-x, both R3 on three servers, each hold
+// exactly their own messages on every replica, with separate raft groups,
+// also after every server restarted (their stores are rebuilt from their
+// logs).
+func TestJetStreamClusterGroupNamesOfDashAccounts(t *testing.T) {
+	c := runGroupNameCluster(t)
+	a, b := collidingStreams()
+	jsA, jsB := a.connect(t, c), b.connect(t, c)
+	a.create(t, jsA)
+	b.create(t, jsB)
+	for range 5 {
+		a.publish(t, jsA, 4)
+		b.publish(t, jsB, 3)
+	}
+	a.checkHolds(t, c)
+	b.checkHolds(t, c)
+	for _, s := range c.servers {
+		ga, gb := s.raftGroup(streamGroupName(a.account, a.name)), s.raftGroup(streamGroupName(b.account, b.name))
+		if ga == nil || gb == nil || ga == gb {
+			t.Fatalf("%s: groups %p and %p", s.Name(), ga, gb)
+		}
+	}
+
+	c.restartAll(t)
+	a.checkHolds(t, c)
+	b.checkHolds(t, c)
+	jsA, jsB = a.connect(t, c), b.connect(t, c)
+	a.publish(t, jsA, 3)
+	b.publish(t, jsB, 5)
+	a.checkHolds(t, c)
+	b.checkHolds(t, c)
+}
+
+// raftDir is the server's directory of raft groups.
+func raftDir(s *Server) string { return filepath.Join(s.js.Load().storeDir, "_raft_") }
+
+// renameGroupDir moves a group's directory and its log mark.
+func renameGroupDir(t *testing.T, dir, from, to string) {
+	t.Helper()
+	if err := os.Rename(filepath.Join(dir, from), filepath.Join(dir, to)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(dir, from+".logmark"), filepath.Join(dir, to+".logmark")); err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// startAll starts every server of c again (after they were shut down).
+func (c *jsTestCluster) startAll(t *testing.T) {
+	for i := range c.servers {
+		c.servers[i] = runServer(t, c.opts[i])
+	}
+	c.waitMetaLeader()
+}
+
+// TestJetStreamClusterGroupDirMovedToNewName: a group directory an older
+// server left under the old name S-team-a-x (and its log mark) is moved
+// to the new name at start: the stream keeps its messages, on every
+// replica.
+func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
+	c := runGroupNameCluster(t)
+	a, _ := collidingStreams()
+	js := a.connect(t, c)
+	a.create(t, js)
+	a.publish(t, js, 12)
+	a.checkHolds(t, c)
+	newName, oldName := streamGroupName(a.account, a.name), legacyGroupName(a.account, a.name)
+	dirs := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		dirs[i] = raftDir(s)
+		s.Shutdown()
+	}
+	for _, d := range dirs {
+		renameGroupDir(t, d, newName, oldName)
+	}
+	c.startAll(t)
+	a.checkHolds(t, c)
+	for _, d := range dirs {
+		if exists(filepath.Join(d, oldName)) || !exists(filepath.Join(d, newName, "wal")) || !exists(filepath.Join(d, newName+".logmark")) {
+			t.Fatalf("%s: the group directory was not moved", d)
+		}
+	}
+	js = a.connect(t, c)
+	a.publish(t, js, 3)
+	a.checkHolds(t, c)
+}
+
+// TestJetStreamClusterGroupDirOfCollidingStreams: a directory an older
+// server left under S-team-a-x while both team-a's x and team's a-x were
+// placed there may hold both logs: neither replica starts from it (each
+// says why), and it is left as it was.
+func TestJetStreamClusterGroupDirOfCollidingStreams(t *testing.T) {
+	c := runGroupNameCluster(t)
+	a, b := collidingStreams()
+	jsA, jsB := a.connect(t, c), b.connect(t, c)
+	a.create(t, jsA)
+	b.create(t, jsB)
+	a.publish(t, jsA, 4)
+	b.publish(t, jsB, 4)
+	a.checkHolds(t, c)
+	b.checkHolds(t, c)
+	legacy := legacyGroupName(a.account, a.name)
+	dirs := make([]string, len(c.servers))
+	for i, s := range c.servers {
+		dirs[i] = raftDir(s)
+		s.Shutdown()
+	}
+	// As an older server leaves it: x's log under the shared name (none
+	// under the new one), no owner recorded.
+	for _, d := range dirs {
+		newName := streamGroupName(a.account, a.name)
+		if err := os.RemoveAll(filepath.Join(d, newName)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(d, newName+".logmark")); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		if err := os.Remove(filepath.Join(d, legacy, ownerFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	logs := make([]*errLog, len(c.servers))
+	for i := range c.servers {
+		logs[i] = &errLog{}
+		c.servers[i] = runServerLogged(t, c.opts[i], logs[i])
+	}
+	c.waitMetaLeader()
+	for i, l := range logs {
+		waitFor(t, 20*time.Second, "both replicas refused on "+c.servers[i].Name(), func() bool {
+			return l.has("may hold the logs of 'team-a > x' and 'team > a-x'") &&
+				l.has("may hold the logs of 'team > a-x' and 'team-a > x'")
+		})
+	}
+	for _, g := range []*groupNameStream{a, b} {
+		if reps := c.accountReplicas(g.account, g.name); len(reps) != 0 {
+			t.Fatalf("%s > %s: %d replicas started", g.account, g.name, len(reps))
+		}
+	}
+	for _, d := range dirs {
+		if !exists(filepath.Join(d, legacy, "wal")) || exists(filepath.Join(d, legacy, ownerFile)) {
+			t.Fatalf("%s: the shared directory was changed", d)
+		}
+	}
+}
+
+// TestStreamGroupNamesAreUnambiguous: over every account and stream name
+// of up to three characters of "a-1", no two streams share a group name,
+// an account without '-' keeps the old name, and no new name of an
+// account with '-' is an old-form name.
+func TestStreamGroupNamesAreUnambiguous(t *testing.T) {
+	var names []string
+	var gen func(prefix string, n int)
+	gen = func(prefix string, n int) {
+		if prefix != "" {
+			names = append(names, prefix)
+		}
+		if n == 0 {
+			return
+		}
+		for _, r := range "a-1" {
+			gen(prefix+string(r), n-1)
+		}
+	}
+	gen("", 3)
+	seen := map[string]string{}
+	for _, acc := range append(names, "$G", "$SYS", "team-a", "team") {
+		for _, st := range append(names, "x", "a-x") {
+			g := streamGroupName(acc, st)
+			if prev, ok := seen[g]; ok {
+				t.Fatalf("%q: %s and %s", g, prev, acc+" > "+st)
+			}
+			seen[g] = acc + " > " + st
+			dash := false
+			for i := range acc {
+				dash = dash || acc[i] == '-'
+			}
+			if old := legacyGroupName(acc, st); dash == (g == old) || dash && g[1] == '-' {
+				t.Fatalf("%s > %s: %q (old %q)", acc, st, g, old)
+			}
+		}
+	}
+	if g := streamGroupName("team-a", "x"); g != "S6-team-a-x" {
+		t.Fatalf("team-a > x: %q", g)
+	}
+}
