@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -149,6 +150,9 @@ func (js *jetStream) claimGroupDir(sa *streamAssignment, join bool) error {
 	legacy := legacyGroupName(sa.Account, sa.Config.Name)
 	old := filepath.Join(js.storeDir, "_raft_", legacy)
 	dir := js.groupDir(sa)
+	if dir == old && !mayBeClaimed(sa) {
+		return nil // one '-' after "S-": no other stream's legacy name
+	}
 	if (dir != old && js.exists(dir)) || !js.exists(old) || js.exists(filepath.Join(old, ownerFile)) {
 		return nil
 	}
@@ -213,4 +217,30 @@ func (js *jetStream) markOwner(dir string) error {
 func (js *jetStream) exists(path string) bool {
 	_, err := js.fs.Stat(path)
 	return err == nil
+}
+
+// sharedOldName says whether name, a group name on the wire, is the
+// old-form name of two streams of the cluster (one of an account with
+// '-'): a server before route protocol 8 runs either stream's group under
+// it, so a raft message under it to or from such a server is not sent or
+// taken. Names with fewer than two '-' after "S-" cannot be shared.
+func (s *Server) sharedOldName(name []byte) bool {
+	rest, ok := bytes.CutPrefix(name, []byte("S-"))
+	if !ok || bytes.Count(rest, []byte("-")) < 2 {
+		return false
+	}
+	js := s.js.Load()
+	if js == nil || js.cluster == nil {
+		return false
+	}
+	jc := js.cluster
+	jc.mu.Lock()
+	defer jc.mu.Unlock()
+	n := 0
+	for i := 0; i < len(rest); i++ {
+		if rest[i] == '-' && jc.streams[string(rest[:i])][string(rest[i+1:])] != nil {
+			n++
+		}
+	}
+	return n > 1
 }

@@ -82,7 +82,7 @@ func held(m *stream) []string {
 func (g *groupNameStream) checkHolds(t *testing.T, c *jsTestCluster) {
 	t.Helper()
 	var why string
-	ok := waitUntil(20*time.Second, func() bool {
+	ok := pollFor(20*time.Second, func() bool {
 		reps := c.accountReplicas(g.account, g.name)
 		if len(reps) != 3 {
 			why = fmt.Sprintf("%d replicas", len(reps))
@@ -106,6 +106,16 @@ func (g *groupNameStream) checkHolds(t *testing.T, c *jsTestCluster) {
 	if !ok {
 		t.Fatalf("%s > %s, want %q: %s", g.account, g.name, g.want, why)
 	}
+}
+
+// pollFor polls cond until it holds or d passes.
+func pollFor(d time.Duration, cond func() bool) bool {
+	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
+	return true
 }
 
 func collidingStreams() (*groupNameStream, *groupNameStream) {
@@ -307,5 +317,65 @@ func TestStreamGroupNamesAreUnambiguous(t *testing.T) {
 	}
 	if g := streamGroupName("team-a", "x"); g != "S6-team-a-x" {
 		t.Fatalf("team-a > x: %q", g)
+	}
+}
+
+// TestJetStreamClusterSharedOldNameNotOnOldRoutes: S3 speaks route
+// protocol 7 (an older server, which runs both team-a's x and team's a-x
+// as S-team-a-x). The others neither send it nor take from it a raft
+// message of S-team-a-x, which it would hand to either stream's group:
+// a-x's replica on S3 gets none of its messages, while x's (S6-team-a-x,
+// a name no older server runs) gets all of them.
+func TestJetStreamClusterSharedOldNameNotOnOldRoutes(t *testing.T) {
+	conf := optsWriteConf(t, t.TempDir(), "accounts.conf", groupNameConf)
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		fo, err := ProcessConfigFile(conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Users, o.Accounts = fo.Users, fo.Accounts
+		if i == 2 {
+			o.routeProto = routeProtoGroupNames - 1
+		}
+	})
+	a, b := collidingStreams()
+	jsA, jsB := a.connect(t, c), b.connect(t, c)
+	a.create(t, jsA)
+	b.create(t, jsB)
+	// a-x's replica on S3 hears nobody: were it the first leader (term 1),
+	// it leads until CheckQuorum makes it step down, and a publish it took
+	// meanwhile is never answered.
+	old := c.servers[2].Name()
+	waitFor(t, 10*time.Second, "a-x led by a server other than "+old, func() bool {
+		lead := ""
+		for _, m := range c.accountReplicas(b.account, b.name) {
+			if m.isLeader() {
+				if lead != "" {
+					return false
+				}
+				lead = m.jsa.js.srv.Name()
+			}
+		}
+		return lead != "" && lead != old
+	})
+	b.publish(t, jsB, 5)
+	a.publish(t, jsA, 5)
+	a.checkHolds(t, c)
+	var onOld *stream
+	waitFor(t, 10*time.Second, "a-x's replica on "+old, func() bool {
+		for _, m := range c.accountReplicas(b.account, b.name) {
+			if m.jsa.js.srv.Name() == old {
+				onOld = m
+			}
+		}
+		return onOld != nil
+	})
+	if got := held(onOld); len(got) != 0 {
+		t.Fatalf("a-x's replica on %s (route protocol 7) holds %q", old, got)
+	}
+	for _, m := range c.accountReplicas(b.account, b.name) {
+		if name := m.jsa.js.srv.Name(); name != old && fmt.Sprint(held(m)) != fmt.Sprint(b.want) {
+			t.Fatalf("a-x's replica on %s holds %q", name, held(m))
+		}
 	}
 }
