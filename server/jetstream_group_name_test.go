@@ -181,12 +181,31 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// startAll starts every server of c again (after they were shut down).
-func (c *jsTestCluster) startAll(t *testing.T) {
+// noticeLog keeps errors and notices.
+type noticeLog struct{ errLog }
+
+func (l *noticeLog) Noticef(format string, v ...any) { l.Errorf(format, v...) }
+
+// startAllLogged starts every server of c again (after they were shut
+// down), each logging to the log returned for it.
+func (c *jsTestCluster) startAllLogged(t *testing.T) []*noticeLog {
+	logs := make([]*noticeLog, len(c.servers))
 	for i := range c.servers {
-		c.servers[i] = runServer(t, c.opts[i])
+		logs[i] = &noticeLog{}
+		s, err := NewServer(c.opts[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.SetLogger(logs[i], false, false)
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("server not ready")
+		}
+		c.servers[i] = s
 	}
 	c.waitMetaLeader()
+	return logs
 }
 
 // TestJetStreamClusterGroupDirMovedToNewName: a group directory an older
@@ -209,8 +228,15 @@ func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
 	for _, d := range dirs {
 		renameGroupDir(t, d, newName, oldName)
 	}
-	c.startAll(t)
+	logs := c.startAllLogged(t)
 	a.checkHolds(t, c)
+	for i, l := range logs {
+		// team and team-a both have JetStream: the move waited for the
+		// meta log's replay.
+		if !l.has("'team-a > x' starts once the meta log is replayed") || !l.has("moved to") {
+			t.Fatalf("%s: the move did not wait for the meta log's replay", c.servers[i].Name())
+		}
+	}
 	for _, d := range dirs {
 		if exists(filepath.Join(d, oldName)) || !exists(filepath.Join(d, newName, "wal")) || !exists(filepath.Join(d, newName+".logmark")) {
 			t.Fatalf("%s: the group directory was not moved", d)
@@ -255,17 +281,17 @@ func TestJetStreamClusterGroupDirOfCollidingStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	logs := make([]*errLog, len(c.servers))
-	for i := range c.servers {
-		logs[i] = &errLog{}
-		c.servers[i] = runServerLogged(t, c.opts[i], logs[i])
-	}
-	c.waitMetaLeader()
+	logs := c.startAllLogged(t)
 	for i, l := range logs {
 		waitFor(t, 20*time.Second, "both replicas refused on "+c.servers[i].Name(), func() bool {
 			return l.has("may hold the logs of 'team-a > x' and 'team > a-x'") &&
 				l.has("may hold the logs of 'team > a-x' and 'team-a > x'")
 		})
+		// Both waited for the meta log's replay (either create may come
+		// first in it).
+		if !l.has("'team-a > x' starts once the meta log is replayed") || !l.has("'team > a-x' starts once the meta log is replayed") {
+			t.Fatalf("%s: a replica did not wait for the meta log's replay", c.servers[i].Name())
+		}
 	}
 	for _, g := range []*groupNameStream{a, b} {
 		if reps := c.accountReplicas(g.account, g.name); len(reps) != 0 {
