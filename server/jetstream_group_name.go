@@ -54,6 +54,17 @@ type deferredReplica struct {
 	join bool
 }
 
+// wait adds d; a later start of the same stream replaces an earlier one.
+func (r *metaReplay) wait(d deferredReplica) {
+	for i := range r.waiting {
+		if w := r.waiting[i].sa; w.Account == d.sa.Account && w.Config.Name == d.sa.Config.Name {
+			r.waiting[i] = d
+			return
+		}
+	}
+	r.waiting = append(r.waiting, d)
+}
+
 // replayedTo is called by the meta group after it applied up to index: the
 // first time it reaches the replay's end it starts the deferred replicas
 // of streams still placed here (unchanged incarnation).
@@ -160,7 +171,7 @@ func (js *jetStream) claimGroupDir(sa *streamAssignment, join bool) error {
 	jc := js.cluster
 	jc.mu.Lock()
 	if contested && !jc.replay.done {
-		jc.replay.waiting = append(jc.replay.waiting, deferredReplica{sa: sa, join: join})
+		jc.replay.wait(deferredReplica{sa: sa, join: join})
 		jc.mu.Unlock()
 		js.srv.Noticef("JetStream cluster: stream '%s > %s' starts once the meta log is replayed (group directory %s of an older server)",
 			sa.Account, sa.Config.Name, old)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -52,7 +53,17 @@ func (g *groupNameStream) publish(t *testing.T, js jetstream.JetStream, n int) {
 	for i := 0; i < n; i++ {
 		subj := fmt.Sprintf("%s.%d", g.prefix, len(g.want))
 		data := fmt.Sprintf("%s > %s #%d", g.account, g.name, len(g.want))
-		ack, err := js.Publish(ctx(t), subj, []byte(data))
+		// A leader losing its first term under load answers 10008 (it
+		// resigned): the message, with its id, is sent again.
+		var ack *jetstream.PubAck
+		var err error
+		for try := 0; ; try++ {
+			ack, err = js.Publish(ctx(t), subj, []byte(data), jetstream.WithMsgID(subj))
+			if !isTempUnavailable(err) || try == 50 {
+				break
+			}
+			time.Sleep(100 * time.Millisecond) // a back-off before the retry
+		}
 		if err != nil {
 			t.Fatalf("publish to %s > %s: %v", g.account, g.name, err)
 		}
@@ -61,6 +72,12 @@ func (g *groupNameStream) publish(t *testing.T, js jetstream.JetStream, n int) {
 			t.Fatalf("%s > %s: ack %+v, want sequence %d", g.account, g.name, ack, len(g.want))
 		}
 	}
+}
+
+// isTempUnavailable: 10008, "JetStream system temporarily unavailable".
+func isTempUnavailable(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == 10008
 }
 
 // held is what a replica holds, as g.want.
