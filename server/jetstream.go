@@ -29,6 +29,10 @@ type jetStream struct {
 	// storageLost: clustered, and the meta group's log was missing at
 	// start (a wiped disk or a new server): stream_repair.go groupLost.
 	storageLost atomic.Bool
+	// storageWiped: storageLost, and a peer held meta state then (or an
+	// earlier start found so and has not caught up yet): this server's
+	// storage was lost, not new (jetstream_meta_wiped.go).
+	storageWiped atomic.Bool
 	// scrub is the background scrub (stream_scrub.go); nil when off.
 	scrub atomic.Pointer[scrubber]
 	// syncs runs the file streams' periodic store syncs on one timer

@@ -224,8 +224,9 @@ func (s *Server) expectedClusterSize() int {
 
 func (jc *jsCluster) startMeta(peers []string) error {
 	s := jc.js.srv
-	if _, err := jc.js.fs.Stat(filepath.Join(jc.metaDir(), "wal")); err != nil {
-		jc.js.storageLost.Store(true)
+	wiped, err := jc.metaStorageWiped() // jetstream_meta_wiped.go
+	if err != nil {
+		return err
 	}
 	log, salvaged, err := jc.openMetaLog(len(peers)) // jetstream_meta_repair.go
 	if err != nil {
@@ -236,6 +237,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 		log.Close()
 		return err
 	}
+	recovering = recovering || wiped && len(peers) > 1
 	ids := make([]raft.ID, len(peers))
 	for i, p := range peers {
 		ids[i] = raftID(p)
@@ -245,7 +247,8 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	jc.peers = peers
 	jc.replay = metaReplay{to: hs.Commit, done: hs.Commit == 0}
 	jc.mu.Unlock()
-	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}})
+	last, _ := log.LastIndex()
+	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last})
 	if err != nil {
 		log.Close()
 		return err
@@ -308,9 +311,33 @@ type metaSM struct {
 	applied  uint64 // touched only on the group goroutine
 	snapshot uint64
 	rec      metaRecovery // jetstream_meta_repair.go
+	// caughtUp is the last index of what this server applies catching
+	// up: its meta log's last entry when it opened, raised to the commit
+	// index when a recovering member caught up (group goroutine only).
+	caughtUp uint64
+}
+
+// startOf says how a create applied at index starts its replica: one this
+// server applies catching up the meta log (replayed from its own log, or
+// learned from the leader while it recovers after losing state) may have
+// run its group before, and must never lead the group's first term
+// again; only one applied as it is committed is a creation.
+func (m *metaSM) startOf(index uint64) replicaStart {
+	if index <= m.caughtUp || m.rec.active {
+		return startReplayed
+	}
+	return startCreated
 }
 
 func (m *metaSM) leaderChanged(raft.SoftState) {}
+
+// noteTerm notes an applied entry's term: one past the bootstrap's was
+// written by an elected leader, so the cluster has run (Server.metaHeld).
+func (m *metaSM) noteTerm(term uint64) {
+	if term > 1 {
+		m.jc.js.srv.metaHeld.Store(true)
+	}
+}
 
 // Apply applies committed meta entries in order. An entry it cannot
 // decode halts the group (the error stops it and marks it unhealthy, as a
@@ -319,12 +346,13 @@ func (m *metaSM) leaderChanged(raft.SoftState) {}
 func (m *metaSM) Apply(ents []raft.Entry) error {
 	var starts startBatch // new local replicas, started together at the end
 	defer func() {
-		m.jc.startReplicas(starts.flush(), false)
+		starts.start(m.jc)
 		m.jc.replayedTo(m.applied) // jetstream_group_name.go
 	}()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
+			m.noteTerm(ents[i].Term)
 			continue
 		}
 		var me metaEntry
@@ -339,7 +367,8 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 			return err
 		}
 		m.applied = ents[i].Index
-		m.jc.apply(&me, &starts)
+		m.noteTerm(ents[i].Term)
+		m.jc.apply(&me, &starts, m.startOf(ents[i].Index))
 	}
 	return nil
 }
@@ -352,21 +381,31 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 // A second create of a name within one batch finds the first applied
 // (old != nil) and flushes the batch before it acts.
 type startBatch struct {
-	list []*streamAssignment
+	created, replayed []*streamAssignment // by replicaStart
 }
 
-func (b *startBatch) add(sa *streamAssignment) { b.list = append(b.list, sa) }
+func (b *startBatch) add(sa *streamAssignment, how replicaStart) {
+	if how == startCreated {
+		b.created = append(b.created, sa)
+	} else {
+		b.replayed = append(b.replayed, sa)
+	}
+}
 
-func (b *startBatch) flush() []*streamAssignment {
-	list := b.list
-	b.list = nil
-	return list
+// start starts the replicas collected and empties the batch.
+func (b *startBatch) start(jc *jsCluster) {
+	created, replayed := b.created, b.replayed
+	b.created, b.replayed = nil, nil
+	jc.startReplicas(created, startCreated)
+	jc.startReplicas(replayed, startReplayed)
 }
 
 // apply records an assignment change and acts on it locally: a new
 // replica of a plain create joins starts (nil: at once), anything else
-// starts what starts holds first.
-func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
+// starts what starts holds first. how is startCreated for an entry applied
+// as it is committed, startReplayed for one this server applies catching
+// up (metaSM.startOf).
+func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
 	sa := me.SA
 	jc.mu.Lock()
 	accStreams := jc.streams[sa.Account]
@@ -445,12 +484,12 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch) {
 	switch {
 	case outcome != nil:
 	case starts != nil && me.Op == "add" && old == nil && jc.isPeer(sa) && jc.js.account(sa.Account) != nil:
-		starts.add(sa)
+		starts.add(sa, how)
 	default:
 		if starts != nil {
-			jc.startReplicas(starts.flush(), false)
+			starts.start(jc)
 		}
-		jc.applyLocal(me, sa, old)
+		jc.applyLocal(me, sa, old, how)
 	}
 	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
 		go jc.respondMeta(me, sa, outcome)
@@ -475,7 +514,7 @@ func (jc *jsCluster) warnNoAccount(sa *streamAssignment) {
 }
 
 // applyLocal starts, stops or updates this server's replica.
-func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
+func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how replicaStart) {
 	op := me.Op
 	jsa := jc.js.account(sa.Account)
 	if jsa == nil {
@@ -505,7 +544,7 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment) {
 	case !jc.isPeer(sa): // add and del concern the stream's servers only
 	case op == "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {
-			if _, err := jsa.startReplica(sa, false); err != nil && !errors.Is(err, errReplicaDeferred) {
+			if _, err := jsa.startReplica(sa, how); err != nil && !errors.Is(err, errReplicaDeferred) {
 				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 			}
 		}
@@ -525,7 +564,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
-		if _, err := jsa.startReplica(sa, true); err != nil && !errors.Is(err, errReplicaDeferred) {
+		if _, err := jsa.startReplica(sa, startJoin); err != nil && !errors.Is(err, errReplicaDeferred) {
 			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
 		}
 	case mset.isLeader():

@@ -50,8 +50,8 @@ type metaReplay struct {
 }
 
 type deferredReplica struct {
-	sa   *streamAssignment
-	join bool
+	sa  *streamAssignment
+	how replicaStart
 }
 
 // wait adds d; a later start of the same stream replaces an earlier one.
@@ -77,21 +77,18 @@ func (jc *jsCluster) replayedTo(index uint64) {
 	jc.replay.done = true
 	waiting := jc.replay.waiting
 	jc.replay.waiting = nil
-	var start [2][]*streamAssignment // not joining, joining
+	start := map[replicaStart][]*streamAssignment{}
 	for _, d := range waiting {
 		cur := jc.streams[d.sa.Account][d.sa.Config.Name]
 		if cur == nil || !cur.Created.Equal(d.sa.Created) || !jc.isPeer(cur) {
 			continue
 		}
-		if d.join {
-			start[1] = append(start[1], cur)
-		} else {
-			start[0] = append(start[0], cur)
-		}
+		start[d.how] = append(start[d.how], cur)
 	}
 	jc.mu.Unlock()
-	jc.startReplicas(start[0], false)
-	jc.startReplicas(start[1], true)
+	for _, how := range []replicaStart{startCreated, startReplayed, startRestored, startJoin} {
+		jc.startReplicas(start[how], how)
+	}
 }
 
 // contested says whether two accounts with JetStream here could each have a
@@ -157,7 +154,7 @@ func mayBeClaimed(sa *streamAssignment) bool {
 // as far as it was committed when this server started: a stream whose
 // directory is contested (accounts with JetStream here could have two
 // streams of that legacy name) waits until then (errReplicaDeferred).
-func (js *jetStream) claimGroupDir(sa *streamAssignment, join bool) error {
+func (js *jetStream) claimGroupDir(sa *streamAssignment, how replicaStart) error {
 	legacy := legacyGroupName(sa.Account, sa.Config.Name)
 	old := filepath.Join(js.storeDir, "_raft_", legacy)
 	dir := js.groupDir(sa)
@@ -171,7 +168,7 @@ func (js *jetStream) claimGroupDir(sa *streamAssignment, join bool) error {
 	jc := js.cluster
 	jc.mu.Lock()
 	if contested && !jc.replay.done {
-		jc.replay.wait(deferredReplica{sa: sa, join: join})
+		jc.replay.wait(deferredReplica{sa: sa, how: how})
 		jc.mu.Unlock()
 		js.srv.Noticef("JetStream cluster: stream '%s > %s' starts once the meta log is replayed (group directory %s of an older server)",
 			sa.Account, sa.Config.Name, old)

@@ -84,6 +84,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 		return err
 	}
 	m.applied, m.snapshot = snap.Index, snap.Index
+	m.jc.js.srv.metaHeld.Store(true)
 	m.jc.restoreAssignments(ms.Streams)
 	m.jc.replayedTo(m.applied) // jetstream_group_name.go
 	return nil
@@ -138,7 +139,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 		}
 		start = append(start, sa)
 	}
-	jc.startReplicas(start, true)
+	jc.startReplicas(start, startRestored)
 }
 
 // restoreWorkers bounds the replicas a snapshot restore starts at once.
@@ -147,10 +148,8 @@ const restoreWorkers = 8
 // startReplicas starts the replicas of list, restoreWorkers at a time (a
 // restart with thousands of streams reads and opens each one's files: one
 // after another that took most of the restart), and returns once all have
-// started or failed. join is startReplica's: a replica that a snapshot
-// restore starts without a log joins and gets log and membership from the
-// leader (one with a log resumes from it, membership included).
-func (jc *jsCluster) startReplicas(list []*streamAssignment, join bool) {
+// started or failed. how is startReplica's.
+func (jc *jsCluster) startReplicas(list []*streamAssignment, how replicaStart) {
 	s := jc.js.srv
 	t0 := s.clock.Now()
 	var next atomic.Int64
@@ -165,7 +164,7 @@ func (jc *jsCluster) startReplicas(list []*streamAssignment, join bool) {
 				if jsa == nil {
 					continue
 				}
-				if _, err := jsa.startReplica(sa, join); err != nil && !errors.Is(err, errReplicaDeferred) {
+				if _, err := jsa.startReplica(sa, how); err != nil && !errors.Is(err, errReplicaDeferred) {
 					s.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 				}
 			}

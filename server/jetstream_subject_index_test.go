@@ -12,7 +12,7 @@ func TestSubjectIndexMatchesWalk(t *testing.T) {
 	jc := &jsCluster{js: &jetStream{srv: &Server{}}, streams: map[string]map[string]*streamAssignment{}, leaders: newLeaderMap(), changed: make(chan struct{})}
 	add := func(op, name string, subjects ...string) {
 		sa := &streamAssignment{Account: "A", Config: StreamConfig{Name: name, Subjects: subjects}}
-		jc.apply(&metaEntry{Op: op, SA: sa}, nil)
+		jc.apply(&metaEntry{Op: op, SA: sa}, nil, startCreated)
 	}
 	walk := func(skip string, subjects []string) *ApiError {
 		return overlapsOthers(subjects, func(yield func([]string) bool) { jc.eachSubjects("A", skip, yield) })

@@ -487,7 +487,8 @@ func (g *raftGroup) observe() {
 		g.sm.leaderChanged(g.seen)
 	}
 	if rs, ok := g.sm.(recoveringSM); ok && rs.recovering() && !g.drv.Node.Recovering() {
-		rs.recovered()
+		commit, _ := g.drv.Node.Indexes()
+		rs.recovered(commit)
 	}
 	if o, ok := g.sm.(progressObserver); ok {
 		commit, applied := g.drv.Node.Indexes()
@@ -503,8 +504,9 @@ type recoveringSM interface {
 	recovering() bool
 	// recoveringFloor is raft.Config.RecoveringFloor for the group.
 	recoveringFloor() raft.LogPosition
-	// recovered is called (on the group goroutine) once the node caught up.
-	recovered()
+	// recovered is called (on the group goroutine) once the node caught
+	// up, with its commit index then.
+	recovered(commit uint64)
 }
 
 // progressObserver is implemented by state machines that follow their

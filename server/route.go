@@ -77,6 +77,10 @@ type routeInfo struct {
 	Tags      []string `json:"tags,omitempty"` // server_tags, for placement
 	// AuthRequired tells a dialling peer to send CONNECT (route_auth.go).
 	AuthRequired bool `json:"auth_required,omitempty"`
+	// MetaState: the server holds meta group state (Server.metaHeld); a
+	// peer that starts without a meta log learns from it that it lost its
+	// storage (jetstream_meta_wiped.go).
+	MetaState bool `json:"tern_meta_state,omitempty"`
 }
 
 // route is a connection to a peer server; it reuses client's output path.
@@ -328,7 +332,7 @@ func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) (string, erro
 func (s *Server) myRouteInfo() routeInfo {
 	o := s.getOpts()
 	ri := routeInfo{ID: s.id, Name: s.name, Cluster: o.Cluster.Name, Version: VERSION, Proto: routeProto,
-		RouteURL: s.routeURL(), ClientURL: s.ClientURL(), Tags: o.Tags}
+		RouteURL: s.routeURL(), ClientURL: s.ClientURL(), Tags: o.Tags, MetaState: s.metaHeld.Load()}
 	if o.routeProto != 0 {
 		ri.Proto = o.routeProto
 	}

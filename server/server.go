@@ -49,6 +49,10 @@ type Server struct {
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
 	jsToggling atomic.Bool // EnableJetStream or DisableJetStream running
+	// metaHeld: this server holds meta group state (its meta log existed
+	// at start, or its meta group applied an entry of a term past the
+	// bootstrap's); its route INFO says so (jetstream_meta_wiped.go).
+	metaHeld atomic.Bool
 
 	panics        panicLog                        // request handlers that panicked (recover.go)
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
@@ -188,6 +192,7 @@ func (s *Server) Start() {
 		return
 	}
 	if o.Cluster.Port != 0 {
+		s.metaHeld.Store(o.JetStream && metaWALExists(o)) // before any route hears of it
 		if err := s.startCluster(); err != nil {
 			s.Fatalf("Error listening on cluster port: %v", err)
 			return

@@ -159,11 +159,48 @@ func (sm *streamSM) skippedSnapshot(err error) bool {
 	return err == errSnapshotAbandoned || err == ErrStoreClosed
 }
 
+// replicaStart says where the assignment a replica starts from was
+// learned, which decides the members its group starts with (when its log
+// holds none) and whether it may lead the group's first term.
+type replicaStart int
+
+const (
+	// startCreated: a stream's creation, applied as it happens. The
+	// replica founds the group with the assignment's peers, and the
+	// stream's first leader leads term 1 without an election.
+	startCreated replicaStart = iota
+	// startReplayed: a creation applied again (replayed from the meta log
+	// at start, or while catching it up): the replica may have run the
+	// group before, so it founds it but never leads term 1.
+	startReplayed
+	// startRestored: an assignment from a meta snapshot, whose peers may
+	// have changed since the group was founded. A replica with a log
+	// resumes with the membership it holds; one without joins and learns
+	// it from the leader, but for the only replica of a group of one,
+	// which has no leader to learn from and founds the group again.
+	startRestored
+	// startJoin: a replica added to an existing group joins: it starts
+	// with no known members and learns log and membership from the leader.
+	startJoin
+)
+
+// foundingPeers is the members the replica's group starts with when its
+// log holds none (nil: it joins).
+func (how replicaStart) foundingPeers(sa *streamAssignment) []raft.ID {
+	if how == startJoin || how == startRestored && len(sa.Peers) > 1 {
+		return nil
+	}
+	var peers []raft.ID
+	for _, p := range sa.Peers {
+		peers = append(peers, raftID(p))
+	}
+	return peers
+}
+
 // startReplica creates the local replica of an assigned stream and its
-// raft group. The store is rebuilt from the group's log, so it starts empty.
-// A replica added to an existing stream joins: it starts with no known
-// members and learns log and membership from the leader.
-func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, error) {
+// raft group (how: where the assignment was learned). The store is rebuilt
+// from the group's log, so it starts empty.
+func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*stream, error) {
 	cfg := sa.Config
 	// The name is claimed while the store opens, without jsa.mu: a server
 	// restarting with thousands of streams opens several at once, and
@@ -208,11 +245,11 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	s := jsa.js.srv
 	// A directory an older server left under an ambiguous name
 	// (jetstream_group_name.go), before anything looks at the directory.
-	if err := jsa.js.claimGroupDir(sa, join); err != nil {
+	if err := jsa.js.claimGroupDir(sa, how); err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
 	}
-	lost := jsa.js.groupLost(sa, join) // before checkIncarnation makes the directory
+	lost := jsa.js.groupLost(sa, how) // before checkIncarnation makes the directory
 	owed, fresh, err := jsa.js.checkIncarnation(sa)
 	if err != nil {
 		jsa.dropReplica(mset)
@@ -223,13 +260,7 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, join bool) (*stream, er
 	if o.syncEachWrite() {
 		syncEvery = 0 // each batch fsynced before it is answered or applied
 	}
-	var peers []raft.ID
-	for _, p := range sa.Peers {
-		if !join {
-			peers = append(peers, raftID(p))
-		}
-	}
-	_, err = jsa.startStreamGroup(sa, mset, peers, join, lost, syncEvery, owed, fresh) // stream_repair.go; binds the group (streamSM.bindGroup)
+	_, err = jsa.startStreamGroup(sa, mset, how, lost, syncEvery, owed, fresh) // stream_repair.go; binds the group (streamSM.bindGroup)
 	if err != nil {
 		jsa.dropReplica(mset)
 		return nil, err
@@ -294,7 +325,7 @@ func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
 	jsa.stopReplicaOf(mset, true, sa)
-	if _, err := jsa.startReplica(sa, true); err != nil {
+	if _, err := jsa.startReplica(sa, startJoin); err != nil {
 		jsa.js.srv.Errorf("JetStream cluster: rejoining stream %q: %v", sa.Config.Name, err)
 	}
 }

@@ -77,7 +77,7 @@ func (sm *streamSM) recovering() bool { return sm.repairing }
 
 func (sm *streamSM) recoveringFloor() raft.LogPosition { return sm.floor }
 
-func (sm *streamSM) recovered() {
+func (sm *streamSM) recovered(uint64) {
 	sm.repairing = false
 	mset := sm.mset
 	fsys := mset.jsa.js.fs
@@ -89,23 +89,34 @@ func (sm *streamSM) recovered() {
 }
 
 // groupLost reports whether the replica must start recovering before its
-// log is opened: a marker left by an unfinished repair, or a founding
-// member of a stream that is not new whose group directory is gone on a
-// server that started without its meta log (its storage was wiped or
-// lost). A group directory missing beside a meta log is a replica that
-// never started here (its directory is made, fsynced, before the group
-// starts), which may vote as any new member: were it taken for a lost
-// one, a stream whose replicas all lost power before making theirs would
-// find no member willing to vote.
-func (js *jetStream) groupLost(sa *streamAssignment, join bool) bool {
+// log is opened: a marker left by an unfinished repair, or a member (not
+// one joining) whose group directory is gone on a server that started
+// without its meta log, of a stream that is not new or that the server
+// learned catching up after its storage was wiped (storageWiped: it may
+// have run the group, acknowledged entries and voted, even moments ago;
+// a stream created once it caught up is new to it). A group directory
+// missing beside a meta log is a replica that never started here (its
+// directory is made, fsynced, before the group starts), which may vote as
+// any new member: were it taken for a lost one, a stream whose replicas
+// all lost power before making theirs would find no member willing to
+// vote. A group of one never recovers: no peer could give it anything,
+// and it would wait for a leader forever; it starts again empty, the loss
+// logged.
+func (js *jetStream) groupLost(sa *streamAssignment, how replicaStart) bool {
 	dir := js.groupDir(sa)
 	if _, err := js.fs.Stat(filepath.Join(dir, repairMarker)); err == nil {
-		return true
+		return len(sa.Peers) > 1
 	}
-	if join || !js.storageLost.Load() {
+	if how == startJoin || !js.storageLost.Load() {
 		return false
 	}
-	return !js.hasIncarnation(dir) && js.srv.clock.Since(sa.Created) >= 10*time.Second
+	lost := !js.hasIncarnation(dir) && (js.srv.clock.Since(sa.Created) >= 10*time.Second || how != startCreated && js.storageWiped.Load())
+	if lost && len(sa.Peers) <= 1 {
+		js.srv.Errorf("JetStream stream '%s > %s': its storage on this server was lost; no other replica to recover it from: starting it empty",
+			sa.Account, sa.Config.Name)
+		return false
+	}
+	return lost
 }
 
 // markRepair writes the marker into the group directory.
@@ -217,10 +228,13 @@ func (js *jetStream) checkLogMark(sa *streamAssignment, log *walLog) (raft.HardS
 // startStreamGroup opens the replica's log and starts its raft group,
 // repairing the replica (discard, then recover from the peers) when its
 // local state turns out damaged. A founding member with no state at all
-// of a stream created moments ago campaigns as its group starts when it is
-// the stream's first leader (an old assignment replayed from the meta log
-// at startup may be removed by a later entry).
-func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers []raft.ID, join, repairing bool, syncEvery time.Duration, owed pendingSyncs, freshDir bool) (*raftGroup, error) {
+// of a stream created moments ago leads its first term when it is the
+// stream's first leader, but only for a creation applied as it is
+// committed (startCreated): one replayed or learned catching up the meta
+// log may have led that term already, before a restart or a lost disk,
+// and two leaders of one term would hold different entries under the same
+// term and index.
+func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, how replicaStart, repairing bool, syncEvery time.Duration, owed pendingSyncs, freshDir bool) (*raftGroup, error) {
 	js, s := jsa.js, jsa.js.srv
 	var rs repairState
 	if repairing {
@@ -253,10 +267,10 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, peers
 				jsa.removeSendingScratch(mset.groupDir)
 			}
 			hs, _, _ = log.InitialState()
-			fresh := !join && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
+			fresh := how == startCreated && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), repairPeers(peers, repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
+			g, err = s.startRaftGroup(sa.groupName(), repairPeers(how.foundingPeers(sa), repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
 			if err == nil {
 				return g, nil
 			}

@@ -230,7 +230,7 @@ func (jsa *jsAccount) restartDamaged(mset *stream) {
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
 	jsa.stopReplicaOf(mset, false, nil)
-	restarted, err := jsa.startReplica(sa, false)
+	restarted, err := jsa.startReplica(sa, startReplayed)
 	if err != nil {
 		jsa.js.srv.Errorf("JetStream stream '%s > %s': restarting the damaged replica: %v", jsa.acc.Name, mset.name, err)
 		return
