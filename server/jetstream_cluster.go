@@ -34,7 +34,8 @@ type streamAssignment struct {
 	Removed []string `json:"removed,omitempty"`
 }
 
-func (sa *streamAssignment) groupName() string { return "S-" + sa.Account + "-" + sa.Config.Name }
+// groupName is the name of the stream's raft group (jetstream_group_name.go).
+func (sa *streamAssignment) groupName() string { return streamGroupName(sa.Account, sa.Config.Name) }
 
 // firstLeader is the member that campaigns as soon as a new stream's group
 // starts; the choice is spread over the members by the stream's identity.
@@ -88,6 +89,10 @@ type jsCluster struct {
 	leavers []*leaver
 	// balance is what the leader balancer's last round saw (jetstream_balance.go).
 	balance balanceState
+	// replay holds replicas whose group directory is contested until the
+	// meta log is applied as far as it was committed at start
+	// (jetstream_group_name.go).
+	replay metaReplay
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -238,8 +243,10 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	for i, p := range peers {
 		ids[i] = raftID(p)
 	}
+	hs, _, _ := log.InitialState()
 	jc.mu.Lock()
 	jc.peers = peers
+	jc.replay = metaReplay{to: hs.Commit, done: hs.Commit == 0}
 	jc.mu.Unlock()
 	last, _ := log.LastIndex()
 	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last})
@@ -339,7 +346,10 @@ func (m *metaSM) noteTerm(term uint64) {
 // differ from the others' from then on.
 func (m *metaSM) Apply(ents []raft.Entry) error {
 	var starts startBatch // new local replicas, started together at the end
-	defer starts.start(m.jc)
+	defer func() {
+		starts.start(m.jc)
+		m.jc.replayedTo(m.applied) // jetstream_group_name.go
+	}()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
 			m.applied = ents[i].Index
@@ -535,7 +545,7 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how re
 	case !jc.isPeer(sa): // add and del concern the stream's servers only
 	case op == "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {
-			if _, err := jsa.startReplica(sa, how); err != nil {
+			if _, err := jsa.startReplica(sa, how); err != nil && !errors.Is(err, errReplicaDeferred) {
 				jc.js.srv.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 			}
 		}
@@ -555,7 +565,7 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	case !jc.isPeer(sa):
 		jsa.stopReplica(sa.Config.Name, true, sa)
 	case mset == nil:
-		if _, err := jsa.startReplica(sa, startJoin); err != nil {
+		if _, err := jsa.startReplica(sa, startJoin); err != nil && !errors.Is(err, errReplicaDeferred) {
 			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
 		}
 	case mset.isLeader():

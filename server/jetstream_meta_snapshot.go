@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -85,6 +86,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	m.applied, m.snapshot = snap.Index, snap.Index
 	m.jc.js.srv.metaHeld.Store(true)
 	m.jc.restoreAssignments(ms.Streams)
+	m.jc.replayedTo(m.applied) // jetstream_group_name.go
 	return nil
 }
 
@@ -162,7 +164,7 @@ func (jc *jsCluster) startReplicas(list []*streamAssignment, how replicaStart) {
 				if jsa == nil {
 					continue
 				}
-				if _, err := jsa.startReplica(sa, how); err != nil {
+				if _, err := jsa.startReplica(sa, how); err != nil && !errors.Is(err, errReplicaDeferred) {
 					s.Errorf("JetStream cluster: starting replica of %q: %v", sa.Config.Name, err)
 				}
 			}

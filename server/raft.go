@@ -691,6 +691,9 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		if r == nil {
 			continue // raft retries
 		}
+		if r.remote.Proto < routeProtoGroupNames && t.s.sharedOldName([]byte(t.group)) {
+			continue // the peer would take it for another stream's (jetstream_group_name.go)
+		}
 		if msgs[i].Type == raft.MsgSnap && t.s.expandSnapshot(r, t.group, &msgs[i]) {
 			continue
 		}

@@ -54,8 +54,15 @@ import (
 // list ($JSC.LEADERS, jetstream_leader_list.go) instead of one
 // announcement per stream every second, and keeps the leaderships of peers
 // that speak 7 without refreshes; while any peer is older, it refreshes
-// per stream.
-const routeProto = 7
+// per stream. Version 8 adds none: the server names the raft group of a
+// stream of an account with '-' S<length>-<account>-<stream>
+// (jetstream_group_name.go); it neither sends to nor takes from an older
+// peer a raft message under an old-form name that two streams of the
+// cluster share (routeProtoGroupNames).
+const routeProto = 8
+
+// routeProtoGroupNames is the first version with unambiguous group names.
+const routeProtoGroupNames = 8
 
 // routeInfo is what a server tells a peer about itself.
 type routeInfo struct {

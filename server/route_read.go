@@ -136,6 +136,8 @@ func (s *Server) skipRaftMessage(r *route, size, total int, keep bool) (skip boo
 		return true, "" // not (yet) a member here, and too large to keep (raft_early.go)
 	case typ != raft.MsgSnap && total > raftMaxMsg:
 		return true, "too large for its type"
+	case r.remote.Proto < routeProtoGroupNames && s.sharedOldName(group):
+		return true, "its group name means two streams to a server before route protocol 8"
 	}
 	return false, ""
 }

@@ -528,7 +528,7 @@ func (w *simWorld) checkAcked(cfg StreamConfig, mset *stream) {
 // (known while the history has no gap), and each client was told what
 // the log decided.
 func (w *simWorld) checkCAS(cfg StreamConfig, lead *simNode) {
-	g := "S-" + globalAccountName + "-" + cfg.Name
+	g := streamGroupName(globalAccountName, cfg.Name)
 	pubs := w.chk.pubs[g]
 	var top uint64
 	for i := range pubs {

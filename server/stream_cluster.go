@@ -243,6 +243,12 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*str
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
+	// A directory an older server left under an ambiguous name
+	// (jetstream_group_name.go), before anything looks at the directory.
+	if err := jsa.js.claimGroupDir(sa, how); err != nil {
+		jsa.dropReplica(mset)
+		return nil, err
+	}
 	lost := jsa.js.groupLost(sa, how) // before checkIncarnation makes the directory
 	owed, fresh, err := jsa.js.checkIncarnation(sa)
 	if err != nil {

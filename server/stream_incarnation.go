@@ -85,6 +85,9 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) (owed pendingSyncs, 
 		names = nil
 	}
 	owed, err = js.makeGroupDir(dir, incarnationPrefix+want)
+	if err == nil && mayBeClaimed(sa) {
+		err = js.markOwner(dir) // jetstream_group_name.go; durable with the directory's owed fsync
+	}
 	return owed, err == nil && len(names) == 0, err
 }
 
