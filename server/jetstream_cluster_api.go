@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -35,6 +36,10 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
+			if !readOnly(route.prefix) && !mset.groupLeads() {
+				// Demoted, not yet processed: the new leader answers.
+				return "", nil, false
+			}
 			if mset.replicated && answersAfterRead(route.prefix) {
 				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
 				return route.typ, nil, true
@@ -428,7 +433,19 @@ func (r *apiRequest) streamStepdown() any {
 	if g == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
-	if !transferLeadership(g) {
+	return stepdownAnswer(transferLeadership(g))
+}
+
+// stepdownAnswer is the answer to a stepdown whose transfer ended with
+// err, or nil for none: a group found no longer leading was demoted since
+// the dispatch, and its new leader answers the call (its copy of it) if
+// it serves. A 10008 from the old leader would say the call failed while
+// the new leader may have carried it out.
+func stepdownAnswer(err error) any {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		return nil
+	case err != nil:
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
 	return &successResponse{Success: true}
@@ -440,23 +457,31 @@ func (r *apiRequest) streamStepdown() any {
 // after statusWait, may hand back a status from before this server led
 // (no progress, so no member to choose), and the stepdown was refused
 // (TestJetStreamClusterRepairWipe failed so under load).
-func transferLeadership(g *raftGroup) bool {
+func transferLeadership(g *raftGroup) error {
 	done := make(chan error, 1)
 	g.control(func(n *raft.Node) { done <- transferToBest(n) })
 	t := g.srv.clock.NewTimer(2 * time.Second)
 	defer t.Stop()
 	select {
 	case err := <-done:
-		return err == nil
+		return err
 	case <-t.C():
-		return false
+		return errTransferTimeout
 	}
 }
+
+var (
+	errTransferTimeout = errors.New("leader transfer: the group did not answer in time")
+	errNoTransferee    = errors.New("leader transfer: no other member to lead")
+)
 
 // transferToBest starts a leader transfer of n to its most caught-up
 // other member.
 func transferToBest(n *raft.Node) error {
 	st := n.Status()
+	if st.Role != raft.Leader {
+		return raft.ErrNotLeader
+	}
 	best, bestMatch := raft.None, uint64(0)
 	for id, pr := range st.Progress {
 		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
@@ -464,7 +489,7 @@ func transferToBest(n *raft.Node) error {
 		}
 	}
 	if best == raft.None {
-		return raft.ErrNotLeader
+		return errNoTransferee
 	}
 	return n.TransferLeadership(best)
 }

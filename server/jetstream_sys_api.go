@@ -2,7 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // The JetStream API calls that act on the cluster rather than on one
@@ -76,9 +79,16 @@ func (js *jetStream) sysMetaStepdown(local bool) any {
 		jc.mu.Lock()
 		g := jc.meta
 		jc.mu.Unlock()
-		if g == nil || !transferLeadership(g) {
+		if g == nil {
 			resp.Error = errClusterNotAvail()
-		} else {
+			break
+		}
+		switch err := transferLeadership(g); {
+		case errors.Is(err, raft.ErrNotLeader):
+			return nil // demoted since: the new meta leader answers
+		case err != nil:
+			resp.Error = errClusterNotAvail()
+		default:
 			resp.Success = true
 		}
 	case local && !jc.metaLeaderKnown():
