@@ -2,12 +2,9 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // In a cluster every server hears every API request; exactly one answers:
@@ -43,6 +40,9 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			if mset.replicated && answersAfterRead(route.prefix) {
 				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
 				return route.typ, nil, true
+			}
+			if answersAside(route.prefix) {
+				return route.typ, r.answerAside(route.typ, route.handler), true // jetstream_stepdown.go
 			}
 			return route.typ, route.handler(r), true
 		}
@@ -434,62 +434,4 @@ func (r *apiRequest) streamStepdown() any {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
 	return stepdownAnswer(transferLeadership(g))
-}
-
-// stepdownAnswer is the answer to a stepdown whose transfer ended with
-// err, or nil for none: a group found no longer leading was demoted since
-// the dispatch, and its new leader answers the call (its copy of it) if
-// it serves. A 10008 from the old leader would say the call failed while
-// the new leader may have carried it out.
-func stepdownAnswer(err error) any {
-	switch {
-	case errors.Is(err, raft.ErrNotLeader):
-		return nil
-	case err != nil:
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
-	}
-	return &successResponse{Success: true}
-}
-
-// transferLeadership moves a group's leadership to the most caught-up
-// other member. The member is chosen on the group's goroutine, from the
-// node's own progress: statusSnapshot, which gives up on a busy group
-// after statusWait, may hand back a status from before this server led
-// (no progress, so no member to choose), and the stepdown was refused
-// (TestJetStreamClusterRepairWipe failed so under load).
-func transferLeadership(g *raftGroup) error {
-	done := make(chan error, 1)
-	g.control(func(n *raft.Node) { done <- transferToBest(n) })
-	t := g.srv.clock.NewTimer(2 * time.Second)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err
-	case <-t.C():
-		return errTransferTimeout
-	}
-}
-
-var (
-	errTransferTimeout = errors.New("leader transfer: the group did not answer in time")
-	errNoTransferee    = errors.New("leader transfer: no other member to lead")
-)
-
-// transferToBest starts a leader transfer of n to its most caught-up
-// other member.
-func transferToBest(n *raft.Node) error {
-	st := n.Status()
-	if st.Role != raft.Leader {
-		return raft.ErrNotLeader
-	}
-	best, bestMatch := raft.None, uint64(0)
-	for id, pr := range st.Progress {
-		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
-			best, bestMatch = id, pr.Match
-		}
-	}
-	if best == raft.None {
-		return errNoTransferee
-	}
-	return n.TransferLeadership(best)
 }

@@ -147,3 +147,72 @@ func (c *jsTestCluster) replicaOn(s *Server, name string) *stream {
 	}
 	return nil
 }
+
+// TestJetStreamClusterStepdownWithMemberDown: a stepdown answered success
+// has moved the leadership. With one follower's server down, the leader
+// picked the most caught-up member, the dead one half of the time (both
+// hold the whole log), raft abandoned that transfer after an election
+// timeout and the old leader stayed leader, though the client had been
+// told success (a new stream's first leader, which has not heard from its
+// members yet, hit the same). Now the transfer prefers active members and
+// is retried, and the success waits for the group's demotion.
+func TestJetStreamClusterStepdownWithMemberDown(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "SDD", Subjects: []string{"sdd"}, Replicas: 3})
+	c.logViewsOnFailure(t, "SDD")
+	for i := 0; i < 5; i++ {
+		if _, err := js.Publish(ctx(t), "sdd", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leading := func(i int) bool {
+		m := c.replicaOn(c.servers[i], "SDD")
+		return m != nil && m.isLeader() && m.groupLeads()
+	}
+	// A follower's server goes; the live ones hold the whole log.
+	down := -1
+	waitFor(t, 10*time.Second, "a stream leader", func() bool {
+		for i := range c.servers {
+			if leading(i) {
+				down = (i + 1) % 3
+				return true
+			}
+		}
+		return false
+	})
+	c.servers[down].Shutdown()
+	live := c.servers[(down+1)%3]
+	nc := connectNATS(t, live.ClientURL())
+	for round := 0; round < 6; round++ {
+		old := -1
+		waitFor(t, 10*time.Second, "a stream leader", func() bool {
+			for i := range c.servers {
+				if i != down && leading(i) {
+					old = i
+					return true
+				}
+			}
+			return false
+		})
+		m, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN.SDD", nil, 5*time.Second)
+		if err != nil {
+			t.Fatalf("round %d: stepdown: %v", round, err)
+		}
+		if !isSuccess(m.Data) {
+			t.Fatalf("round %d: stepdown: %s", round, m.Data)
+		}
+		// Success: the old leader's group was demoted (its serving flag
+		// drops once that is persisted).
+		waitFor(t, 3*time.Second, "the old leader demoted after a successful stepdown", func() bool {
+			return !c.replicaOn(c.servers[old], "SDD").isLeader()
+		})
+	}
+}
+
+func isSuccess(b []byte) bool {
+	var r struct {
+		Success bool `json:"success"`
+	}
+	return json.Unmarshal(b, &r) == nil && r.Success
+}

@@ -48,7 +48,8 @@ type Server struct {
 	logging    logging
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
-	jsToggling atomic.Bool // EnableJetStream or DisableJetStream running
+	jsToggling atomic.Bool  // EnableJetStream or DisableJetStream running
+	asides     atomic.Int64 // stepdowns waiting for their outcome (jetstream_stepdown.go runAside)
 
 	panics        panicLog                        // request handlers that panicked (recover.go)
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
