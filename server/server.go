@@ -48,8 +48,7 @@ type Server struct {
 	logging    logging
 	sysSubs    []*subscription
 	js         atomic.Pointer[jetStream]
-	jsToggling atomic.Bool  // EnableJetStream or DisableJetStream running
-	asides     atomic.Int64 // stepdowns waiting for their outcome (jetstream_stepdown.go runAside)
+	jsToggling atomic.Bool // EnableJetStream or DisableJetStream running
 
 	panics        panicLog                        // request handlers that panicked (recover.go)
 	blockedRoutes atomic.Pointer[map[string]bool] // partition tests only
@@ -59,6 +58,7 @@ type Server struct {
 	raftClock     raftClock
 	raftLive      atomic.Pointer[raftLiveness] // peers' health for quiescent groups (raft_live.go)
 	quiesces      bool                         // raftQuiesces, fixed by NewServer (raft_live.go)
+	asides        atomic.Int64                 // stepdowns waiting for their outcome (jetstream_stepdown.go)
 	clock         clock.Clock                  // JetStream's and raft's (Options.clock; clock.Real by default)
 }
 
