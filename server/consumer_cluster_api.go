@@ -77,10 +77,10 @@ func (r *apiRequest) consumerStepdown() any {
 	switch {
 	case o == nil:
 		return &successResponse{apiResponse: apiResponse{Error: errConsumerNotFound()}}
-	case g == nil || !transferLeadership(g):
+	case g == nil:
 		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
 	}
-	return &successResponse{Success: true}
+	return stepdownAnswer(transferLeadership(g))
 }
 
 // subscribeConsumerRequests makes the leader listen for pull requests of

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // In a cluster every server hears every API request; exactly one answers:
@@ -35,9 +33,16 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		name := r.routeStream(route.prefix)
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
+			if !readOnly(route.prefix) && !mset.groupLeads() {
+				// Demoted, not yet processed: the new leader answers.
+				return "", nil, false
+			}
 			if mset.replicated && answersAfterRead(route.prefix) {
 				r.answerAfterRead(mset, route.typ, route.handler) // jetstream_api_read.go
 				return route.typ, nil, true
+			}
+			if answersAside(route.prefix) {
+				return route.typ, r.answerAside(route.typ, route.handler), true // jetstream_stepdown.go
 			}
 			return route.typ, route.handler(r), true
 		}
@@ -428,43 +433,5 @@ func (r *apiRequest) streamStepdown() any {
 	if g == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}
-	if !transferLeadership(g) {
-		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
-	}
-	return &successResponse{Success: true}
-}
-
-// transferLeadership moves a group's leadership to the most caught-up
-// other member. The member is chosen on the group's goroutine, from the
-// node's own progress: statusSnapshot, which gives up on a busy group
-// after statusWait, may hand back a status from before this server led
-// (no progress, so no member to choose), and the stepdown was refused
-// (TestJetStreamClusterRepairWipe failed so under load).
-func transferLeadership(g *raftGroup) bool {
-	done := make(chan error, 1)
-	g.control(func(n *raft.Node) { done <- transferToBest(n) })
-	t := g.srv.clock.NewTimer(2 * time.Second)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err == nil
-	case <-t.C():
-		return false
-	}
-}
-
-// transferToBest starts a leader transfer of n to its most caught-up
-// other member.
-func transferToBest(n *raft.Node) error {
-	st := n.Status()
-	best, bestMatch := raft.None, uint64(0)
-	for id, pr := range st.Progress {
-		if id != st.ID && (best == raft.None || pr.Match > bestMatch) {
-			best, bestMatch = id, pr.Match
-		}
-	}
-	if best == raft.None {
-		return raft.ErrNotLeader
-	}
-	return n.TransferLeadership(best)
+	return stepdownAnswer(transferLeadership(g))
 }

@@ -309,7 +309,7 @@ func TestJetStreamClusterStepdownBusyLeader(t *testing.T) {
 	// happens (the group must go on).
 	time.AfterFunc(statusWait+300*time.Millisecond, func() { close(release) })
 	g.control(func(*raft.Node) { <-release })
-	if !transferLeadership(g) {
+	if transferLeadership(g) != nil {
 		t.Fatal("the stepdown of a busy leader was refused")
 	}
 	awaitNewLeader(t, c, connectNATS(t, c.servers[0].ClientURL()), "BSY", st.CachedInfo().Cluster.Leader)

@@ -193,7 +193,11 @@ func TestJetStreamClusterLeadersRefreshedForOlderPeer(t *testing.T) {
 	deadline := time.Now().Add(2*leaderForgetAfter + time.Second)
 	for time.Now().Before(deadline) {
 		if !known() {
-			t.Fatalf("the older server forgot a leader")
+			var v []string
+			for i := range n {
+				v = append(v, c.groupViews(fmt.Sprintf("O%d", i)))
+			}
+			t.Fatalf("the older server forgot a leader: %s", strings.Join(v, "\n"))
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -51,11 +51,37 @@ func (js *jetStream) sysAPIRequest(_ *subscription, c *client, acc *Account, sub
 	local := c != nil && c.route == nil
 	var resp any
 	switch subj := strings.TrimPrefix(subject, jsAPIPrefix); {
+	case subj == "META.LEADER.STEPDOWN" && js.cluster.isMetaLeader():
+		// It waits for the transfer's outcome (jetstream_stepdown.go).
+		reply = strings.Clone(reply)
+		if js.srv.runAside(func() { js.metaStepdownAside(acc, reply, local) }) {
+			return
+		}
+		resp = metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}})
 	case subj == "META.LEADER.STEPDOWN":
 		resp = js.sysMetaStepdown(local)
 	case local:
 		resp = &apiResponse{Type: apiTypePrefix + "error_response", Error: errNotImplemented("$JS.API." + subj)}
 	}
+	js.sysAnswer(c, acc, reply, resp)
+}
+
+// metaStepdownAside answers a meta stepdown off the read loop that
+// brought it; a panic is answered with a 500 error, as on a read loop.
+func (js *jetStream) metaStepdownAside(acc *Account, reply string, local bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			js.srv.recovered("$JS.API META.LEADER.STEPDOWN", v)
+			e := &ApiError{Code: 500, Description: internalErrorText}
+			js.sysAnswer(nil, acc, reply, metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: e}}))
+		}
+	}()
+	js.sysAnswer(nil, acc, reply, js.sysMetaStepdown(local))
+}
+
+// sysAnswer delivers resp (nil: no answer) to reply; c is the client whose
+// read loop runs this, or nil.
+func (js *jetStream) sysAnswer(c *client, acc *Account, reply string, resp any) {
 	if resp == nil {
 		return
 	}
@@ -67,24 +93,32 @@ func (js *jetStream) sysAPIRequest(_ *subscription, c *client, acc *Account, sub
 	js.srv.deliver(c, acc, reply, "", nil, b)
 }
 
-// sysMetaStepdown has the meta leader hand its leadership over.
+// sysMetaStepdown has the meta leader hand its leadership over, and
+// answers with the outcome (stepdownAnswer; nil: no answer).
 func (js *jetStream) sysMetaStepdown(local bool) any {
 	jc := js.cluster
-	resp := &successResponse{apiResponse: apiResponse{Type: apiTypePrefix + "meta_leader_stepdown_response"}}
 	switch {
 	case jc.isMetaLeader():
 		jc.mu.Lock()
 		g := jc.meta
 		jc.mu.Unlock()
-		if g == nil || !transferLeadership(g) {
-			resp.Error = errClusterNotAvail()
-		} else {
-			resp.Success = true
+		if g == nil {
+			return metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}})
 		}
+		return metaStepdownResponse(stepdownAnswer(transferLeadership(g)))
 	case local && !jc.metaLeaderKnown():
-		resp.Error = errClusterNotAvail()
-	default:
+		return metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}})
+	}
+	return nil
+}
+
+// metaStepdownResponse types a stepdown answer as a meta one (nil stays
+// nil).
+func metaStepdownResponse(resp any) any {
+	sr, ok := resp.(*successResponse)
+	if !ok {
 		return nil
 	}
-	return resp
+	sr.Type = apiTypePrefix + "meta_leader_stepdown_response"
+	return sr
 }

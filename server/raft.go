@@ -98,8 +98,12 @@ type raftGroup struct {
 	stopOnce  sync.Once // stop may be called from several goroutines
 	closeOnce sync.Once
 
-	host         bool          // driven by a raftHost (raft_host.go), fixed at start
-	sleeping     atomic.Bool   // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
+	host     bool        // driven by a raftHost (raft_host.go), fixed at start
+	sleeping atomic.Bool // asleep: quiescent, no ticks (raft_live.go; read by monitoring and tests)
+	// leads is whether the node led when its last Ready was taken: it
+	// drops as soon as a Ready shows the demotion, before that Ready is
+	// persisted and before the state machine hears of it (leaderChanged).
+	leads        atomic.Bool
 	passes       atomic.Uint64 // events handled but liveness nudges (tests: a quiet group has none)
 	snapshotting bool          // a snapshot is being encoded (group goroutine only)
 	eager        int           // ticks left in which a new group's first leader retries its campaign
@@ -168,12 +172,16 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if err != nil {
 		return nil, err
 	}
-	drv.Observe = func(rd *raft.Ready) { g.seen = rd.SoftState }
+	drv.Observe = func(rd *raft.Ready) {
+		g.seen = rd.SoftState
+		g.leads.Store(rd.SoftState.Role == raft.Leader)
+	}
 	if host == nil {
 		drv.SyncAside = syncAside
 	}
 	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
+	g.leads.Store(g.seen.Role == raft.Leader)
 	g.drv = drv
 	if err := s.registerRaftGroup(g); err != nil {
 		return nil, err

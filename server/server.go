@@ -62,6 +62,7 @@ type Server struct {
 	raftClock     raftClock
 	raftLive      atomic.Pointer[raftLiveness] // peers' health for quiescent groups (raft_live.go)
 	quiesces      bool                         // raftQuiesces, fixed by NewServer (raft_live.go)
+	asides        atomic.Int64                 // stepdowns waiting for their outcome (jetstream_stepdown.go)
 	clock         clock.Clock                  // JetStream's and raft's (Options.clock; clock.Real by default)
 }
 

@@ -695,3 +695,17 @@ func (mset *stream) fillReplicas(ci *ClusterInfo, sa *streamAssignment, st raft.
 		ci.Replicas = append(ci.Replicas, pi)
 	}
 }
+
+// groupLeads reports whether the stream's group led as of the last Ready
+// its goroutine took (a stream on one server always leads). The serving
+// flag (isLeader) drops only once the Ready that demoted the group is
+// persisted and processed, a slow fsync later: a replica still flagged
+// whose group no longer leads must not answer a call that changes the
+// stream, since the new leader may carry it out and answer (a stepdown
+// it took so answered 10008 beside the new leader's success).
+func (mset *stream) groupLeads() bool {
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	return g == nil || g.leads.Load()
+}

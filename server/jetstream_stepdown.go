@@ -1,0 +1,192 @@
+package server
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// A stepdown (STREAM, CONSUMER or META.LEADER.STEPDOWN) is answered with
+// its outcome, not with its start: raft abandons a leader transfer whose
+// target does not catch up within an election timeout, and a new stream's
+// first leader may not have heard from any member yet, so the member it
+// picked (every match 0) was often not the one that answered first. The
+// old leader then stayed leader although the client had been told
+// success. Now the leader retries with the member that is best by then
+// and answers success once its group no longer leads; 10008 only when
+// nothing was started (no member, or the group did not take the call);
+// nothing when the outcome is unknown at the end (the client times out).
+
+const (
+	// transferStartWait bounds the wait for a busy group to take the
+	// transfer; transferWait the whole stepdown, below clients' usual 5 s.
+	transferStartWait = 2 * time.Second
+	transferWait      = 4 * time.Second
+	// maxStepdownsAside bounds the stepdowns waiting for their outcome on
+	// goroutines of their own (one per call); past it a call gets 10008.
+	maxStepdownsAside = 256
+)
+
+var (
+	errTransferTimeout   = errors.New("leader transfer: the group did not take it in time")
+	errNoTransferee      = errors.New("leader transfer: no other member to lead")
+	errTransferUndecided = errors.New("leader transfer: started, no outcome in time")
+)
+
+// asideRoutes are the stream calls that wait for their outcome on a
+// goroutine of their own (answerAside): the stepdowns.
+var asideRoutes = []string{"STREAM.LEADER.STEPDOWN.", "CONSUMER.LEADER.STEPDOWN."}
+
+func answersAside(prefix string) bool { return slices.Contains(asideRoutes, prefix) }
+
+// answerAside runs handler on a goroutine of its own and delivers its
+// answer from there (runAside).
+func (r *apiRequest) answerAside(typ string, handler apiHandler) any {
+	cp := *r
+	cp.reply, cp.subject = strings.Clone(r.reply), strings.Clone(r.subject)
+	cp.hdr, cp.body = slices.Clone(r.hdr), slices.Clone(r.body)
+	ran := r.jsa.js.srv.runAside(func() {
+		defer cp.recoverPanic()
+		if resp := handler(&cp); resp != nil {
+			cp.respond(nil, typ, resp)
+		}
+	})
+	if !ran {
+		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
+	}
+	return nil
+}
+
+// runAside runs f on a goroutine of its own and reports whether it did:
+// waiting for a transfer's outcome on the read loop that brought the call
+// would hold up every message behind it (a route's raft traffic too).
+// Past maxStepdownsAside such goroutines, or once the server shuts down,
+// it does not (the caller answers 10008: nothing was started).
+func (s *Server) runAside(f func()) bool {
+	if s.shutdown.Load() {
+		return false
+	}
+	if s.asides.Add(1) > maxStepdownsAside {
+		s.asides.Add(-1)
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer s.asides.Add(-1)
+		f()
+	}()
+	return true
+}
+
+// stepdownAnswer is the answer to a stepdown whose transfer ended with
+// err, or nil for none. A group found no longer leading was demoted since
+// the dispatch: its new leader answers its copy of the call if it serves,
+// and a 10008 from the old one would say the call failed while the new
+// leader may carry it out. An undecided transfer may still happen.
+func stepdownAnswer(err error) any {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader), errors.Is(err, errTransferUndecided):
+		return nil
+	case err != nil:
+		return &successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}}
+	}
+	return &successResponse{Success: true}
+}
+
+// transferLeadership moves a group's leadership to the most caught-up
+// other member and returns nil once the group no longer leads (as of the
+// last Ready it took). The member is chosen on the group's goroutine, from
+// the node's own progress: statusSnapshot, which gives up on a busy group
+// after statusWait, may hand back a status from before this server led
+// (no progress, so no member to choose), and the stepdown was refused
+// (TestJetStreamClusterRepairWipe failed so under load). A transfer raft
+// abandoned is started again, to the member best by then.
+func transferLeadership(g *raftGroup) error {
+	clk := g.srv.clock
+	end := clk.NewTimer(transferWait)
+	defer end.Stop()
+	if err := startTransfer(g); err != nil {
+		return err
+	}
+	tick := clk.NewTicker(raftTick)
+	defer tick.Stop()
+	for g.leads.Load() {
+		select {
+		case <-tick.C():
+			g.tryControl(retryTransfer)
+		case <-end.C():
+			if !g.leads.Load() {
+				return nil
+			}
+			return errTransferUndecided
+		case <-g.done:
+			return errTransferUndecided
+		case <-g.srv.quit:
+			return errTransferUndecided
+		}
+	}
+	return nil
+}
+
+// startTransfer has the group start the transfer within transferStartWait;
+// a group that takes the call later does nothing with it, so the 10008
+// answered meanwhile stays true.
+func startTransfer(g *raftGroup) error {
+	done := make(chan error, 1)
+	var taken atomic.Bool
+	g.control(func(n *raft.Node) {
+		if taken.CompareAndSwap(false, true) {
+			done <- transferToBest(n)
+		}
+	})
+	t := g.srv.clock.NewTimer(transferStartWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-t.C():
+		if taken.CompareAndSwap(false, true) {
+			return errTransferTimeout
+		}
+		return <-done // it is running: it answers at once
+	}
+}
+
+// retryTransfer starts the transfer again if raft abandoned it while n
+// still leads.
+func retryTransfer(n *raft.Node) {
+	if st := n.Status(); st.Role == raft.Leader && st.Transferee == raft.None {
+		_ = transferToBest(n) // it leads: only "no member" can fail, and it did not before
+	}
+}
+
+// transferToBest starts a leader transfer of n to its most caught-up
+// other member, among those recently active if any is: a member whose
+// server is down, or whose group did not start yet, cannot take over, and
+// raft abandons the transfer.
+func transferToBest(n *raft.Node) error {
+	st := n.Status()
+	if st.Role != raft.Leader {
+		return raft.ErrNotLeader
+	}
+	best := raft.None
+	var bestPr raft.PeerStatus
+	for id, pr := range st.Progress {
+		if id == st.ID {
+			continue
+		}
+		if best == raft.None || pr.RecentActive && !bestPr.RecentActive ||
+			pr.RecentActive == bestPr.RecentActive && pr.Match > bestPr.Match {
+			best, bestPr = id, pr
+		}
+	}
+	if best == raft.None {
+		return errNoTransferee
+	}
+	return n.TransferLeadership(best)
+}
