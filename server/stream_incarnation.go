@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -68,9 +69,17 @@ func (js *jetStream) checkIncarnation(sa *streamAssignment) (owed pendingSyncs, 
 	}
 	v := judgeIncarnation(names, want)
 	if v == incarnationLegacy {
-		v = incarnationOther
-		if got, err := vfs.ReadFile(js.fs, filepath.Join(dir, "incarnation")); err == nil && bytes.Equal(got, []byte(want)) {
+		// Only a record read and found different names another stream: a
+		// read that fails (EIO, no descriptor left) must not discard a log
+		// (the replica would forget its votes and acknowledged entries).
+		got, err := vfs.ReadFile(js.fs, filepath.Join(dir, "incarnation"))
+		switch {
+		case err != nil:
+			return nil, false, fmt.Errorf("reading the group's incarnation record: %w", err)
+		case bytes.Equal(got, []byte(want)):
 			v = incarnationSame
+		default:
+			v = incarnationOther
 		}
 	}
 	switch v {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -116,5 +117,46 @@ func TestStreamIncarnationLegacyFile(t *testing.T) {
 	}
 	if _, err := mem.Stat(leftover); err == nil {
 		t.Fatal("a new stream of the same name kept the old log")
+	}
+}
+
+// failingOpen fails every open of a file named name (a read error: EIO, or
+// no descriptor left).
+type failingOpen struct {
+	vfs.FS
+	name string
+}
+
+func (f failingOpen) OpenFile(path string, flag int, perm os.FileMode) (vfs.File, error) {
+	if filepath.Base(path) == f.name {
+		return nil, errors.New("injected read failure")
+	}
+	return f.FS.OpenFile(path, flag, perm)
+}
+
+// A legacy incarnation record that cannot be read is an error, not another
+// stream's record: the log stays (the review found a read failure
+// discarded it, so the replica forgot its votes and entries).
+func TestStreamIncarnationUnreadableKeepsLog(t *testing.T) {
+	js, mem := memJetStream(t)
+	sa := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "OLD"}, Created: time.Unix(9, 0)}
+	dir := js.groupDir(sa)
+	if err := vfs.MkdirAllSynced(mem, walDir(dir), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{filepath.Join(dir, "incarnation"), filepath.Join(walDir(dir), "leftover")} {
+		f, err := mem.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write([]byte("9000000000"))
+		f.Close()
+	}
+	js.fs = failingOpen{FS: mem, name: "incarnation"}
+	if _, _, err := js.checkIncarnation(sa); err == nil {
+		t.Fatal("an unreadable incarnation record was not an error")
+	}
+	if _, err := mem.Stat(filepath.Join(walDir(dir), "leftover")); err != nil {
+		t.Fatalf("the log went with an unreadable record: %v", err)
 	}
 }
