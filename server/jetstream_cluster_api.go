@@ -34,7 +34,13 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
 			if !readOnly(route.prefix) && !mset.groupLeads() {
-				// Demoted, not yet processed: the new leader answers.
+				// Demoted, not yet processed: the new leader answers. A
+				// client connected here gets 10008 if no answer passes
+				// and no leader is known by then (partitioned away from
+				// the new leader, it would otherwise hear nothing).
+				if local {
+					return route.typ, &unavailableLater{prefix: route.prefix, account: r.jsa.acc.Name, stream: name}, true
+				}
 				return "", nil, false
 			}
 			if mset.replicated && answersAfterRead(route.prefix) {

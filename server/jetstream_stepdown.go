@@ -105,7 +105,7 @@ func stepdownAnswer(err error) any {
 // after statusWait, may hand back a status from before this server led
 // (no progress, so no member to choose), and the stepdown was refused
 // (TestJetStreamClusterRepairWipe failed so under load). A transfer raft
-// abandoned is started again, to the member best by then.
+// abandoned is started again once, to the member best by then.
 func transferLeadership(g *raftGroup) error {
 	clk := g.srv.clock
 	end := clk.NewTimer(transferWait)
@@ -115,10 +115,20 @@ func transferLeadership(g *raftGroup) error {
 	}
 	tick := clk.NewTicker(raftTick)
 	defer tick.Stop()
+	// Once: a pending transfer holds the group's proposals (publishes are
+	// refused) until it ends, so retrying for the whole wait could stop
+	// writes for transferWait when no member can take over.
+	var retried atomic.Bool
 	for g.leads.Load() {
 		select {
 		case <-tick.C():
-			g.tryControl(retryTransfer)
+			if !retried.Load() {
+				g.tryControl(func(n *raft.Node) {
+					if retryTransfer(n) {
+						retried.Store(true)
+					}
+				})
+			}
 		case <-end.C():
 			if !g.leads.Load() {
 				return nil
@@ -158,11 +168,12 @@ func startTransfer(g *raftGroup) error {
 }
 
 // retryTransfer starts the transfer again if raft abandoned it while n
-// still leads.
-func retryTransfer(n *raft.Node) {
+// still leads, and reports whether it did.
+func retryTransfer(n *raft.Node) bool {
 	if st := n.Status(); st.Role == raft.Leader && st.Transferee == raft.None {
-		_ = transferToBest(n) // it leads: only "no member" can fail, and it did not before
+		return transferToBest(n) == nil // it leads: only "no member" can fail, and it did not before
 	}
+	return false
 }
 
 // transferToBest starts a leader transfer of n to its most caught-up

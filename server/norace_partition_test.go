@@ -5,6 +5,7 @@ package server
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,8 +25,9 @@ import (
 // reads again within seconds of the last heal (issue 19: one server still
 // answered 10008 well after the faults had healed).
 func TestNoRaceJetStreamClusterCASChaosPartition(t *testing.T) {
-	var rn *routeNet
-	t.Cleanup(func() { // the faults did cut routes
+	var rnp atomic.Pointer[routeNet] // set by the fault, read at cleanup
+	t.Cleanup(func() {               // the faults did cut routes
+		rn := rnp.Load()
 		if rn == nil {
 			return
 		}
@@ -38,7 +40,7 @@ func TestNoRaceJetStreamClusterCASChaosPartition(t *testing.T) {
 	runChaos(t, chaosRun{direct: true, info: true, partitions: true, duration: 8 * time.Second,
 		fault: func(c *chaosCluster, n int) {
 			time.Sleep(time.Duration(500+rand.IntN(1000)) * time.Millisecond)
-			rn = c.net
+			rnp.Store(c.net)
 			names := serverNames(c)
 			lead := c.streamLeader("KV")
 			d := time.Duration(1000+rand.IntN(2000)) * time.Millisecond

@@ -242,7 +242,7 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 			nc, err = s.routeTLS(nc, true, u)
 		}
 		if err == nil {
-			start := s.clock.Now()
+			start := time.Now() // network state, not JetStream time (s.clock may be a manual clock in tests)
 			switch id, err := s.runRoute(nc, true, u); {
 			case err == errSelfRoute:
 				return
@@ -251,7 +251,7 @@ func (s *Server) dialLoop(u *url.URL, configured bool) {
 				// only once it is gone, not in a loop while it lives.
 				s.awaitRouteGone(id)
 				failures, delay = 0, 50*time.Millisecond
-			case s.clock.Since(start) >= routeStableAfter:
+			case time.Since(start) >= routeStableAfter:
 				failures, delay = 0, 50*time.Millisecond
 			default:
 				// Accepted, then dropped at once: backed off like a
