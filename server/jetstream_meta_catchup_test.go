@@ -16,6 +16,14 @@ import (
 // node:i, so a test can pin a stream to one server.
 func runTaggedJSCluster(t *testing.T) *jsTestCluster {
 	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.Tags = []string{fmt.Sprintf("node:%d", i)} })
+	waitTagsKnown(t, c)
+	return c
+}
+
+// waitTagsKnown waits until every server knows its peers' tags (from
+// their route INFO), which placement by tags needs.
+func waitTagsKnown(t *testing.T, c *jsTestCluster) {
+	t.Helper()
 	waitFor(t, 5*time.Second, "tags known", func() bool {
 		for _, s := range c.servers {
 			for _, r := range s.routeList() {
@@ -26,7 +34,6 @@ func runTaggedJSCluster(t *testing.T) *jsTestCluster {
 		}
 		return true
 	})
-	return c
 }
 
 // compactMeta makes the meta group compact its log on every running

@@ -16,16 +16,7 @@ import (
 func TestJetStreamClusterPlacementByTags(t *testing.T) {
 	tags := [][]string{{"az:1", "ssd"}, {"az:2"}, {"AZ:1"}}
 	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.Tags = tags[i] })
-	waitFor(t, 5*time.Second, "tags known", func() bool {
-		for _, s := range c.servers {
-			for _, r := range s.routeList() {
-				if len(r.remote.Tags) == 0 {
-					return false
-				}
-			}
-		}
-		return true
-	})
+	waitTagsKnown(t, c)
 	nc, js := jsClient(t, c.servers[0])
 	create := func(name string, replicas int, pl *jetstream.Placement) (*jetstream.StreamInfo, error) {
 		st, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"},
