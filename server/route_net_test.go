@@ -25,19 +25,27 @@ import (
 // servers closes the routes between them and closes every new one as soon
 // as the dialling server names itself (its INFO), until the cut heals. The
 // servers see what a real partition shows them: connections that break
-// and cannot be made again. (Network namespaces and iptables would do it
+// and cannot be made again. A silenced pair's routes stay open but carry
+// nothing until the heal (every byte held, then delivered, as TCP
+// retransmits after a short outage): the servers find out only from
+// missing pings and write deadlines. (Network namespaces and iptables would do it
 // below TCP; this machine has neither, and a proxy cuts only routes, while
 // clients keep reaching every server, as in a partition between racks.)
 type routeNet struct {
 	t     *testing.T
 	mu    sync.Mutex
 	cut   map[[2]string]bool // pairs of server names (sorted) cut apart
-	conns map[*proxyConn]struct{}
-	lns   []net.Listener
-	wg    sync.WaitGroup
+	quiet map[[2]string]bool // pairs silenced: routes open, nothing passes
+	// changed is closed and replaced when quiet or closing changes.
+	changed chan struct{}
+	closing bool
+	conns   map[*proxyConn]struct{}
+	lns     []net.Listener
+	wg      sync.WaitGroup
 	// severed and refused count the routes cuts closed: open ones, and
-	// new ones as their dialler named itself.
-	severed, refused int
+	// new ones as their dialler named itself; held the open routes
+	// silenced.
+	severed, refused, held int
 }
 
 // proxyConn is one route through a proxy: from dials to (from is "" until
@@ -56,7 +64,8 @@ func pairOf(a, b string) [2]string {
 
 // newRouteNet starts no proxy yet; listen adds them.
 func newRouteNet(t *testing.T) *routeNet {
-	n := &routeNet{t: t, cut: map[[2]string]bool{}, conns: map[*proxyConn]struct{}{}}
+	n := &routeNet{t: t, cut: map[[2]string]bool{}, quiet: map[[2]string]bool{}, conns: map[*proxyConn]struct{}{},
+		changed: make(chan struct{})}
 	t.Cleanup(n.close)
 	return n
 }
@@ -106,7 +115,7 @@ func (n *routeNet) relay(pc *proxyConn) {
 	n.wg.Add(2)
 	go func() {
 		defer n.wg.Done()
-		io.Copy(pc.dialer, pc.server)
+		n.pass(pc, pc.dialer, pc.server)
 		done()
 	}()
 	go func() {
@@ -125,8 +134,64 @@ func (n *routeNet) relay(pc *proxyConn) {
 				return
 			}
 		}
-		io.Copy(pc.server, br)
+		n.pass(pc, pc.server, br)
 	}()
+}
+
+// pass copies src to dst until either fails, holding each chunk while
+// pc's pair is silenced.
+func (n *routeNet) pass(pc *proxyConn, dst io.Writer, src io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		k, err := src.Read(buf)
+		if k > 0 {
+			if !n.awaitVoice(pc) {
+				return
+			}
+			if _, werr := dst.Write(buf[:k]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// awaitVoice waits while pc's pair is silenced; false once the net closes.
+func (n *routeNet) awaitVoice(pc *proxyConn) bool {
+	for {
+		n.mu.Lock()
+		silent := pc.from != "" && n.quiet[pairOf(pc.from, pc.to)]
+		ch, closing := n.changed, n.closing
+		n.mu.Unlock()
+		if closing {
+			return false
+		}
+		if !silent {
+			return true
+		}
+		<-ch
+	}
+}
+
+// silence holds everything between a and b, both ways, until the heal:
+// their routes stay open.
+func (n *routeNet) silence(a, b string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.quiet[pairOf(a, b)] = true
+	for pc := range n.conns {
+		if pc.from != "" && pairOf(pc.from, pc.to) == pairOf(a, b) {
+			n.held++
+		}
+	}
+}
+
+// notifyLocked wakes the held copies.
+func (n *routeNet) notifyLocked() {
+	close(n.changed)
+	n.changed = make(chan struct{})
 }
 
 // infoName is the server_name of an INFO line ("" for any other line).
@@ -174,26 +239,40 @@ func (n *routeNet) sever(a, b string) {
 	}
 }
 
-// isolate cuts name from every other server in names.
-func (n *routeNet) isolate(name string, names []string) {
+// isolate cuts name from every other server in names (silently: their
+// routes stay open and carry nothing).
+func (n *routeNet) isolate(name string, names []string, silently bool) {
 	for _, o := range names {
 		if o != name {
-			n.sever(name, o)
+			n.cutPair(name, o, silently)
 		}
 	}
 }
 
-// cuts reports how many routes the cuts closed, open and new.
-func (n *routeNet) cuts() (severed, refused int) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.severed, n.refused
+// cutPair severs a from b, or silences them.
+func (n *routeNet) cutPair(a, b string, silently bool) {
+	if silently {
+		n.silence(a, b)
+	} else {
+		n.sever(a, b)
+	}
 }
 
-// heal lifts every cut; the servers' next dials get through.
+// cuts reports how many routes the cuts closed, open and new, and how
+// many open ones were silenced.
+func (n *routeNet) cuts() (severed, refused, held int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.severed, n.refused, n.held
+}
+
+// heal lifts every cut and silence; the servers' next dials get through,
+// and what silenced routes held is delivered.
 func (n *routeNet) heal() {
 	n.mu.Lock()
 	clear(n.cut)
+	clear(n.quiet)
+	n.notifyLocked()
 	n.mu.Unlock()
 }
 
@@ -228,6 +307,8 @@ func (n *routeNet) healAndMesh(names []string) {
 
 func (n *routeNet) close() {
 	n.mu.Lock()
+	n.closing = true
+	n.notifyLocked()
 	for _, l := range n.lns {
 		l.Close()
 	}
