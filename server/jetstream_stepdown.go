@@ -105,7 +105,8 @@ func stepdownAnswer(err error) any {
 // after statusWait, may hand back a status from before this server led
 // (no progress, so no member to choose), and the stepdown was refused
 // (TestJetStreamClusterRepairWipe failed so under load). A transfer raft
-// abandoned is started again once, to the member best by then.
+// abandoned is started again, to the member best by then (retrying once
+// only failed TestJetStreamClusterStepdownWithMemberDown in CI).
 func transferLeadership(g *raftGroup) error {
 	clk := g.srv.clock
 	end := clk.NewTimer(transferWait)
@@ -115,20 +116,10 @@ func transferLeadership(g *raftGroup) error {
 	}
 	tick := clk.NewTicker(raftTick)
 	defer tick.Stop()
-	// Once: a pending transfer holds the group's proposals (publishes are
-	// refused) until it ends, so retrying for the whole wait could stop
-	// writes for transferWait when no member can take over.
-	var retried atomic.Bool
 	for g.leads.Load() {
 		select {
 		case <-tick.C():
-			if !retried.Load() {
-				g.tryControl(func(n *raft.Node) {
-					if retryTransfer(n) {
-						retried.Store(true)
-					}
-				})
-			}
+			g.tryControl(func(n *raft.Node) { retryTransfer(n) })
 		case <-end.C():
 			if !g.leads.Load() {
 				return nil
