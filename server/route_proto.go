@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -14,15 +13,6 @@ import (
 
 // routeReadLoop parses the peer's operations until the route closes. A
 // malformed operation (internal/routeproto) closes the route.
-//
-// The receivers of routed messages are woken (route.wake) before a read
-// that may block: when the buffer holds no whole line any more. Waiting
-// for the buffer to be empty was not enough: a read that ends inside an
-// operation (its rest still on the wire, or a busy peer filling every
-// read) left it never empty, and the receivers unwoken until it happened
-// to be (their output piling up to a slow-consumer close). They are also
-// woken every routeWakeEvery operations, as a busy buffer refills before
-// it runs dry.
 func (s *Server) routeReadLoop(r *route) error {
 	var payload []byte
 	var armed time.Time
@@ -31,11 +21,9 @@ func (s *Server) routeReadLoop(r *route) error {
 	defer r.frags.abortAll() // spool files of transfers the route cut short
 	r.wake = map[*client]struct{}{}
 	defer wakeAll(r.wake)
-	ops := 0 // operations parsed since the receivers were last woken
 	for {
-		if ops++; len(r.wake) > 0 && (ops >= routeWakeEvery || !r.lineBuffered()) {
+		if len(r.wake) > 0 && r.br.Buffered() == 0 {
 			wakeAll(r.wake) // the next read may block: send what this buffer delivered
-			ops = 0
 		}
 		// A peer that sends nothing (not even PONGs to our PINGs) for three
 		// ping intervals is gone: the read times out and the route closes.
@@ -96,9 +84,6 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 		queues = append(queues, queueName(q))
 	}
 	hdrLen, size := op.Hdr, op.Size
-	if len(r.wake) > 0 && r.br.Buffered() < size+2 {
-		wakeAll(r.wake) // the payload's rest is read from the socket, which may block
-	}
 	buf, err := readPayload(r.br, buf, size)
 	if err != nil {
 		return buf, err
@@ -335,15 +320,4 @@ func (s *Server) pingRoute(r *route) {
 			return
 		}
 	}
-}
-
-// routeWakeEvery bounds the operations a route's read loop parses before
-// it wakes the receivers of what it delivered.
-const routeWakeEvery = 256
-
-// lineBuffered reports whether the route's read buffer holds a whole line
-// (the next operation's start is read without a read from the socket).
-func (r *route) lineBuffered() bool {
-	b, _ := r.br.Peek(r.br.Buffered())
-	return bytes.IndexByte(b, '\n') >= 0
 }
