@@ -96,11 +96,6 @@ type route struct {
 	// subs are the peer's interests inserted in the accounts' sublists,
 	// by interestKey (routeSub, on the read loop only).
 	subs map[string][]*subscription
-	// wake holds the clients given a routed message since the read loop
-	// last drained its buffer: their write loops are woken once, when it
-	// has (routeReadLoop), so a batch of routed pub acks leaves in one
-	// write instead of one each (read loop only).
-	wake map[*client]struct{}
 }
 
 type routeTable struct {

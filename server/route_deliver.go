@@ -24,10 +24,8 @@ const routeProtoQueueReroute = 7
 // deliverRouted hands a routed message to this server's subscribers:
 // plain ones in modes 1 and 2 (2 comes only from peers older than route
 // protocol 7: a plain copy re-routed), one member of each listed queue
-// group. hdr and msg are views of the route's read buffer. The receivers'
-// write loops are woken through wake (deliver.go wakeLater: nil wakes each
-// at once).
-func (s *Server) deliverRouted(wake map[*client]struct{}, acc *Account, subject, reply string, mode byte, queues []string, hdr, msg []byte) {
+// group. hdr and msg are views of the route's read buffer.
+func (s *Server) deliverRouted(acc *Account, subject, reply string, mode byte, queues []string, hdr, msg []byte) {
 	if len(hdr) == 0 {
 		hdr = nil
 	}
@@ -36,16 +34,16 @@ func (s *Server) deliverRouted(wake map[*client]struct{}, acc *Account, subject,
 	if mode == '1' || mode == '2' {
 		for _, sub := range res.Plain {
 			if sub.route == nil {
-				s.deliverTo(nil, wake, acc, sub, shown, shownReply, hdr, msg)
+				s.deliverTo(nil, nil, acc, sub, shown, shownReply, hdr, msg)
 			}
 		}
 	}
 	for _, q := range queues {
 		members := queueMembers(res.Queues, q)
-		if s.deliverQueueLocal(wake, acc, members, shown, shownReply, hdr, msg) {
+		if s.deliverQueueLocal(acc, members, shown, shownReply, hdr, msg) {
 			continue
 		}
-		if mode != '3' && rerouteQueue(wake, acc, members, subject, reply, q, hdr, msg) {
+		if mode != '3' && rerouteQueue(acc, members, subject, reply, q, hdr, msg) {
 			continue
 		}
 		if h := s.routeHooks.Load(); h != nil {
@@ -69,7 +67,7 @@ func queueMembers(groups []sublist.Queue[*subscription], q string) []*subscripti
 // deliverQueueLocal gives the message to one local member of a queue
 // group, trying the others when the one picked refuses it (closed, or at
 // its delivery limit). It reports whether one took it.
-func (s *Server) deliverQueueLocal(wake map[*client]struct{}, acc *Account, members []*subscription, subject, reply string, hdr, msg []byte) bool {
+func (s *Server) deliverQueueLocal(acc *Account, members []*subscription, subject, reply string, hdr, msg []byte) bool {
 	n := len(members)
 	if n == 0 {
 		return false
@@ -77,7 +75,7 @@ func (s *Server) deliverQueueLocal(wake map[*client]struct{}, acc *Account, memb
 	start := int(fastrand() % uint32(n))
 	for i := range n {
 		sub := members[(start+i)%n]
-		if sub.route == nil && s.deliverTo(nil, wake, acc, sub, subject, reply, hdr, msg) {
+		if sub.route == nil && s.deliverTo(nil, nil, acc, sub, subject, reply, hdr, msg) {
 			return true
 		}
 	}
@@ -87,7 +85,7 @@ func (s *Server) deliverQueueLocal(wake map[*client]struct{}, acc *Account, memb
 // rerouteQueue sends a copy of queue group q that found no local member
 // to one member on another route, picked at random, and reports whether
 // one was there.
-func rerouteQueue(wake map[*client]struct{}, acc *Account, members []*subscription, subject, reply, q string, hdr, msg []byte) bool {
+func rerouteQueue(acc *Account, members []*subscription, subject, reply, q string, hdr, msg []byte) bool {
 	n := len(members)
 	if n == 0 {
 		return false
@@ -109,7 +107,7 @@ func rerouteQueue(wake map[*client]struct{}, acc *Account, members []*subscripti
 		}
 		rc.appendRMSGModeLocked(acc.Name, subject, reply, mode, []string{q}, hdr, msg)
 		rc.mu.Unlock()
-		wakeLater(nil, wake, rc)
+		rc.out.signal()
 		return true
 	}
 	return false

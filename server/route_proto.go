@@ -19,12 +19,7 @@ func (s *Server) routeReadLoop(r *route) error {
 	var op routeproto.Op
 	lim := s.routeLimits(r)
 	defer r.frags.abortAll() // spool files of transfers the route cut short
-	r.wake = map[*client]struct{}{}
-	defer wakeAll(r.wake)
 	for {
-		if len(r.wake) > 0 && r.br.Buffered() == 0 {
-			wakeAll(r.wake) // the next read may block: send what this buffer delivered
-		}
 		// A peer that sends nothing (not even PONGs to our PINGs) for three
 		// ping intervals is gone: the read times out and the route closes.
 		if now := time.Now(); now.Sub(armed) > routePingInterval/2 {
@@ -93,7 +88,7 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 		return buf, nil
 	}
 	msg := buf[:size]
-	s.deliverRouted(r.wake, acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
+	s.deliverRouted(acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
 	return buf, nil
 }
 
