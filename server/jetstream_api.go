@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,17 @@ type apiRequest struct {
 	reply   string
 	hdr     []byte
 	body    []byte
+}
+
+// detached is a copy of r that owns its subject, reply, header and body:
+// r's may point into the read buffer of the connection that brought the
+// call, which the next read overwrites. A call answered later, on another
+// goroutine, works on it.
+func (r *apiRequest) detached() *apiRequest {
+	cp := *r
+	cp.reply, cp.subject = strings.Clone(r.reply), strings.Clone(r.subject)
+	cp.hdr, cp.body = slices.Clone(r.hdr), slices.Clone(r.body)
+	return &cp
 }
 
 type apiHandler func(r *apiRequest) any

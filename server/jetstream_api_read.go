@@ -1,9 +1,6 @@
 package server
 
-import (
-	"slices"
-	"strings"
-)
+import "slices"
 
 // STREAM.INFO and CONSUMER.INFO of a replicated stream are reads of the
 // group's state like STREAM.MSG.GET (stream_read.go): the leader answers
@@ -44,9 +41,7 @@ func readOnly(prefix string) bool { return slices.Contains(readOnlyRoutes, prefi
 // linearizable is answered 10008 to a client connected here, and not at
 // all to one routed here (another server, or the client's retry, answers).
 func (r *apiRequest) answerAfterRead(mset *stream, typ string, handler apiHandler) {
-	cp := *r
-	cp.reply, cp.subject = strings.Clone(r.reply), strings.Clone(r.subject)
-	cp.hdr, cp.body = slices.Clone(r.hdr), slices.Clone(r.body)
+	cp := r.detached()
 	local := r.c != nil && r.c.route == nil
 	s := r.jsa.js.srv
 	mset.readLinearizable(func(err error, _ map[*client]struct{}) {
@@ -59,7 +54,7 @@ func (r *apiRequest) answerAfterRead(mset *stream, typ string, handler apiHandle
 			go func() {
 				defer s.wg.Done()
 				defer cp.recoverPanic()
-				cp.respond(nil, typ, handler(&cp))
+				cp.respond(nil, typ, handler(cp))
 			}()
 		case local:
 			cp.respond(nil, typ, &apiResponse{Error: errClusterNotAvail()})

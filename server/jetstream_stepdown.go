@@ -3,7 +3,6 @@ package server
 import (
 	"errors"
 	"slices"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -46,12 +45,10 @@ func answersAside(prefix string) bool { return slices.Contains(asideRoutes, pref
 // answerAside runs handler on a goroutine of its own and delivers its
 // answer from there (runAside).
 func (r *apiRequest) answerAside(typ string, handler apiHandler) any {
-	cp := *r
-	cp.reply, cp.subject = strings.Clone(r.reply), strings.Clone(r.subject)
-	cp.hdr, cp.body = slices.Clone(r.hdr), slices.Clone(r.body)
+	cp := r.detached()
 	ran := r.jsa.js.srv.runAside(func() {
 		defer cp.recoverPanic()
-		if resp := handler(&cp); resp != nil {
+		if resp := handler(cp); resp != nil {
 			cp.respond(nil, typ, resp)
 		}
 	})
