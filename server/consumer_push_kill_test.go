@@ -105,7 +105,7 @@ func TestNoRaceJetStreamClusterPushConsumerKill9(t *testing.T) {
 		return len(w.missing()) == 0
 	})
 	var last string
-	ok := waitUntil(30*time.Second, func() bool {
+	ok := pollUntil(30*time.Second, func() bool {
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		ci, err := anyConsumerInfo(cctx, js, "PQ", "push")
@@ -192,16 +192,6 @@ func (c *chaosCluster) awaitStreamLeader(t *testing.T, stream string) int {
 		return idx >= 0
 	})
 	return idx
-}
-
-// waitUntil polls cond until it holds or d passes.
-func waitUntil(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return false
 }
 
 // anyConsumerInfo is CONSUMER.INFO of a pull or a push consumer (nats.go

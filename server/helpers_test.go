@@ -149,16 +149,25 @@ func (r *rawConn) connect(connectJSON string) {
 	r.send("CONNECT " + connectJSON + "\r\n")
 }
 
-// waitFor polls cond until it is true or the deadline passes.
+// waitFor polls cond until it is true; the test fails if d passes first.
 func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 	t.Helper()
+	if !pollUntil(d, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// pollUntil polls cond until it is true (true) or d passes (false): waitFor
+// for a caller that says itself why it failed.
+func pollUntil(d time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	return true
 }
 
 var (

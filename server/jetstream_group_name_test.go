@@ -99,7 +99,7 @@ func held(m *stream) []string {
 func (g *groupNameStream) checkHolds(t *testing.T, c *jsTestCluster) {
 	t.Helper()
 	var why string
-	ok := pollFor(20*time.Second, func() bool {
+	ok := pollUntil(20*time.Second, func() bool {
 		reps := c.accountReplicas(g.account, g.name)
 		if len(reps) != 3 {
 			why = fmt.Sprintf("%d replicas", len(reps))
@@ -125,16 +125,6 @@ func (g *groupNameStream) checkHolds(t *testing.T, c *jsTestCluster) {
 	}
 }
 
-// pollFor polls cond until it holds or d passes.
-func pollFor(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			return false
-		}
-	}
-	return true
-}
-
 func collidingStreams() (*groupNameStream, *groupNameStream) {
 	return &groupNameStream{account: "team-a", user: "a", name: "x", prefix: "x"},
 		&groupNameStream{account: "team", user: "t", name: "a-x", prefix: "ax"}
@@ -145,6 +135,17 @@ func (g *groupNameStream) create(t *testing.T, js jetstream.JetStream) {
 	createStream(t, js, jetstream.StreamConfig{Name: g.name, Subjects: []string{g.prefix + ".>"}, Replicas: 3})
 }
 
+// createColliding creates both colliding streams, R3, each through a
+// connection of its own account, and returns them with the connections.
+func createColliding(t *testing.T, c *jsTestCluster) (a, b *groupNameStream, jsA, jsB jetstream.JetStream) {
+	t.Helper()
+	a, b = collidingStreams()
+	jsA, jsB = a.connect(t, c), b.connect(t, c)
+	a.create(t, jsA)
+	b.create(t, jsB)
+	return a, b, jsA, jsB
+}
+
 // TestJetStreamClusterGroupNamesOfDashAccounts: account team-a's stream x
 // and account team's stream a-x, both R3 on three servers, each hold
 // exactly their own messages on every replica, with separate raft groups,
@@ -152,10 +153,7 @@ func (g *groupNameStream) create(t *testing.T, js jetstream.JetStream) {
 // logs).
 func TestJetStreamClusterGroupNamesOfDashAccounts(t *testing.T) {
 	c := runGroupNameCluster(t)
-	a, b := collidingStreams()
-	jsA, jsB := a.connect(t, c), b.connect(t, c)
-	a.create(t, jsA)
-	b.create(t, jsB)
+	a, b, jsA, jsB := createColliding(t, c)
 	for range 5 {
 		a.publish(t, jsA, 4)
 		b.publish(t, jsB, 3)
@@ -270,10 +268,7 @@ func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
 // says why), and it is left as it was.
 func TestJetStreamClusterGroupDirOfCollidingStreams(t *testing.T) {
 	c := runGroupNameCluster(t)
-	a, b := collidingStreams()
-	jsA, jsB := a.connect(t, c), b.connect(t, c)
-	a.create(t, jsA)
-	b.create(t, jsB)
+	a, b, jsA, jsB := createColliding(t, c)
 	a.publish(t, jsA, 4)
 	b.publish(t, jsB, 4)
 	a.checkHolds(t, c)
@@ -381,10 +376,7 @@ func TestJetStreamClusterSharedOldNameNotOnOldRoutes(t *testing.T) {
 			o.routeProto = routeProtoGroupNames - 1
 		}
 	})
-	a, b := collidingStreams()
-	jsA, jsB := a.connect(t, c), b.connect(t, c)
-	a.create(t, jsA)
-	b.create(t, jsB)
+	a, b, jsA, jsB := createColliding(t, c)
 	// a-x's replica on S3 hears nobody: were it the first leader (term 1),
 	// it leads until CheckQuorum makes it step down, and a publish it took
 	// meanwhile is never answered.

@@ -42,6 +42,14 @@ func memJetStream(t *testing.T) (*jetStream, *vfs.MemFS) {
 	return js, mem
 }
 
+// writeMemFile creates the file name on mem holding data.
+func writeMemFile(t *testing.T, mem *vfs.MemFS, name, data string) {
+	t.Helper()
+	if err := vfs.WriteFileSynced(mem, name, []byte(data)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestStreamIncarnationSurvivesPowerLoss: once a new group directory's
 // owed fsyncs ran (with the log's first fsync, before the group says or
 // applies anything), a power loss keeps its incarnation record, so the
@@ -88,19 +96,9 @@ func TestStreamIncarnationLegacyFile(t *testing.T) {
 	if err := vfs.MkdirAllSynced(mem, walDir(dir), 0o750); err != nil {
 		t.Fatal(err)
 	}
-	f, err := mem.OpenFile(filepath.Join(dir, "incarnation"), os.O_RDWR|os.O_CREATE, 0o640)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Write([]byte("9000000000")); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeMemFile(t, mem, filepath.Join(dir, "incarnation"), "9000000000")
 	leftover := filepath.Join(walDir(dir), "leftover")
-	if f, err = mem.OpenFile(leftover, os.O_RDWR|os.O_CREATE, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeMemFile(t, mem, leftover, "")
 	if owed, fresh, err := js.checkIncarnation(sa); err != nil || fresh || owed != nil {
 		t.Fatalf("its own stream: owed %d fresh %v err %v", len(owed), fresh, err)
 	}
@@ -145,12 +143,7 @@ func TestStreamIncarnationUnreadableKeepsLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{filepath.Join(dir, "incarnation"), filepath.Join(walDir(dir), "leftover")} {
-		f, err := mem.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o640)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.Write([]byte("9000000000"))
-		f.Close()
+		writeMemFile(t, mem, name, "9000000000")
 	}
 	js.fs = failingOpen{FS: mem, name: "incarnation"}
 	if _, _, err := js.checkIncarnation(sa); err == nil {
