@@ -93,6 +93,9 @@ type jsCluster struct {
 	// meta log is applied as far as it was committed at start
 	// (jetstream_group_name.go).
 	replay metaReplay
+	// sharedOld: the old-form group names two streams share, replaced
+	// under mu and read without it (jetstream_group_name_shared.go).
+	sharedOld oldNameSet
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -473,6 +476,9 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 	}
 	jc.countPlacedLocked(old, -1)
 	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
+	if outcome == nil && (me.Op == "add" && old == nil || me.Op == "del") {
+		jc.oldNameChangedLocked(sa.Account, sa.Config.Name) // jetstream_group_name_shared.go
+	}
 	switch {
 	case outcome != nil:
 	case me.Op == "add" && old == nil:

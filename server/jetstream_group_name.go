@@ -1,12 +1,12 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -104,10 +104,10 @@ func (js *jetStream) contested(name string) bool {
 	return n > 1
 }
 
-// legacyClaimantsLocked lists the streams placed on this server whose
-// legacy group name is name ("S-" + a + "-" + s, for each '-' of the rest
-// as the end of the account), with jc.mu held.
-func (jc *jsCluster) legacyClaimantsLocked(name string) []*streamAssignment {
+// legacyHoldersLocked lists the streams of the cluster whose legacy group
+// name is name ("S-" + a + "-" + s, for each '-' of the rest as the end of
+// the account), with jc.mu held.
+func (jc *jsCluster) legacyHoldersLocked(name string) []*streamAssignment {
 	rest, ok := strings.CutPrefix(name, "S-")
 	if !ok {
 		return nil
@@ -117,11 +117,16 @@ func (jc *jsCluster) legacyClaimantsLocked(name string) []*streamAssignment {
 		if rest[i] != '-' {
 			continue
 		}
-		if sa := jc.streams[rest[:i]][rest[i+1:]]; sa != nil && jc.isPeer(sa) {
+		if sa := jc.streams[rest[:i]][rest[i+1:]]; sa != nil {
 			out = append(out, sa)
 		}
 	}
 	return out
+}
+
+// legacyClaimantsLocked lists those of them placed on this server.
+func (jc *jsCluster) legacyClaimantsLocked(name string) []*streamAssignment {
+	return slices.DeleteFunc(jc.legacyHoldersLocked(name), func(sa *streamAssignment) bool { return !jc.isPeer(sa) })
 }
 
 // ownerFile, an empty file, marks a group directory under an old-form name
@@ -225,30 +230,4 @@ func (js *jetStream) markOwner(dir string) error {
 func (js *jetStream) exists(path string) bool {
 	_, err := js.fs.Stat(path)
 	return err == nil
-}
-
-// sharedOldName says whether name, a group name on the wire, is the
-// old-form name of two streams of the cluster (one of an account with
-// '-'): a server before route protocol 8 runs either stream's group under
-// it, so a raft message under it to or from such a server is not sent or
-// taken. Names with fewer than two '-' after "S-" cannot be shared.
-func (s *Server) sharedOldName(name []byte) bool {
-	rest, ok := bytes.CutPrefix(name, []byte("S-"))
-	if !ok || bytes.Count(rest, []byte("-")) < 2 {
-		return false
-	}
-	js := s.js.Load()
-	if js == nil || js.cluster == nil {
-		return false
-	}
-	jc := js.cluster
-	jc.mu.Lock()
-	defer jc.mu.Unlock()
-	n := 0
-	for i := 0; i < len(rest); i++ {
-		if rest[i] == '-' && jc.streams[string(rest[:i])][string(rest[i+1:])] != nil {
-			n++
-		}
-	}
-	return n > 1
 }

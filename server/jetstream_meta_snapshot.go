@@ -103,6 +103,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.streams = streams
 	jc.placed = nil
 	jc.subjects = nil // rebuilt at the next create's overlap check
+	jc.resetOldNamesLocked()
 	for _, sa := range list {
 		jc.countPlacedLocked(sa, 1)
 	}
