@@ -31,6 +31,39 @@ import (
 // a log made after it. A member that hears of a peer's state later than
 // that (a route that came back) recovers from the leader that peer's state
 // proves was elected.
+//
+// The decision is made once, at the meta group's start; a route INFO that
+// comes later (the handshake of a route that came back: tern_meta_state is
+// read from no other INFO) changes nothing, also for a member voting with
+// an empty meta log. None needs to:
+//   - A member that lost its storage lost its peers.json with it, so its
+//     meta group does not start before every configured peer is connected
+//     (waitForPeers), and a route is registered only once its handshake
+//     INFO is read. A peer that restarted with its meta log says so in its
+//     first INFO (Server.metaHeld is set before the routes start); one that
+//     kept running says so once it applied an entry of an elected leader.
+//     So a server wiped while its peers were all down waits for them and
+//     decides when they are back, from INFOs that say they hold meta state
+//     (TestJetStreamClusterWipedMetaWhilePeersDown). It decides "new" only
+//     if no peer holds meta state then: every member new or wiped (a new
+//     cluster), or a new cluster whose first leader has not applied its
+//     first entry yet, which it does a round trip after winning.
+//   - A member with an empty log that hears of meta state later is one
+//     whose storage is intact: it missed the first elections (a route
+//     down since it started). Its votes are in its log, so it may vote;
+//     abstaining until it caught up with a leader would leave the cluster
+//     without one should another member stop meanwhile. An INFO cannot
+//     tell it from a wiped member that decided "new", and only the start
+//     sees that the storage is gone.
+//   - A member that lost only its log directory and kept peers.json starts
+//     without waiting for its routes; its log mark, beside the meta
+//     directory, says what it lost (checkMetaMark).
+//
+// What it does not cover is a server whose routes do not name every meta
+// member: it waits only for the routes it names (expectedClusterSize), so
+// it may start before a member holding state is connected, and then
+// records a meta membership without that member too. Every meta member
+// must be listed in every server's routes.
 
 // metaWiped is the marker, in the meta directory, of a member that lost
 // its storage and has not caught up with a meta leader yet.

@@ -23,6 +23,12 @@ func wipeAndRestart(t *testing.T, c *jsTestCluster, idx ...int) {
 			t.Fatal(err)
 		}
 	}
+	c.startTogether(t, idx...)
+}
+
+// startTogether starts the (stopped) servers at idx again, at once.
+func (c *jsTestCluster) startTogether(t *testing.T, idx ...int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for _, i := range idx {
 		wg.Add(1)
@@ -32,6 +38,23 @@ func wipeAndRestart(t *testing.T, c *jsTestCluster, idx ...int) {
 	if t.Failed() {
 		t.FailNow()
 	}
+}
+
+// runKeepCluster runs three servers with an R3 stream KEEP (subject
+// keep) holding five messages on every replica.
+func runKeepCluster(t *testing.T) *jsTestCluster {
+	t.Helper()
+	c := runJSCluster(t, 3)
+	nc, js := jsClient(t, c.servers[0])
+	defer nc.Close()
+	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3})
+	for i := 0; i < 5; i++ {
+		if _, err := js.Publish(ctx(t), "keep", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitAllApplied(t, "KEEP", 3, 5, 10*time.Second)
+	return c
 }
 
 // metaStarted reports whether s runs its meta group.
@@ -50,15 +73,7 @@ func metaStarted(s *Server) bool {
 // the cluster has run), then serves: the marker that kept it abstaining is
 // gone, it holds the stream again, and its API works.
 func TestJetStreamClusterWipedMetaMemberCatchesUp(t *testing.T) {
-	c := runJSCluster(t, 3)
-	nc, js := jsClient(t, c.servers[0])
-	defer nc.Close()
-	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3})
-	for i := 0; i < 5; i++ {
-		if _, err := js.Publish(ctx(t), "keep", []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c := runKeepCluster(t)
 	down := 2
 	wipeAndRestart(t, c, down)
 	jc := c.servers[down].js.Load().cluster
@@ -87,16 +102,7 @@ func TestJetStreamClusterWipedMetaMemberCatchesUp(t *testing.T) {
 // 10008, and the third keeps the stream. (Had the intact server led, it
 // would have kept leading and the wiped ones caught up from it.)
 func TestJetStreamClusterWipedMetaMajorityFailsClosed(t *testing.T) {
-	c := runJSCluster(t, 3)
-	nc, js := jsClient(t, c.servers[0])
-	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3})
-	for i := 0; i < 5; i++ {
-		if _, err := js.Publish(ctx(t), "keep", []byte("x")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c.waitAllApplied(t, "KEEP", 3, 5, 10*time.Second)
-	nc.Close()
+	c := runKeepCluster(t)
 	leader := c.waitMetaLeader()
 	intact, wiped := -1, []int{}
 	for i, s := range c.servers {
@@ -199,4 +205,45 @@ func TestJetStreamClusterWipedFirstLeaderNotTermOneAgain(t *testing.T) {
 	}
 	publishEventually(t, pjs, "s", "y", 6)
 	checkReplicasAgree(t, c, "S", 6)
+}
+
+// TestJetStreamClusterWipedMetaWhilePeersDown (issue 19 review): a server
+// loses its storage while both its peers are down and comes back before
+// them. Had its meta group started then, no peer would have said it holds
+// meta state: it would have voted as a new member with an empty log, and
+// no later INFO turns a voting member into a recovering one
+// (jetstream_meta_wiped.go says why none needs to). Its peers.json went
+// with its storage, so it waits until every configured peer is connected:
+// it does not start its meta group while they are down, and once they are
+// back their INFOs say they hold meta state, so it abstains until it
+// caught up, and serves the stream it lost.
+func TestJetStreamClusterWipedMetaWhilePeersDown(t *testing.T) {
+	c := runKeepCluster(t)
+	const wiped = 0
+	peers := []int{1, 2}
+	for _, i := range peers {
+		c.servers[i].Shutdown()
+	}
+	wipeAndRestart(t, c, wiped)
+	until := time.Now().Add(time.Duration(8*raft.DefaultElectionTicks) * raftTick)
+	for time.Now().Before(until) {
+		if metaStarted(c.servers[wiped]) {
+			t.Fatal("the wiped server started its meta group with its peers down")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.startTogether(t, peers...)
+	jc := c.servers[wiped].js.Load().cluster
+	waitFor(t, 20*time.Second, "the wiped server's meta group started", func() bool { return metaStarted(c.servers[wiped]) })
+	if !jc.js.storageWiped.Load() {
+		t.Fatal("the wiped server did not find its storage lost once its peers were back")
+	}
+	waitFor(t, 20*time.Second, "the wiped server caught up with the meta leader", func() bool {
+		_, err := os.Stat(filepath.Join(jc.metaDir(), metaWiped))
+		return jc.metaLeaderKnown() && os.IsNotExist(err) && jc.assignment(globalAccountName, "KEEP") != nil
+	})
+	rc, rjs := jsClient(t, c.servers[wiped])
+	defer rc.Close()
+	publishEventually(t, rjs, "keep", "y", 6)
+	checkReplicasAgree(t, c, "KEEP", 6)
 }
