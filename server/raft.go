@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"hash/fnv"
 	"io"
@@ -243,6 +244,7 @@ func (s *Server) registerRaftGroup(g *raftGroup) error {
 // clients hear of a commit without waiting for the next batch's fsync.
 func syncAside(sync, apply func() error) (syncErr, applyErr error) {
 	done := make(chan error, 1)
+	lattrace.Mark("syncAside", 0)
 	go func() { done <- sync() }()
 	applyErr = apply()
 	return <-done, applyErr
@@ -289,8 +291,10 @@ func (g *raftGroup) run() {
 			nudged = true
 			g.onLiveness()
 		case <-g.inbox.ready:
+			lattrace.Mark("g.inbox", 0)
 			err = g.step()
 		case <-g.props.ready:
+			lattrace.Mark("g.props", 0)
 			g.propose()
 		case <-g.reads.ready:
 			g.startReads()
@@ -545,6 +549,7 @@ func (g *raftGroup) Propose(data []byte, done proposalDone) {
 		err = errGroupStopped
 	default:
 		if g.props.push(proposal{data: data, done: done}) {
+			lattrace.Mark("raft.queued", len(data))
 			return
 		}
 		err = raft.ErrProposalDropped
@@ -725,6 +730,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		copy(full[start:32], h)
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
+		lattrace.Mark("send", int(msgs[i].Type)*1000+len(msgs[i].Entries))
 		if cap(t.buf) > 256<<10 {
 			t.buf = nil // do not keep a snapshot-sized buffer
 		}
@@ -776,6 +782,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if g == nil {
 		return nil // not (yet) a member here: kept a moment if small
 	}
+	lattrace.Mark("raft.recv", int(m.Type)*1000+len(m.Entries))
 	g.inbox.push(m) // full: dropped, raft retries
 	return nil
 }
