@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
@@ -115,6 +116,8 @@ type raftGroup struct {
 
 	rd groupReads // reads asked and waiting (group goroutine only)
 
+	owedTimer clock.Timer // sends a commit index held back (run; group goroutine only)
+
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
@@ -152,6 +155,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
+	cfg.DeferCommit = true // sent within raftCommitDelay (run), or at the next tick
 	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
 	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
 		cfg.LeadsFirstTerm = true // no election: see campaignFirst
@@ -267,6 +271,11 @@ func (g *raftGroup) run() {
 	defer g.srv.wg.Done()
 	defer close(g.done)
 	defer g.removeSpooled()
+	defer func() {
+		if g.owedTimer != nil {
+			g.owedTimer.Stop()
+		}
+	}()
 	tick := g.srv.raftClock.next()
 	// What the group starts with is written (and a new group's directory
 	// synced) at once, not at the first event: a new member answers its
@@ -278,10 +287,14 @@ func (g *raftGroup) run() {
 		g.fail(err)
 		return
 	}
+	var owed <-chan time.Time // armed while the node holds back a commit index
 	for {
 		var err error
 		nudged := false
 		select {
+		case <-owed:
+			owed = nil
+			g.drv.Node.FlushCommit()
 		case <-tick:
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
@@ -313,6 +326,9 @@ func (g *raftGroup) run() {
 			g.fail(err)
 			return
 		}
+		if owed == nil && g.drv.Node.CommitOwed() {
+			owed = g.commitTimer()
+		}
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
 			if tick != nil {
@@ -328,6 +344,28 @@ func (g *raftGroup) run() {
 			g.sleeping.Store(false)
 		}
 	}
+}
+
+// raftCommitDelay is how long a leader holds back a commit index that
+// no append carries (raft.Config.DeferCommit): a synchronous writer's
+// next entry, sent well within it, tells the followers instead. Each
+// entry then costs one append and one answer per follower, not two: the
+// separate commit message and its answer, and the pass of each group they
+// took, came right when that next entry arrived (scripts/lattrace;
+// nats-server tells its followers with the next append or heartbeat too).
+// Followers apply that much later when the leader goes idle; a read
+// through a follower is unaffected (its heartbeat round carries the
+// commit index). A hosted group (the simulator) sends it at the next tick.
+const raftCommitDelay = 2 * time.Millisecond
+
+// commitTimer arms the group's commit timer (group goroutine only).
+func (g *raftGroup) commitTimer() <-chan time.Time {
+	if g.owedTimer == nil {
+		g.owedTimer = g.srv.clock.NewTimer(raftCommitDelay)
+	} else {
+		g.owedTimer.Reset(raftCommitDelay)
+	}
+	return g.owedTimer.C()
 }
 
 // The group's work, one event at a time: run calls these on the group's
