@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"math/rand/v2"
 	"net"
@@ -179,10 +180,12 @@ func (c *client) readLoop() {
 	for {
 		n, err := c.nc.Read(buf)
 		if n > 0 {
+			lattrace.Mark("c.read", n)
 			perr := c.parser.Parse(buf[:n])
 			c.endReadBatch()
 			c.publishStats()
 			c.flushPending()
+			lattrace.Mark("c.readdone", n)
 			if perr != nil {
 				c.protocolError(perr)
 				return

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"net"
 	"strconv"
 	"time"
@@ -45,7 +46,13 @@ func (c *client) write(chunks [][]byte, size int, wd time.Duration) bool {
 	_ = c.nc.SetWriteDeadline(time.Now().Add(wd))
 	c.out.wbufs = append(c.out.wbufs[:0], chunks...)
 	c.out.writes.Add(1)
+	if lattrace.On {
+		lattrace.Mark("write", boolInt(c.route != nil)*1000000+size)
+	}
 	n, err := c.out.wbufs.WriteTo(c.nc)
+	if lattrace.On {
+		lattrace.Mark("write.done", boolInt(c.route != nil))
+	}
 	if err == nil {
 		return true
 	}
@@ -181,4 +188,12 @@ func (c *client) processPingTimer() {
 	c.mu.Unlock()
 	c.out.signal()
 	c.setPingTimer()
+}
+
+// boolInt is 1 for true (lattrace marks).
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"hash/fnv"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/clock"
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
@@ -114,6 +116,8 @@ type raftGroup struct {
 
 	rd groupReads // reads asked and waiting (group goroutine only)
 
+	owedTimer clock.Timer // sends a commit index held back (run; group goroutine only)
+
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
@@ -151,6 +155,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
+	cfg.DeferCommit = true // sent within raftCommitDelay (run), or at the next tick
 	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
 	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
 		cfg.LeadsFirstTerm = true // no election: see campaignFirst
@@ -243,6 +248,7 @@ func (s *Server) registerRaftGroup(g *raftGroup) error {
 // clients hear of a commit without waiting for the next batch's fsync.
 func syncAside(sync, apply func() error) (syncErr, applyErr error) {
 	done := make(chan error, 1)
+	lattrace.Mark("syncAside", 0)
 	go func() { done <- sync() }()
 	applyErr = apply()
 	return <-done, applyErr
@@ -265,6 +271,11 @@ func (g *raftGroup) run() {
 	defer g.srv.wg.Done()
 	defer close(g.done)
 	defer g.removeSpooled()
+	defer func() {
+		if g.owedTimer != nil {
+			g.owedTimer.Stop()
+		}
+	}()
 	tick := g.srv.raftClock.next()
 	// What the group starts with is written (and a new group's directory
 	// synced) at once, not at the first event: a new member answers its
@@ -276,10 +287,14 @@ func (g *raftGroup) run() {
 		g.fail(err)
 		return
 	}
+	var owed <-chan time.Time // armed while the node holds back a commit index
 	for {
 		var err error
 		nudged := false
 		select {
+		case <-owed:
+			owed = nil
+			g.drv.Node.FlushCommit()
 		case <-tick:
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
@@ -289,8 +304,10 @@ func (g *raftGroup) run() {
 			nudged = true
 			g.onLiveness()
 		case <-g.inbox.ready:
+			lattrace.Mark("g.inbox", 0)
 			err = g.step()
 		case <-g.props.ready:
+			lattrace.Mark("g.props", 0)
 			g.propose()
 		case <-g.reads.ready:
 			g.startReads()
@@ -309,6 +326,9 @@ func (g *raftGroup) run() {
 			g.fail(err)
 			return
 		}
+		if owed == nil && g.drv.Node.CommitOwed() {
+			owed = g.commitTimer()
+		}
 		// A quiescent group sleeps: no ticks until something wakes it.
 		if g.asleep() {
 			if tick != nil {
@@ -324,6 +344,28 @@ func (g *raftGroup) run() {
 			g.sleeping.Store(false)
 		}
 	}
+}
+
+// raftCommitDelay is how long a leader holds back a commit index that
+// no append carries (raft.Config.DeferCommit): a synchronous writer's
+// next entry, sent well within it, tells the followers instead. Each
+// entry then costs one append and one answer per follower, not two: the
+// separate commit message and its answer, and the pass of each group they
+// took, came right when that next entry arrived (scripts/lattrace;
+// nats-server tells its followers with the next append or heartbeat too).
+// Followers apply that much later when the leader goes idle; a read
+// through a follower is unaffected (its heartbeat round carries the
+// commit index). A hosted group (the simulator) sends it at the next tick.
+const raftCommitDelay = 2 * time.Millisecond
+
+// commitTimer arms the group's commit timer (group goroutine only).
+func (g *raftGroup) commitTimer() <-chan time.Time {
+	if g.owedTimer == nil {
+		g.owedTimer = g.srv.clock.NewTimer(raftCommitDelay)
+	} else {
+		g.owedTimer.Reset(raftCommitDelay)
+	}
+	return g.owedTimer.C()
 }
 
 // The group's work, one event at a time: run calls these on the group's
@@ -545,6 +587,7 @@ func (g *raftGroup) Propose(data []byte, done proposalDone) {
 		err = errGroupStopped
 	default:
 		if g.props.push(proposal{data: data, done: done}) {
+			lattrace.Mark("raft.queued", len(data))
 			return
 		}
 		err = raft.ErrProposalDropped
@@ -725,6 +768,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		copy(full[start:32], h)
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
+		lattrace.Mark("send", int(msgs[i].Type)*1000+len(msgs[i].Entries))
 		if cap(t.buf) > 256<<10 {
 			t.buf = nil // do not keep a snapshot-sized buffer
 		}
@@ -776,6 +820,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if g == nil {
 		return nil // not (yet) a member here: kept a moment if small
 	}
+	lattrace.Mark("raft.recv", int(m.Type)*1000+len(m.Entries))
 	g.inbox.push(m) // full: dropped, raft retries
 	return nil
 }

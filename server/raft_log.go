@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"github.com/nats-io/nats-server/v2/internal/lockorder"
 	"os"
 	"path/filepath"
@@ -189,6 +190,7 @@ func (l *walLog) Save(snap *raft.Snapshot, ents []raft.Entry, hs *raft.HardState
 		if err := l.w.Append(recs); err != nil {
 			return err
 		}
+		lattrace.Mark("wal.saved", len(ents))
 	}
 	if hs != nil {
 		// A vote must never be forgotten, whatever sync_interval says: a

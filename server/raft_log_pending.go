@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -88,9 +89,12 @@ func (p pendingSyncs) run(parallel bool) error {
 // processor until the runtime's monitor takes it back, which can be
 // milliseconds later. Yielding lets them write first.
 func (l *walLog) fsync() error {
+	lattrace.Mark("fsync.start", 0)
+	defer lattrace.Mark("fsync.end", 0)
 	if !l.inline {
 		runtime.Gosched()
 	}
+	lattrace.Mark("fsync.call", 0)
 	if len(l.owed) == 0 {
 		return l.w.Sync()
 	}

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"net/url"
 	"strconv"
 	"strings"
@@ -30,6 +31,7 @@ func (s *Server) routeReadLoop(r *route) error {
 		if err != nil {
 			return err
 		}
+		lattrace.Mark("route.line", r.br.Buffered())
 		if err := routeproto.Parse(line, &lim, &op); err != nil {
 			err = fmt.Errorf("protocol error: %w in %q", err, protoSnippet(line))
 			s.Errorf("Route %s: %v", r.remote.Name, err)

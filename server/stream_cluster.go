@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -64,6 +65,8 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 	if sm.wake == nil {
 		sm.wake = map[*client]struct{}{}
 	}
+	lattrace.Mark("apply", len(ents))
+	defer lattrace.Mark("apply.done", len(ents))
 	defer wakeAll(sm.wake)
 	for i := range ents {
 		if i%applyWakeEvery == applyWakeEvery-1 {
@@ -459,6 +462,7 @@ func (mset *stream) stopServing() {
 // stream: stateless checks, a timestamp, a proposal.
 func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 	s := mset.jsa.js.srv
+	lattrace.Mark("proposeInbound", len(msg))
 	if e := mset.jsa.checkStorage(mset, storedMsgSize(subject, hdr, msg)); e != nil {
 		if reply != "" {
 			s.deliver(nil, mset.jsa.acc, reply, "", nil, mset.pubAckJSON(pubOutcome{err: e}, ""))
@@ -574,6 +578,7 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 	flushConsumers(flush)
 	if resp != nil && e.origin == s.Name() && e.reply != "" {
 		s.deliverBatch(wake, mset.jsa.acc, e.reply, "", nil, resp) // an AckSync's answer is empty
+		lattrace.Mark("ack.queued", int(index))
 	}
 }
 

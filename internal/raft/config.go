@@ -70,6 +70,13 @@ type Config struct {
 	// quiesce.go): the embedding server then tells the node of changes
 	// of its peers' health (Node.LivenessChanged).
 	Quiesce bool
+	// DeferCommit lets a leader hold back the commit index it would send
+	// alone (an empty append, once a commit moved and no entry is left to
+	// send): the next append carries it, or the next tick, or FlushCommit,
+	// whichever comes first (see CommitOwed). A synchronous writer's next
+	// entry then tells the followers, instead of one more message each way
+	// per entry and a pass of every group on the way.
+	DeferCommit bool
 	// PeerHealth tells whether a peer's server is live and knows
 	// quiescence; nil means every peer is live and does.
 	PeerHealth func(id ID) PeerHealth

@@ -2,6 +2,7 @@ package raft
 
 import (
 	"fmt"
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
 	"runtime/debug"
 )
 
@@ -90,6 +91,8 @@ func (d *Driver) Process() (done bool, err error) {
 		return false, nil
 	}
 	rd := d.Node.Ready()
+	lattrace.Mark("ready", len(rd.Entries)*1000+len(rd.CommittedEntries))
+	defer lattrace.Mark("ready.done", 0)
 	if d.Observe != nil {
 		d.Observe(&rd)
 	}

@@ -78,7 +78,11 @@ func (r *raft) maybeCommit() bool {
 	if !r.log.maybeCommit(idx, r.term) {
 		return false
 	}
-	r.ls.dirty, r.ls.commitDirty = true, true
+	if r.deferCommit {
+		r.ls.commitOwed = true
+	} else {
+		r.ls.dirty, r.ls.commitDirty = true, true
+	}
 	r.dropRemoved()
 	if !r.conf.contains(r.id) && r.conf.lastIndex() <= r.log.committed {
 		r.stepDownRemoved()
@@ -130,6 +134,7 @@ func (r *raft) tickLeader() {
 	r.t.heartbeatElapsed++
 	r.t.electionElapsed++
 	r.ls.idleTicks++
+	r.flushCommit() // held back for a tick at most
 	for _, pr := range r.ls.prs {
 		pr.idleTicks++
 		if pr.state == stateSnapshot {
@@ -287,6 +292,7 @@ func (r *raft) flush() {
 		return
 	}
 	r.ls.dirty = false
+	told := true // every follower got an append, which carries the commit index
 	for _, id := range r.ls.ids {
 		if id == r.id {
 			continue
@@ -294,9 +300,14 @@ func (r *raft) flush() {
 		pr := r.ls.prs[id]
 		empty := pr.sendEmpty || r.ls.commitDirty
 		pr.sendEmpty = false
+		before := len(r.msgs)
 		for r.maybeSendAppend(id, pr, empty) {
 			empty = false
 		}
+		told = told && len(r.msgs) > before
+	}
+	if r.ls.commitDirty || told {
+		r.ls.commitOwed = false
 	}
 	r.ls.commitDirty = false
 }
@@ -356,4 +367,11 @@ func entsBytes(ents []Entry) uint64 {
 		n += uint64(len(ents[i].Data))
 	}
 	return n
+}
+
+// flushCommit sends the commit index held back (Config.DeferCommit).
+func (r *raft) flushCommit() {
+	if r.role == Leader && r.ls.commitOwed {
+		r.ls.dirty, r.ls.commitDirty = true, true // flush sends it
+	}
 }

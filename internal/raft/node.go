@@ -272,3 +272,15 @@ func (n *Node) Status() Status {
 	}
 	return s
 }
+
+// CommitOwed reports whether the leader holds back a commit index its
+// followers have not heard of (Config.DeferCommit): the driver calls
+// FlushCommit soon, unless an event sends it first.
+func (n *Node) CommitOwed() bool {
+	r := n.r
+	return r.role == Leader && r.ls.commitOwed
+}
+
+// FlushCommit sends the commit index held back, if any, with the next
+// Ready.
+func (n *Node) FlushCommit() { n.r.flushCommit() }

@@ -60,7 +60,7 @@ func (r *raft) maybeQuiesce() bool {
 func (r *raft) idle() bool {
 	ls, last := r.ls, r.log.lastIndex()
 	return ls.idleTicks >= r.t.electionTimeout && ls.transferee == None &&
-		len(ls.reads.pending) == 0 && !ls.reads.dirty && !ls.commitDirty &&
+		len(ls.reads.pending) == 0 && !ls.reads.dirty && !ls.commitDirty && !ls.commitOwed &&
 		r.log.committed == last && r.log.applied == last &&
 		r.log.u.snap == nil && len(r.log.u.ents) == 0 &&
 		len(ls.ids) == len(r.conf.current())

@@ -26,6 +26,7 @@ type leaderState struct {
 	uncommitted uint64           // bytes proposed and not yet applied
 	dirty       bool             // appends may need sending at the next Ready
 	commitDirty bool             // the commit index moved: tell everyone
+	commitOwed  bool             // it moved, and telling is held back (Config.DeferCommit)
 	reads       readQueue        // read requests awaiting a heartbeat round
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
@@ -63,9 +64,10 @@ type raft struct {
 	rand           func(int) int
 	rec            recovery
 
-	quiesce    bool                // idle groups may quiesce (quiesce.go)
-	quiet      bool                // quiescent: ticks do nothing
-	peerHealth func(ID) PeerHealth // nil: every peer live and quiescing
+	quiesce     bool                // idle groups may quiesce (quiesce.go)
+	deferCommit bool                // Config.DeferCommit
+	quiet       bool                // quiescent: ticks do nothing
+	peerHealth  func(ID) PeerHealth // nil: every peer live and quiescing
 
 	lease      time.Duration    // leader lease length, 0: none (lease.go)
 	now        func() time.Time // the lease's clock
@@ -93,6 +95,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		rand:           cfg.Rand,
 		rec:            recovery{active: cfg.Recovering, floor: cfg.RecoveringFloor},
 		quiesce:        cfg.Quiesce,
+		deferCommit:    cfg.DeferCommit,
 		peerHealth:     cfg.PeerHealth,
 		lease:          cfg.Lease,
 		now:            cfg.Now,

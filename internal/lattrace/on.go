@@ -1,0 +1,65 @@
+//go:build lattrace
+
+package lattrace
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// On reports whether marks are recorded.
+const On = true
+
+type event struct {
+	ns    int64
+	stage string
+	arg   int
+}
+
+var (
+	mu     sync.Mutex
+	events []event
+	path   = os.Getenv("TERN_LATTRACE")
+)
+
+func init() {
+	if path == "" {
+		return
+	}
+	events = make([]event, 0, 1<<20)
+	go func() {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err != nil {
+			return
+		}
+		w := bufio.NewWriter(f)
+		for {
+			time.Sleep(500 * time.Millisecond)
+			mu.Lock()
+			evs := events
+			events = make([]event, 0, 1<<20)
+			mu.Unlock()
+			for _, e := range evs {
+				fmt.Fprintf(w, "%d %s %d\n", e.ns, e.stage, e.arg)
+			}
+			w.Flush()
+		}
+	}()
+}
+
+// Mark records stage with arg at the wall clock's time (comparable across
+// the processes of one machine).
+func Mark(stage string, arg int) {
+	if path == "" {
+		return
+	}
+	ns := time.Now().UnixNano()
+	mu.Lock()
+	if len(events) < cap(events) {
+		events = append(events, event{ns: ns, stage: stage, arg: arg})
+	}
+	mu.Unlock()
+}
