@@ -224,9 +224,12 @@ type PeerStatus struct {
 	Match, Next  uint64
 	State        string // "probe", "replicate" or "snapshot"
 	RecentActive bool
-	IdleTicks    int // ticks since the leader last heard from the peer
-	Inflight     int
-	Paused       bool
+	// Live: the peer's server is reachable as Config.PeerHealth says (a
+	// leader learns of a member's death there before its ticks show it).
+	Live      bool
+	IdleTicks int // ticks since the leader last heard from the peer
+	Inflight  int
+	Paused    bool
 }
 
 // Status describes a node for monitoring ("current", "lag", "active").
@@ -266,7 +269,7 @@ func (n *Node) Status() Status {
 		s.Progress = make(map[ID]PeerStatus, len(r.ls.prs))
 		for id, pr := range r.ls.prs {
 			s.Progress[id] = PeerStatus{Match: pr.match, Next: pr.next, State: pr.state.String(),
-				RecentActive: pr.recentActive, IdleTicks: pr.idleTicks,
+				RecentActive: pr.recentActive, Live: id == r.id || r.health(id).Live, IdleTicks: pr.idleTicks,
 				Inflight: pr.inflights.count, Paused: pr.paused()}
 		}
 	}
