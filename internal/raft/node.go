@@ -126,7 +126,8 @@ func (n *Node) Quiescent() bool { return n.r.quiet }
 // LivenessChanged tells the node that the health of some peers' servers
 // (Config.PeerHealth) changed. A quiet follower whose leader's server is
 // down wakes and elects; a quiet leader wakes when a peer came back or
-// when its live members no longer make a quorum.
+// when its live members no longer make a quorum. A leader gives up a
+// transfer to a member whose server is down at once.
 func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 
 // SoftState returns the current volatile state.

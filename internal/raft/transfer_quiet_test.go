@@ -64,3 +64,34 @@ func TestTransferToDeadMemberAbandoned(t *testing.T) {
 	}
 	n.propose(1, "x")
 }
+
+// A transfer whose target's server is found down ends at once (not after
+// an election timeout): proposals are taken again, and a caller can pick
+// another member.
+func TestTransferEndsWhenTargetGoesDown(t *testing.T) {
+	n := quietNet(t, nil)
+	n.elect(1)
+	n.propose(1, "a")
+	n.drop = func(m Message) bool { return m.Type == MsgTimeoutNow } // 3 dies before it acts
+	if err := n.node(1).TransferLeadership(3); err != nil {
+		t.Fatal(err)
+	}
+	n.settle()
+	if n.node(1).Status().Transferee != 3 {
+		t.Fatal("no transfer pending")
+	}
+	n.down[3] = true
+	n.livenessChanged()
+	if tr := n.node(1).Status().Transferee; tr != None {
+		t.Fatalf("transfer to a dead member still pending (%d)", tr)
+	}
+	n.drop = nil
+	n.propose(1, "b")
+	if err := n.node(1).TransferLeadership(2); err != nil {
+		t.Fatal(err)
+	}
+	n.settle()
+	if n.leader() != 2 {
+		t.Fatalf("leader %d", n.leader())
+	}
+}
