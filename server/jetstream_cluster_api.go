@@ -262,6 +262,9 @@ func (r *apiRequest) clusterStreamUpdate() any {
 	if e := cfg.check(); e != nil {
 		return streamErr(e)
 	}
+	if jc.allPeersOffline(old.Peers) {
+		return streamErr(errStreamOffline())
+	}
 	if old.Config.Replicas != cfg.Replicas {
 		return r.scaleStream(old, cfg)
 	}

@@ -37,6 +37,7 @@ func errStreamNameExist() *ApiError {
 	return apiErr(400, 10058, "stream name already in use with a different configuration")
 }
 func errStreamNotFound() *ApiError { return apiErr(404, 10059, "stream not found") }
+func errStreamOffline() *ApiError  { return apiErr(500, 10118, "stream is offline") }
 func errExpectedStream() *ApiError { return apiErr(400, 10060, "expected stream does not match") }
 func errSubjectsOverlap() *ApiError {
 	return apiErr(400, 10065, "subjects overlap with an existing stream")

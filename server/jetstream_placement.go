@@ -62,10 +62,7 @@ func (jc *jsCluster) candidates(pl *Placement, exclude []string) []string {
 			out = append(out, p)
 		}
 	}
-	up := map[string]bool{jc.js.srv.Name(): true}
-	for _, r := range jc.js.srv.routeList() {
-		up[r.remote.Name] = true
-	}
+	up := jc.connectedServers()
 	sort.Slice(out, func(i, j int) bool {
 		switch {
 		case up[out[i]] != up[out[j]]:
@@ -76,6 +73,24 @@ func (jc *jsCluster) candidates(pl *Placement, exclude []string) []string {
 		return out[i] < out[j]
 	})
 	return out
+}
+
+// connectedServers is the set of servers connected now: this one and
+// those at the end of a route.
+func (jc *jsCluster) connectedServers() map[string]bool {
+	up := map[string]bool{jc.js.srv.Name(): true}
+	for _, r := range jc.js.srv.routeList() {
+		up[r.remote.Name] = true
+	}
+	return up
+}
+
+// allPeersOffline reports whether none of peers is connected now: no
+// replica can apply a change, and nats-server answers an update so
+// (10118) instead of leaving the client to time out.
+func (jc *jsCluster) allPeersOffline(peers []string) bool {
+	up := jc.connectedServers()
+	return !slices.ContainsFunc(peers, func(p string) bool { return up[p] })
 }
 
 // serverTags returns a member's tags: ours from the options, a peer's

@@ -126,7 +126,8 @@ func (n *Node) Quiescent() bool { return n.r.quiet }
 // LivenessChanged tells the node that the health of some peers' servers
 // (Config.PeerHealth) changed. A quiet follower whose leader's server is
 // down wakes and elects; a quiet leader wakes when a peer came back or
-// when its live members no longer make a quorum.
+// when its live members no longer make a quorum. A leader gives up a
+// transfer to a member whose server is down at once.
 func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 
 // SoftState returns the current volatile state.
@@ -224,9 +225,12 @@ type PeerStatus struct {
 	Match, Next  uint64
 	State        string // "probe", "replicate" or "snapshot"
 	RecentActive bool
-	IdleTicks    int // ticks since the leader last heard from the peer
-	Inflight     int
-	Paused       bool
+	// Live: the peer's server is reachable as Config.PeerHealth says (a
+	// leader learns of a member's death there before its ticks show it).
+	Live      bool
+	IdleTicks int // ticks since the leader last heard from the peer
+	Inflight  int
+	Paused    bool
 }
 
 // Status describes a node for monitoring ("current", "lag", "active").
@@ -266,7 +270,7 @@ func (n *Node) Status() Status {
 		s.Progress = make(map[ID]PeerStatus, len(r.ls.prs))
 		for id, pr := range r.ls.prs {
 			s.Progress[id] = PeerStatus{Match: pr.match, Next: pr.next, State: pr.state.String(),
-				RecentActive: pr.recentActive, IdleTicks: pr.idleTicks,
+				RecentActive: pr.recentActive, Live: id == r.id || r.health(id).Live, IdleTicks: pr.idleTicks,
 				Inflight: pr.inflights.count, Paused: pr.paused()}
 		}
 	}

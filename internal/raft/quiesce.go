@@ -173,6 +173,11 @@ func (r *raft) quiesceRefused(pr *progress) {
 // livenessChanged re-reads the peers' health (Node.LivenessChanged).
 func (r *raft) livenessChanged() {
 	if r.role == Leader {
+		if t := r.ls.transferee; t != None && !r.health(t).Live {
+			// Its server is gone: it will not take over, and proposals
+			// wait for the transfer to end; the caller may pick another.
+			r.ls.transferee = None
+		}
 		if !r.quiet {
 			return // an awake leader hears from its peers anyway
 		}
