@@ -101,7 +101,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.mu.Lock()
 	old := jc.streams
 	jc.streams = streams
-	jc.placed = nil
+	jc.placed, jc.firstLeads = nil, nil
 	jc.subjects = nil // rebuilt at the next create's overlap check
 	for _, sa := range list {
 		jc.countPlacedLocked(sa, 1)
