@@ -43,9 +43,16 @@ func (sa *streamAssignment) firstLeader() string {
 	if len(sa.Peers) == 0 {
 		return ""
 	}
+	return sa.Peers[sa.firstLeaderIndex()]
+}
+
+// firstLeaderIndex is the first leader's index in sa.Peers (not empty): it
+// depends only on the stream's identity and the number of peers, so the
+// meta leader can put the member it wants there (jetstream_first_leader.go).
+func (sa *streamAssignment) firstLeaderIndex() int {
 	h := fnv.New32a()
 	fmt.Fprintf(h, "%s %s %d", sa.Account, sa.Config.Name, sa.Created.UnixNano())
-	return sa.Peers[h.Sum32()%uint32(len(sa.Peers))]
+	return int(h.Sum32() % uint32(len(sa.Peers)))
 }
 
 // metaEntry is one meta log entry.
@@ -76,6 +83,10 @@ type jsCluster struct {
 	// placed counts the assignments naming each server (kept with
 	// streams, so placing a stream does not scan every assignment).
 	placed map[string]int
+	// firstLeads counts the replicated assignments whose first leader
+	// (streamAssignment.firstLeader) is each server, kept with placed
+	// (jetstream_first_leader.go).
+	firstLeads map[string]int
 	// subjects indexes each account's stream subjects for the overlap
 	// check of a create (jetstream_subject_index.go).
 	subjects map[string]*subjectIndex
@@ -771,6 +782,7 @@ func (jc *jsCluster) countPlacedLocked(sa *streamAssignment, d int) {
 			delete(jc.placed, p)
 		}
 	}
+	jc.countFirstLeadLocked(sa, d)
 }
 
 // streamCount is how many streams the account has.

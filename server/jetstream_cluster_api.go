@@ -169,6 +169,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 		return streamErr(perr)
 	}
 	sa := &streamAssignment{Account: r.jsa.acc.Name, Config: cfg, Peers: peers, Created: r.jsa.js.srv.clock.Now().UTC()}
+	jc.spreadFirstLeader(sa) // jetstream_first_leader.go
 	return r.proposeMeta("add", sa)
 }
 

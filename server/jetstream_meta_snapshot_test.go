@@ -107,11 +107,11 @@ func TestMetaSnapshotEncodedOffTheGroup(t *testing.T) {
 	for i := 0; i < n; i++ {
 		add([]string{"A", "B"}[i%2], fmt.Sprintf("s%05d", i))
 	}
-	m := &metaSM{jc: jc, applied: metaSnapshotEvery}
+	m := &metaSM{jc: jc, applied: n} // due: as many entries as assignments (metaSnapshotDue)
 	t0 := time.Now()
 	index, encode, due := m.wantSnapshot()
 	onGroup := time.Since(t0)
-	if !due || index != metaSnapshotEvery {
+	if !due || index != n {
 		t.Fatalf("wantSnapshot: index %d due %v", index, due)
 	}
 	add("A", "later")                 // applied after the snapshot's index
@@ -139,5 +139,34 @@ func TestMetaSnapshotEncodedOffTheGroup(t *testing.T) {
 	// over ten times apart; five leaves room for a loaded machine.
 	if onGroup*5 > encoding {
 		t.Fatalf("wantSnapshot took %v on the group, encoding %v: the group encodes", onGroup, encoding)
+	}
+}
+
+// A meta snapshot is due only once the entries since the last one are as
+// many as the assignments it would hold: with 10,000 streams, a snapshot
+// every 1,024 creates encoded all of them each time, so the 10,000th create
+// cost more than the first. Encoding stays O(1) per applied entry: over
+// 20,000 creates the assignments encoded are at most about twice the
+// entries (with a snapshot every 1,024, some 200,000).
+func TestMetaSnapshotIntervalGrowsWithAssignments(t *testing.T) {
+	if !metaSnapshotDue(metaSnapshotEvery, 10) || metaSnapshotDue(metaSnapshotEvery-1, 10) {
+		t.Fatalf("with few assignments a snapshot is due every %d entries", metaSnapshotEvery)
+	}
+	if metaSnapshotDue(metaSnapshotEvery, 10000) || !metaSnapshotDue(10000, 10000) {
+		t.Fatal("with 10,000 assignments a snapshot is due after 10,000 entries, not before")
+	}
+	jc := &jsCluster{streams: map[string]map[string]*streamAssignment{"A": {}}}
+	m := &metaSM{jc: jc}
+	encoded := 0
+	const creates = 20000
+	for i := 0; i < creates; i++ {
+		jc.streams["A"][fmt.Sprint("s", i)] = &streamAssignment{Account: "A"}
+		m.applied++
+		if _, _, due := m.wantSnapshot(); due {
+			encoded += len(jc.streams["A"])
+		}
+	}
+	if encoded > 2*creates+int(metaSnapshotEvery) {
+		t.Fatalf("%d assignments encoded for %d creates", encoded, creates)
 	}
 }
