@@ -154,6 +154,10 @@ type simNode struct {
 	srv  *Server
 	inc  int
 	up   bool
+	// booting: the server is starting but runs no group yet; its peers
+	// see it live (its routes are up), what they send it is lost
+	// (quiescePhase: a replica that starts late).
+	booting bool
 	// groups are the raft groups of this incarnation, in start order;
 	// hostGroup is told of them (from this goroutine in practice, but a
 	// lock keeps it safe from any).
@@ -268,7 +272,7 @@ func (n *simNode) start() {
 	}
 	s.SetLogger(simLog{n, n.inc}, false, false)
 	n.srv = s
-	n.up = true
+	n.up, n.booting = true, false
 	s.Start()
 	acc := s.globalAccount()
 	inc := n.inc
@@ -401,8 +405,12 @@ func (n *simNode) tick() {
 func (n *simNode) look() bool {
 	view := map[raft.ID]raft.PeerHealth{}
 	for _, m := range n.w.nodes {
-		if m != n && m.up && !n.w.cut[n.idx][m.idx] && !n.w.cut[m.idx][n.idx] {
-			view[m.id] = raft.PeerHealth{Live: true, Quiesces: true, Epoch: uint64(m.inc)}
+		if m != n && (m.up || m.booting) && !n.w.cut[n.idx][m.idx] && !n.w.cut[m.idx][n.idx] {
+			inc := m.inc
+			if m.booting {
+				inc++ // the incarnation starting
+			}
+			view[m.id] = raft.PeerHealth{Live: true, Quiesces: true, Epoch: uint64(inc)}
 		}
 	}
 	if maps.Equal(view, n.view) {

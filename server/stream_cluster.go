@@ -139,6 +139,10 @@ func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st)
 // (to stretch the moment after its group started).
 var testHookReplicaStarted func(s *Server, sa *streamAssignment)
 
+// testHookReplicaStarting, set only by tests, runs as startReplica begins
+// (to start a replica late, as a server restarting thousands does).
+var testHookReplicaStarting func(s *Server, sa *streamAssignment)
+
 // bindGroup makes g the replica's group before g runs (startRaftGroup):
 // its first leader may take a publish before startReplica returns, and
 // propose refuses a publish with no group.
@@ -204,6 +208,9 @@ func (how replicaStart) foundingPeers(sa *streamAssignment) []raft.ID {
 // raft group (how: where the assignment was learned). The store is rebuilt
 // from the group's log, so it starts empty.
 func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*stream, error) {
+	if testHookReplicaStarting != nil {
+		testHookReplicaStarting(jsa.js.srv, sa)
+	}
 	cfg := sa.Config
 	// The name is claimed while the store opens, without jsa.mu: a server
 	// restarting with thousands of streams opens several at once, and

@@ -35,18 +35,49 @@ func (r *raft) health(id ID) PeerHealth {
 	return r.peerHealth(id)
 }
 
+// A member that comes back says hello (an empty heartbeat response to
+// every other member) as its node starts from a stored state, and, when
+// it cannot campaign (recovering), every election timeout in which it
+// hears from no leader (one that can campaign does, and its pre-vote
+// wakes a quiet leader as well). A quiet leader wakes on it and catches
+// the member up: its wake-up when the member's server came back may have
+// reached that server before the group started there, kept a second and
+// dropped (raft_early.go), and a leader that did not see the server go
+// (it restarted while the leader was awake) took the member's answers
+// before the restart for its state and went quiet.
+
+// hello tells every other member that this node runs (a leader hearing
+// it wakes and catches it up; a follower ignores it).
+func (r *raft) hello() {
+	if !r.promotable() {
+		return
+	}
+	for _, id := range r.conf.current() {
+		if id != r.id {
+			r.send(Message{Type: MsgHeartbeatResp, To: id})
+		}
+	}
+}
+
 // maybeQuiesce is called by the leader when a heartbeat is due: it quiesces
-// the group and reports true when the group is idle.
+// the group and reports true when the group is idle. Only members known to
+// hold the whole log get the quiesce heartbeat: one behind it (down, but
+// its server may be back already, the group started there before the
+// leader hears of it) would take the commit index it carries for the
+// leader's last and fall asleep behind.
 func (r *raft) maybeQuiesce() bool {
 	if !r.quiesce || !r.idle() || !r.peersQuiet() {
 		return false
 	}
+	last := r.log.lastIndex()
 	for _, id := range r.ls.ids {
 		if id != r.id {
 			pr := r.ls.prs[id]
 			pr.recentActive = !pr.down // while quiet, node liveness says who is active
-			r.send(Message{Type: MsgHeartbeat, To: id, Commit: min(pr.match, r.log.committed),
-				Index: r.ls.reads.round, Quiesce: true})
+			if pr.match == last {
+				r.send(Message{Type: MsgHeartbeat, To: id, Commit: r.log.committed,
+					Index: r.ls.reads.round, Quiesce: true})
+			}
 		}
 	}
 	r.quiet = true
@@ -132,6 +163,9 @@ func (r *raft) wakeOn(m Message) (tell ID) {
 	}
 	if m.Type == MsgHeartbeat && m.Quiesce && m.From == r.lead && m.Term == r.term {
 		return None // the leader repeats itself
+	}
+	if m.Type == MsgHeartbeatResp && r.role != Leader {
+		return None // a member's hello: news to its leader only
 	}
 	r.unquiet()
 	if r.role == Follower && m.From != r.lead {

@@ -279,3 +279,55 @@ func TestQuiesceStrayMessageWakesLeaderThroughFollower(t *testing.T) {
 		t.Fatal("leadership changed")
 	}
 }
+
+// A member that restarts says hello, and a quiet leader hearing it wakes
+// and catches it up without a proposal. The leader here never saw the
+// member go (its server restarted while the leader was awake, and the
+// leader took the member's answers before the restart for its state):
+// 3 comes back with its storage wiped, recovering (it may not campaign),
+// after the leader's quiesce heartbeat was lost (a server keeps messages
+// for a group it has not started only a second). Its first hello is lost
+// too: it says it again after an election timeout without a leader.
+func TestQuiesceRestartedMemberSaysHello(t *testing.T) {
+	for _, lose := range []bool{false, true} {
+		n := quietNet(t, nil)
+		n.elect(1)
+		n.propose(1, "a", "b")
+		n.quietAll(40)
+		c := n.cfgs[3]
+		c.Recovering = true
+		n.cfgs[3] = c
+		n.st[3] = NewMemoryStorage()
+		first := lose
+		n.drop = func(m Message) bool {
+			lost := first && m.From == 3 && m.Type == MsgHeartbeatResp
+			first = first && !lost
+			return lost
+		}
+		n.restart(3)
+		n.settle()
+		if lose {
+			if !n.node(1).Quiescent() {
+				t.Fatal("the leader woke without hearing from the member")
+			}
+			n.tick(2 * c.ElectionTicks)
+		}
+		n.tick(2) // the woken leader heartbeats at its next tick
+		if got := n.sm[3].data(); len(got) != 2 || n.raft(3).lead != 1 {
+			t.Fatalf("first hello lost %v: the restarted member applied %v, lead %d", lose, got, n.raft(3).lead)
+		}
+		n.quietAll(40)
+	}
+}
+
+// A hello wakes no quiet follower (only a leader has a use for it).
+func TestQuiesceHelloWakesNoFollower(t *testing.T) {
+	n := quietNet(t, nil)
+	n.elect(1)
+	n.quietAll(40)
+	n.node(2).Step(Message{Type: MsgHeartbeatResp, From: 3, To: 2, Term: n.raft(3).term})
+	n.settle()
+	if !n.node(2).Quiescent() || !n.node(1).Quiescent() {
+		t.Fatal("a hello woke a follower or, through it, the leader")
+	}
+}

@@ -112,6 +112,9 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 			if cfg.LeadsFirstTerm && !cfg.Recovering && r.promotable() {
 				r.leadFirstTerm()
 			}
+			if cfg.Recovering {
+				r.hello() // it founds the group again and cannot campaign
+			}
 			return r, nil
 		}
 		// A storage prepared outside the node, without membership.
@@ -136,6 +139,9 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 	// stopped must not help elect another while that leader's lease may
 	// hold (lease.go).
 	r.startGuard = r.lease > 0 && (!hs.IsEmpty() || cfg.Recovering)
+	if !hs.IsEmpty() || cfg.Recovering {
+		r.hello() // a member back: its leader may be quiet (quiesce.go)
+	}
 	return r, nil
 }
 
@@ -359,9 +365,13 @@ func (r *raft) tick() {
 	if r.t.electionElapsed >= r.t.electionTimeout {
 		r.startGuard = false
 	}
-	if r.promotable() && r.rec.mayCampaign() && r.t.electionElapsed >= r.t.randomizedTimeout {
+	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		r.t.electionElapsed = 0
-		r.hup(false)
+		if r.rec.mayCampaign() {
+			r.hup(false)
+		} else {
+			r.hello() // its pre-vote would have woken a quiet leader
+		}
 	}
 }
 
