@@ -128,6 +128,10 @@ func (c *jsTestCluster) groupViews(stream string) string {
 				m.mu.Lock()
 				g, lead := m.group, m.leader
 				m.mu.Unlock()
+				if g == nil { // starting or stopping
+					out = append(out, view+" no group")
+					continue
+				}
 				st := g.softState()
 				view += fmt.Sprintf(" serving %v role %v term %d lead %x ready %v", lead, st.Role, st.Term, uint64(st.Lead), st.LeaderReady)
 			}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -165,9 +166,37 @@ func TestJetStreamClusterIdleLeadersQuiet(t *testing.T) {
 	}
 }
 
+// readyLeader is the member of stream's group that leads it, ready, in
+// the newest term (none while it changes hands).
+func (c *jsTestCluster) readyLeader(stream string) (name string, term uint64) {
+	for _, m := range c.replicas(stream) {
+		m.mu.Lock()
+		g := m.group
+		m.mu.Unlock()
+		if g == nil {
+			continue
+		}
+		if st := g.softState(); st.Role == raft.Leader && st.LeaderReady && st.Term > term {
+			name, term = m.jsa.js.srv.Name(), st.Term
+		}
+	}
+	return name, term
+}
+
 // A server of an older version expires leaderships it does not hear
 // again: while one is in the cluster, leaders refresh each leadership
 // every leaderAnnounceEvery, and it keeps knowing every leader.
+//
+// Leaderships may change meanwhile: under load the first leaders bunch up
+// on one server (the one that wins the first elections) and the balancer
+// hands some over at its first round, or a group elects. Until the new
+// leader's announcement arrives the older server knows no leader, or the
+// old one; that is a change, not a lost refresh. A lost refresh leaves a
+// leader that keeps leading unknown leaderForgetAfter after its
+// announcement: so every leader that has led, ready, in one term for
+// leaderForgetAfter must be the older server's, and every stream must end
+// with one leader, known throughout, for 2*leaderForgetAfter (an entry
+// never refreshed would have gone by then).
 func TestJetStreamClusterLeadersRefreshedForOlderPeer(t *testing.T) {
 	c := runJSClusterWith(t, 3, func(i int, o *Options) {
 		if i == 2 {
@@ -176,30 +205,58 @@ func TestJetStreamClusterLeadersRefreshedForOlderPeer(t *testing.T) {
 	})
 	_, js := jsClient(t, c.servers[0])
 	const n = 4
-	for i := range n {
-		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("O%d", i), Subjects: []string{fmt.Sprintf("o.%d", i)}, Replicas: 3})
+	streams := make([]string, n)
+	for i := range streams {
+		streams[i] = fmt.Sprintf("O%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: streams[i], Subjects: []string{fmt.Sprintf("o.%d", i)}, Replicas: 3})
 	}
-	old := c.servers[2]
-	jc := old.js.Load().cluster
-	known := func() bool {
-		for i := range n {
-			if jc.streamLeader(globalAccountName, fmt.Sprintf("O%d", i)) == "" {
-				return false
-			}
-		}
-		return true
+	jc := c.servers[2].js.Load().cluster
+	type reign struct {
+		name  string
+		term  uint64
+		since time.Time // first seen leading, ready
+		known time.Time // known to the older server at every look since
 	}
-	waitFor(t, 10*time.Second, "the older server knows every leader", known)
-	deadline := time.Now().Add(2*leaderForgetAfter + time.Second)
-	for time.Now().Before(deadline) {
-		if !known() {
-			var v []string
-			for i := range n {
-				v = append(v, c.groupViews(fmt.Sprintf("O%d", i)))
-			}
-			t.Fatalf("the older server forgot a leader: %s", strings.Join(v, "\n"))
+	reigns := make([]reign, n)
+	views := func() string {
+		var v []string
+		for _, st := range streams {
+			v = append(v, c.groupViews(st))
 		}
-		time.Sleep(100 * time.Millisecond)
+		return strings.Join(v, "\n")
+	}
+	// Time for the balancer's rounds and a few elections under load: each
+	// change restarts a stream's 2*leaderForgetAfter.
+	deadline := time.Now().Add(5 * (2*leaderForgetAfter + leaderBalanceEvery))
+	for settled := false; !settled; time.Sleep(raftTick) {
+		now := time.Now()
+		if now.After(deadline) {
+			t.Fatalf("no stable, known leader for %v of every stream:\n%s", 2*leaderForgetAfter, views())
+		}
+		settled = true
+		for i, st := range streams {
+			r := &reigns[i]
+			name, term := c.readyLeader(st)
+			if name != r.name || term != r.term {
+				*r = reign{name: name, term: term, since: now}
+			}
+			if name == "" {
+				settled = false
+				continue
+			}
+			switch got := jc.streamLeader(globalAccountName, st); {
+			case got == name:
+				if r.known.IsZero() {
+					r.known = now
+				}
+			case now.Sub(r.since) >= leaderForgetAfter:
+				t.Fatalf("the older server knows %q as leader of %s, led by %s in term %d for %v:\n%s",
+					got, st, name, term, now.Sub(r.since), views())
+			default: // a new leadership, announced at once: given as long as an entry lives
+				r.known = time.Time{}
+			}
+			settled = settled && !r.known.IsZero() && now.Sub(r.known) >= 2*leaderForgetAfter
+		}
 	}
 }
 
