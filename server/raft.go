@@ -354,8 +354,8 @@ func (g *raftGroup) run() {
 // took, came right when that next entry arrived (scripts/lattrace;
 // nats-server tells its followers with the next append or heartbeat too).
 // Followers apply that much later when the leader goes idle; a read
-// through a follower is unaffected (its heartbeat round carries the
-// commit index). A hosted group (the simulator) sends it at the next tick.
+// through a follower is unaffected (a heartbeat round carries the commit
+// index, and a read index answered from the lease sends it along). A hosted group (the simulator) sends it at the next tick.
 const raftCommitDelay = 2 * time.Millisecond
 
 // commitTimer arms the group's commit timer (group goroutine only).

@@ -304,7 +304,9 @@ func (r *raft) flush() {
 		for r.maybeSendAppend(id, pr, empty) {
 			empty = false
 		}
-		told = told && len(r.msgs) > before
+		// A paused follower (its server down, or probed) is sent nothing
+		// until it answers, commit or not.
+		told = told && (len(r.msgs) > before || pr.paused())
 	}
 	if r.ls.commitDirty || told {
 		r.ls.commitOwed = false

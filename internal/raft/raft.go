@@ -366,11 +366,14 @@ func (r *raft) tick() {
 		r.startGuard = false
 	}
 	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
-		r.t.electionElapsed = 0
 		if r.rec.mayCampaign() {
+			r.t.electionElapsed = 0
 			r.hup(false)
-		} else {
-			r.hello() // its pre-vote would have woken a quiet leader
+		} else if (r.t.electionElapsed-r.t.randomizedTimeout)%r.t.electionTimeout == 0 {
+			// Its pre-vote would have woken a quiet leader. The timer runs
+			// on: reset, it would keep inLease true and refuse the votes a
+			// member recovering with a floor owes the others.
+			r.hello()
 		}
 	}
 }

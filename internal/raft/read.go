@@ -155,6 +155,9 @@ func (r *raft) answerRead(req *readRequest) {
 		return
 	}
 	r.send(Message{Type: MsgReadIndexResp, To: req.from, Index: req.index, Entries: []Entry{{Data: req.ctx}}})
+	// A lease answers at once, possibly with a commit index held back
+	// (DeferCommit) that the follower must apply before it serves.
+	r.flushCommit()
 }
 
 func (r *raft) addReadState(rs ReadState) {
