@@ -133,9 +133,10 @@ func transferLeadership(g *raftGroup) error {
 }
 
 // maxTransferRetries bounds how often a stepdown starts a transfer again
-// that raft abandoned: a pending transfer holds the group's proposals
-// (publishes are refused) until it ends, so retrying for the whole
-// transferWait stopped writes that long when no member could take over.
+// that raft abandoned, to a member whose server is not live: a pending
+// transfer holds the group's proposals (publishes are refused) until it
+// ends, so retrying for the whole transferWait stopped writes that long
+// when no member could take over. Live members are retried (retry).
 const maxTransferRetries = 1
 
 // transferTries is one stepdown's transfers, used only on the group's
@@ -155,16 +156,25 @@ func (tr *transferTries) start(n *raft.Node) error {
 // retry starts the transfer again if raft abandoned it while n still
 // leads and retries are left, preferring another member than the one it
 // was abandoned for.
+//
+// Past maxTransferRetries it retries only to a member whose server is
+// live: one that is live but slow (a loaded machine) can still take over,
+// and with a single retry a stepdown under CI load was abandoned twice
+// and never answered (TestJetStreamClusterBalancerRunsOnChanges); a
+// transfer to a member found down ends at once (raft drops it when
+// liveness says so), so only members that cannot take over are bounded.
 func (tr *transferTries) retry(n *raft.Node) {
-	if tr.retries >= maxTransferRetries {
+	st := n.Status()
+	if st.Role != raft.Leader || st.Transferee != raft.None {
 		return
 	}
-	if st := n.Status(); st.Role != raft.Leader || st.Transferee != raft.None {
+	best := bestTransferee(st, tr.target)
+	if best == raft.None || (tr.retries >= maxTransferRetries && !st.Progress[best].Live) {
 		return
 	}
 	tr.retries++
-	if to, err := transferToBest(n, tr.target); err == nil {
-		tr.target = to
+	if n.TransferLeadership(best) == nil {
+		tr.target = best
 	}
 }
 

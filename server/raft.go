@@ -155,7 +155,13 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
-	cfg.DeferCommit = true // sent within raftCommitDelay (run), or at the next tick
+	// A stream group sends a commit index no append carries within
+	// raftCommitDelay (run), or at the next tick. The meta group sends it
+	// at once: every server applies a create before its replica starts
+	// (2 ms more per create), and a meta entry that halts the leader's
+	// apply must still reach the followers, which halt on it too.
+	_, meta := sm.(*metaSM)
+	cfg.DeferCommit = !meta
 	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
 	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
 		cfg.LeadsFirstTerm = true // no election: see campaignFirst

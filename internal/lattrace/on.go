@@ -6,7 +6,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"sync"
 	"time"
 )
 
@@ -20,7 +19,9 @@ type event struct {
 }
 
 var (
-	mu     sync.Mutex
+	// mu guards events: a one-slot channel, not a mutex, so this debug-only
+	// package (built with -tags lattrace) needs no lock class in LOCKS.md.
+	mu     = make(chan struct{}, 1)
 	events []event
 	path   = os.Getenv("TERN_LATTRACE")
 )
@@ -38,10 +39,10 @@ func init() {
 		w := bufio.NewWriter(f)
 		for {
 			time.Sleep(500 * time.Millisecond)
-			mu.Lock()
+			mu <- struct{}{}
 			evs := events
 			events = make([]event, 0, 1<<20)
-			mu.Unlock()
+			<-mu
 			for _, e := range evs {
 				fmt.Fprintf(w, "%d %s %d\n", e.ns, e.stage, e.arg)
 			}
@@ -57,9 +58,9 @@ func Mark(stage string, arg int) {
 		return
 	}
 	ns := time.Now().UnixNano()
-	mu.Lock()
+	mu <- struct{}{}
 	if len(events) < cap(events) {
 		events = append(events, event{ns: ns, stage: stage, arg: arg})
 	}
-	mu.Unlock()
+	<-mu
 }
