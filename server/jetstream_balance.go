@@ -196,9 +196,7 @@ func (jc *jsCluster) moveLeader(mv leaderMove) {
 	if mset == nil {
 		return
 	}
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
+	g := mset.groupNow()
 	if g == nil {
 		return
 	}

@@ -437,9 +437,7 @@ func (r *apiRequest) streamStepdown() any {
 	if mset == nil { // deleted since the dispatcher found it
 		return &successResponse{apiResponse: apiResponse{Error: errStreamNotFound()}}
 	}
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
+	g := mset.groupNow()
 	if g == nil {
 		return &successResponse{apiResponse: apiResponse{Error: errNotImplemented("stepdown of a stream with one replica")}}
 	}

@@ -259,9 +259,7 @@ func TestJetStreamClusterLeaderNotYetKnownNoFalse10008(t *testing.T) {
 func (c *jsTestCluster) raftViews(stream string) string {
 	var out []string
 	for _, m := range c.replicas(stream) {
-		m.mu.Lock()
-		g := m.group
-		m.mu.Unlock()
+		g := m.groupNow()
 		if g == nil {
 			continue
 		}

@@ -170,9 +170,7 @@ func TestJetStreamClusterIdleLeadersQuiet(t *testing.T) {
 // the newest term (none while it changes hands).
 func (c *jsTestCluster) readyLeader(stream string) (name string, term uint64) {
 	for _, m := range c.replicas(stream) {
-		m.mu.Lock()
-		g := m.group
-		m.mu.Unlock()
+		g := m.groupNow()
 		if g == nil {
 			continue
 		}

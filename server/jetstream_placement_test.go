@@ -122,9 +122,7 @@ func TestJetStreamClusterPeerReplacement(t *testing.T) {
 	slices.Sort(want)
 	waitFor(t, 10*time.Second, "raft membership = placement", func() bool {
 		for _, m := range c.replicas("RP") {
-			m.mu.Lock()
-			g := m.group
-			m.mu.Unlock()
+			g := m.groupNow()
 			var got []uint64
 			for _, id := range g.statusSnapshot().Peers {
 				got = append(got, uint64(id))

@@ -90,7 +90,9 @@ func (p pendingSyncs) run(parallel bool) error {
 // milliseconds later. Yielding lets them write first.
 func (l *walLog) fsync() error {
 	lattrace.Mark("fsync.start", 0)
-	defer lattrace.Mark("fsync.end", 0)
+	if lattrace.On {
+		defer lattrace.Mark("fsync.end", 0)
+	}
 	if !l.inline {
 		runtime.Gosched()
 	}

@@ -88,9 +88,7 @@ func (w *simWorld) repairing() bool {
 		if m == nil {
 			return true
 		}
-		m.mu.Lock()
-		g := m.group
-		m.mu.Unlock()
+		g := m.groupNow()
 		if g == nil || g.drv.Node.Recovering() {
 			return true
 		}

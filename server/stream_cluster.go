@@ -66,7 +66,9 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		sm.wake = map[*client]struct{}{}
 	}
 	lattrace.Mark("apply", len(ents))
-	defer lattrace.Mark("apply.done", len(ents))
+	if lattrace.On {
+		defer lattrace.Mark("apply.done", len(ents))
+	}
 	defer wakeAll(sm.wake)
 	for i := range ents {
 		if i%applyWakeEvery == applyWakeEvery-1 {
@@ -716,8 +718,13 @@ func (mset *stream) fillReplicas(ci *ClusterInfo, sa *streamAssignment, st raft.
 // stream, since the new leader may carry it out and answer (a stepdown
 // it took so answered 10008 beside the new leader's success).
 func (mset *stream) groupLeads() bool {
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
+	g := mset.groupNow()
 	return g == nil || g.leads.Load()
+}
+
+// groupNow is the stream's raft group, nil while it has none.
+func (mset *stream) groupNow() *raftGroup {
+	mset.mu.Lock()
+	defer mset.mu.Unlock()
+	return mset.group
 }

@@ -182,9 +182,7 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 			if m == nil {
 				return false
 			}
-			m.mu.Lock()
-			g := m.group
-			m.mu.Unlock()
+			g := m.groupNow()
 			return g != nil && g.softState().Role == raft.Leader
 		},
 	}, damage)

@@ -24,9 +24,7 @@ func (mset *stream) readLinearizable(serve func(err error, wake map[*client]stru
 		serve(nil, nil)
 		return
 	}
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
+	g := mset.groupNow()
 	if g == nil { // the group is still starting
 		serve(errGroupStopped, nil)
 		return

@@ -98,9 +98,7 @@ func testRemovedStaysRemoved(t *testing.T, down bool) {
 // groupPeersAre reports whether m's raft group runs with exactly the
 // members want (sorted).
 func groupPeersAre(m *stream, want []raft.ID) bool {
-	m.mu.Lock()
-	g := m.group
-	m.mu.Unlock()
+	g := m.groupNow()
 	if g == nil {
 		return false
 	}

@@ -97,9 +97,7 @@ func TestJetStreamClusterRepairedReplicaNoOriginalMembers(t *testing.T) {
 		if m == nil {
 			return false
 		}
-		m.mu.Lock()
-		g := m.group
-		m.mu.Unlock()
+		g := m.groupNow()
 		return g != nil && slices.Contains(g.statusSnapshot().Peers, raftID(removed))
 	}
 	deadline := time.Now().Add(noLeaderWindow())

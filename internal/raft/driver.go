@@ -92,7 +92,9 @@ func (d *Driver) Process() (done bool, err error) {
 	}
 	rd := d.Node.Ready()
 	lattrace.Mark("ready", len(rd.Entries)*1000+len(rd.CommittedEntries))
-	defer lattrace.Mark("ready.done", 0)
+	if lattrace.On {
+		defer lattrace.Mark("ready.done", 0)
+	}
 	if d.Observe != nil {
 		d.Observe(&rd)
 	}
