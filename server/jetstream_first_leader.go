@@ -43,10 +43,7 @@ func (jc *jsCluster) spreadFirstLeader(sa *streamAssignment) {
 	if len(sa.Peers) < 2 {
 		return
 	}
-	up := map[string]bool{jc.js.srv.Name(): true}
-	for _, r := range jc.js.srv.routeList() {
-		up[r.remote.Name] = true
-	}
+	up := jc.connectedServers()
 	jc.mu.Lock()
 	counts := make([]int, len(sa.Peers))
 	for i, p := range sa.Peers {
