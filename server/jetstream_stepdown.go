@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -220,26 +221,43 @@ func transferToBest(n *raft.Node, avoid raft.ID) (raft.ID, error) {
 // status st: a member whose server is down, or whose group did not start
 // yet, cannot, and raft abandons the transfer after an election timeout.
 // In order: its server live, recently active, not avoid (a transfer to it
-// was just abandoned), most caught up, heard from most recently, lowest
-// id. The leader of a stream whose member's server had just stopped saw
-// every member active with equal match (its check-quorum round had not
-// ended), and after the abandoned transfer none active (the round that
-// abandons it clears them): the pick was a coin toss, both transfers went
-// to the dead member in 4 of 10 runs of
-// TestJetStreamClusterStepdownWithMemberDown with a single retry.
+// was just abandoned), most caught up, and among members none of whom
+// was recently active, heard from most recently. The leader of a stream
+// whose member's server had just stopped saw every member active with
+// equal match (its check-quorum round had not ended), and after the
+// abandoned transfer none active (the round that abandons it clears
+// them): the pick was a coin toss, both transfers went to the dead
+// member in 4 of 10 runs of TestJetStreamClusterStepdownWithMemberDown
+// with a single retry.
+//
+// Members equal in all of that are picked at random, as nats-server
+// does: a fixed tie-break (lowest id, or heard from last, which differs
+// by a tick between equally live members) made two members hand the
+// leadership back and forth and the third never lead
+// (TestPowerLossCluster's replica check, which steps down until every
+// server led, failed so in CI).
 func bestTransferee(st raft.Status, avoid raft.ID) raft.ID {
-	best := raft.None
+	best, ties := raft.None, 0
 	var bestPr raft.PeerStatus
 	for id, pr := range st.Progress {
-		if id != st.ID && (best == raft.None || betterTransferee(id, pr, best, bestPr, avoid)) {
-			best, bestPr = id, pr
+		if id == st.ID {
+			continue
+		}
+		switch {
+		case best == raft.None || betterTransferee(id, pr, best, bestPr, avoid):
+			best, bestPr, ties = id, pr, 1
+		case !betterTransferee(best, bestPr, id, pr, avoid):
+			ties++ // as good as best: each of the ties kept with chance 1/ties
+			if rand.IntN(ties) == 0 {
+				best, bestPr = id, pr
+			}
 		}
 	}
 	return best
 }
 
-// betterTransferee reports whether member a (progress pa) ranks above
-// member b (pb) in bestTransferee's order.
+// betterTransferee reports whether member a (progress pa) ranks strictly
+// above member b (pb) in bestTransferee's order.
 func betterTransferee(a raft.ID, pa raft.PeerStatus, b raft.ID, pb raft.PeerStatus, avoid raft.ID) bool {
 	switch {
 	case pa.Live != pb.Live:
@@ -250,8 +268,8 @@ func betterTransferee(a raft.ID, pa raft.PeerStatus, b raft.ID, pb raft.PeerStat
 		return b == avoid
 	case pa.Match != pb.Match:
 		return pa.Match > pb.Match
-	case pa.IdleTicks != pb.IdleTicks:
+	case !pa.RecentActive && pa.IdleTicks != pb.IdleTicks:
 		return pa.IdleTicks < pb.IdleTicks
 	}
-	return a < b
+	return false
 }

@@ -79,3 +79,30 @@ func TestStepdownPicksLiveMember(t *testing.T) {
 		t.Fatalf("a group of one picked %d", got)
 	}
 }
+
+// Members equal in every respect are picked at random: with a fixed
+// tie-break two members handed the leadership back and forth and the
+// third never led (TestPowerLossCluster failed so in CI). Equal live
+// members heard from a tick apart count as equal.
+func TestStepdownSpreadsOverEqualMembers(t *testing.T) {
+	const self = raft.ID(1)
+	st := raft.Status{ID: self, Progress: map[raft.ID]raft.PeerStatus{
+		self: {Match: 8, Live: true, RecentActive: true},
+		2:    {Match: 8, Live: true, RecentActive: true, IdleTicks: 0},
+		3:    {Match: 8, Live: true, RecentActive: true, IdleTicks: 1},
+		4:    {Match: 8, Live: true, RecentActive: true, IdleTicks: 2},
+	}}
+	picked := map[raft.ID]int{}
+	for range 600 {
+		picked[bestTransferee(st, raft.None)]++
+	}
+	for _, id := range []raft.ID{2, 3, 4} {
+		// Each is expected 200 times; under 100 has odds below 1e-12.
+		if picked[id] < 100 {
+			t.Fatalf("member %d picked %d times of 600: %v", id, picked[id], picked)
+		}
+	}
+	if picked[self] != 0 {
+		t.Fatalf("the leader picked itself: %v", picked)
+	}
+}
