@@ -83,6 +83,11 @@ type jsCluster struct {
 	// placed counts the assignments naming each server (kept with
 	// streams, so placing a stream does not scan every assignment).
 	placed map[string]int
+	// assigned is how many assignments streams holds, all accounts
+	// together, kept with placed (the meta group asks after every applied
+	// batch whether a snapshot is due: counting 10,000 assignments each
+	// time held jc.mu for O(N)).
+	assigned int
 	// firstLeads counts the replicated assignments whose first leader
 	// (streamAssignment.firstLeader) is each server, kept with placed
 	// (jetstream_first_leader.go).
@@ -769,11 +774,13 @@ func (jc *jsCluster) assignment(account, stream string) *streamAssignment {
 	return jc.streams[account][stream]
 }
 
-// countPlacedLocked adds d to the placement count of each of sa's peers.
+// countPlacedLocked adds d to the placement count of each of sa's peers,
+// and to the count of assignments.
 func (jc *jsCluster) countPlacedLocked(sa *streamAssignment, d int) {
 	if sa == nil {
 		return
 	}
+	jc.assigned += d
 	if jc.placed == nil {
 		jc.placed = map[string]int{}
 	}

@@ -58,22 +58,14 @@ func metaSnapshotDue(since uint64, assignments int) bool {
 func (jc *jsCluster) assignmentCount() int {
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
-	n := 0
-	for _, acc := range jc.streams {
-		n += len(acc)
-	}
-	return n
+	return jc.assigned
 }
 
 // assignmentList lists every account's assignments, in no order.
 func (jc *jsCluster) assignmentList() []*streamAssignment {
 	jc.mu.Lock()
 	defer jc.mu.Unlock()
-	n := 0
-	for _, acc := range jc.streams {
-		n += len(acc)
-	}
-	list := make([]*streamAssignment, 0, n)
+	list := make([]*streamAssignment, 0, jc.assigned)
 	for _, acc := range jc.streams {
 		for _, sa := range acc {
 			list = append(list, sa)
@@ -128,7 +120,7 @@ func (jc *jsCluster) restoreAssignments(list []*streamAssignment) {
 	jc.mu.Lock()
 	old := jc.streams
 	jc.streams = streams
-	jc.placed, jc.firstLeads = nil, nil
+	jc.placed, jc.firstLeads, jc.assigned = nil, nil, 0
 	jc.subjects = nil // rebuilt at the next create's overlap check
 	jc.resetOldNamesLocked()
 	for _, sa := range list {

@@ -100,8 +100,10 @@ func TestMetaSnapshotEncodedOffTheGroup(t *testing.T) {
 		if jc.streams[acc] == nil {
 			jc.streams[acc] = map[string]*streamAssignment{}
 		}
-		jc.streams[acc][name] = &streamAssignment{Account: acc, Peers: []string{"S1", "S2", "S3"},
+		sa := &streamAssignment{Account: acc, Peers: []string{"S1", "S2", "S3"},
 			Config: StreamConfig{Name: name, Subjects: []string{name + ".>"}, Replicas: 3, Storage: FileStorage}}
+		jc.streams[acc][name] = sa
+		jc.countPlacedLocked(sa, 1)
 	}
 	const n = 40000
 	for i := 0; i < n; i++ {
@@ -160,7 +162,9 @@ func TestMetaSnapshotIntervalGrowsWithAssignments(t *testing.T) {
 	encoded := 0
 	const creates = 20000
 	for i := 0; i < creates; i++ {
-		jc.streams["A"][fmt.Sprint("s", i)] = &streamAssignment{Account: "A"}
+		sa := &streamAssignment{Account: "A"}
+		jc.streams["A"][fmt.Sprint("s", i)] = sa
+		jc.countPlacedLocked(sa, 1)
 		m.applied++
 		if _, _, due := m.wantSnapshot(); due {
 			encoded += len(jc.streams["A"])
