@@ -137,46 +137,53 @@ func transferLeadership(g *raftGroup) error {
 // that raft abandoned, to a member whose server is not live: a pending
 // transfer holds the group's proposals (publishes are refused) until it
 // ends, so retrying for the whole transferWait stopped writes that long
-// when no member could take over. Live members are retried (retry).
+// when no member could take over. Live members are retried (transfer).
 const maxTransferRetries = 1
 
 // transferTries is one stepdown's transfers, used only on the group's
 // goroutine (its control calls).
 type transferTries struct {
-	target  raft.ID // the member of the last transfer started
-	retries int
+	target raft.ID // the member of the last transfer started
+	tries  int     // transfers started, the first one included
 }
 
 // start starts the first transfer.
 func (tr *transferTries) start(n *raft.Node) error {
-	to, err := transferToBest(n, raft.None)
-	tr.target = to
-	return err
+	return tr.transfer(n, n.Status())
 }
 
 // retry starts the transfer again if raft abandoned it while n still
-// leads and retries are left, preferring another member than the one it
-// was abandoned for.
+// leads (transfer's conditions).
+func (tr *transferTries) retry(n *raft.Node) {
+	if st := n.Status(); st.Transferee == raft.None {
+		_ = tr.transfer(n, st) // nothing started: the next tick tries again
+	}
+}
+
+// transfer starts a leader transfer of n, in status st, to the member
+// bestTransferee picks, preferring another member than the one of the
+// last transfer (abandoned if this is a retry).
 //
-// Past maxTransferRetries it retries only to a member whose server is
+// Past maxTransferRetries a retry goes only to a member whose server is
 // live: one that is live but slow (a loaded machine) can still take over,
 // and with a single retry a stepdown under CI load was abandoned twice
 // and never answered (TestJetStreamClusterBalancerRunsOnChanges); a
 // transfer to a member found down ends at once (raft drops it when
 // liveness says so), so only members that cannot take over are bounded.
-func (tr *transferTries) retry(n *raft.Node) {
-	st := n.Status()
-	if st.Role != raft.Leader || st.Transferee != raft.None {
-		return
+func (tr *transferTries) transfer(n *raft.Node, st raft.Status) error {
+	if st.Role != raft.Leader {
+		return raft.ErrNotLeader
 	}
 	best := bestTransferee(st, tr.target)
-	if best == raft.None || (tr.retries >= maxTransferRetries && !st.Progress[best].Live) {
-		return
+	if best == raft.None || (tr.tries > maxTransferRetries && !st.Progress[best].Live) {
+		return errNoTransferee
 	}
-	tr.retries++
-	if n.TransferLeadership(best) == nil {
+	tr.tries++
+	err := n.TransferLeadership(best)
+	if err == nil {
 		tr.target = best
 	}
+	return err
 }
 
 // startTransfer has the group start the transfer within transferStartWait;
@@ -201,20 +208,6 @@ func startTransfer(g *raftGroup, tr *transferTries) error {
 		}
 		return <-done // it is running: it answers at once
 	}
-}
-
-// transferToBest starts a leader transfer of n to the member
-// bestTransferee picks, avoiding avoid if it can, and returns that member.
-func transferToBest(n *raft.Node, avoid raft.ID) (raft.ID, error) {
-	st := n.Status()
-	if st.Role != raft.Leader {
-		return raft.None, raft.ErrNotLeader
-	}
-	best := bestTransferee(st, avoid)
-	if best == raft.None {
-		return raft.None, errNoTransferee
-	}
-	return best, n.TransferLeadership(best)
 }
 
 // bestTransferee picks the member most likely to take over from leader
