@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // stalledWriter publishes one message at a time until stopped, each
