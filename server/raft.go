@@ -386,6 +386,7 @@ func (g *raftGroup) onTick(now time.Time) error {
 	g.campaignAgain(g.drv.Node)
 	g.readTick()
 	g.inbox.trim()
+	g.props.more() // a proposal queued without its wake (propose_held.go) waits a tick at most
 	g.props.trim()
 	g.reads.trim()
 	if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {
@@ -587,20 +588,30 @@ func (g *raftGroup) fail(err error) {
 
 // Propose queues data for the group; it fails at once when the queue is full.
 func (g *raftGroup) Propose(data []byte, done proposalDone) {
+	if g.proposeQuiet(data, done) {
+		g.props.signal()
+	}
+}
+
+// proposeQuiet queues data like Propose but does not wake the group, and
+// reports whether it queued it: the caller then owes the group a wake
+// (g.props.signal) once its batch is queued (propose_held.go).
+func (g *raftGroup) proposeQuiet(data []byte, done proposalDone) bool {
 	var err error
 	select {
 	case <-g.done:
 		err = errGroupStopped
 	default:
-		if g.props.push(proposal{data: data, done: done}) {
+		if g.props.pushQuiet(proposal{data: data, done: done}) {
 			lattrace.Mark("raft.queued", len(data))
-			return
+			return true
 		}
 		err = raft.ErrProposalDropped
 	}
 	if done != nil {
 		done.proposed(data, err)
 	}
+	return false
 }
 
 // firstCampaigner is implemented by state machines whose replica may be

@@ -38,8 +38,19 @@ func newRaftQueue[T any](max int) *raftQueue[T] {
 	return &raftQueue[T]{max: max, ready: make(chan struct{}, 1)}
 }
 
-// push queues v unless the queue is full.
+// push queues v unless the queue is full, and wakes the consumer.
 func (q *raftQueue[T]) push(v T) bool {
+	if !q.pushQuiet(v) {
+		return false
+	}
+	q.signal()
+	return true
+}
+
+// pushQuiet queues v unless the queue is full, without waking the
+// consumer: the caller signals once it has queued its whole batch. (A
+// consumer already awake may take v meanwhile: the order is kept.)
+func (q *raftQueue[T]) pushQuiet(v T) bool {
 	q.mu.Lock()
 	if q.n >= q.max {
 		q.mu.Unlock()
@@ -50,11 +61,7 @@ func (q *raftQueue[T]) push(v T) bool {
 	}
 	q.buf[(q.head+q.n)%len(q.buf)] = v
 	q.n++
-	first := q.n == 1
 	q.mu.Unlock()
-	if first {
-		q.signal()
-	}
 	return true
 }
 

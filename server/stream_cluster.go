@@ -469,7 +469,7 @@ func (mset *stream) stopServing() {
 
 // proposeInbound is the leader's side of a publish to a replicated
 // stream: stateless checks, a timestamp, a proposal.
-func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
+func (mset *stream) proposeInbound(c *client, subject, reply string, hdr, msg []byte) {
 	s := mset.jsa.js.srv
 	lattrace.Mark("proposeInbound", len(msg))
 	if e := mset.jsa.checkStorage(mset, storedMsgSize(subject, hdr, msg)); e != nil {
@@ -480,7 +480,18 @@ func (mset *stream) proposeInbound(subject, reply string, hdr, msg []byte) {
 	}
 	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
 		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: s.clock.Now().UnixNano()}}
-	mset.propose(e)
+	if c == nil || c.route != nil {
+		mset.propose(e)
+		return
+	}
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	if g == nil { // the group is still starting
+		mset.refuse(e.reply)
+		return
+	}
+	holdProposal(c, g, encodeStreamEntry(e), mset) // propose_held.go
 }
 
 // propose sends an entry to the group; a refused proposal is answered

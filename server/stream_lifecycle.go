@@ -313,7 +313,7 @@ func (mset *stream) stop(deleteData bool) error {
 // inbound is the internal subscription handler for the stream's subjects.
 func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, reply string, hdr, msg []byte) {
 	if mset.isClustered() {
-		mset.proposeInbound(subject, reply, hdr, msg)
+		mset.proposeInbound(c, subject, reply, hdr, msg)
 		return
 	}
 	if e := mset.jsa.checkStorage(mset, storedMsgSize(subject, hdr, msg)); e != nil {
