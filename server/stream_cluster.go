@@ -141,6 +141,10 @@ func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st)
 // (to stretch the moment after its group started).
 var testHookReplicaStarted func(s *Server, sa *streamAssignment)
 
+// testHookMetaAnswer, set only by tests, runs as the origin of a meta
+// call starts answering it (jetstream_cluster.go apply).
+var testHookMetaAnswer func(s *Server, me *metaEntry)
+
 // testHookReplicaStarting, set only by tests, runs as startReplica begins
 // (to start a replica late, as a server restarting thousands does).
 var testHookReplicaStarting func(s *Server, sa *streamAssignment)
