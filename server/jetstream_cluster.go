@@ -107,6 +107,9 @@ type jsCluster struct {
 	// sharedOld: the old-form group names two streams share, replaced
 	// under mu and read without it (jetstream_group_name_shared.go).
 	sharedOld oldNameSet
+	// restart counts the replicas started from what this server held
+	// and those current since (jetstream_restart_progress.go).
+	restart restartProgress
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.

@@ -63,3 +63,39 @@ func TestJetStreamClusterRestartAnswersNoOldCreates(t *testing.T) {
 	c.waitMetaLeader()
 	createStream(t, js, jetstream.StreamConfig{Name: "RA-NEW", Replicas: 3})
 }
+
+// TestJetStreamClusterRestartLogsReplicasCurrent: a restarted server logs
+// when every replica it started from what it held is current, with the
+// time since its start (scripts/stream-scale reads the line).
+func TestJetStreamClusterRestartLogsReplicasCurrent(t *testing.T) {
+	setForTest(t, &restartLogMin, 1)
+	c := runJSCluster(t, 3)
+	nc := connectNATS(t, c.servers[0].ClientURL())
+	js, _ := jetstream.New(nc)
+	const n = 5
+	for i := 0; i < n; i++ {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("RC%d", i), Replicas: 3})
+		if _, err := js.Publish(ctx(t), fmt.Sprintf("RC%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	nc.Close()
+	c.servers[2].Shutdown()
+	log := &noticeLog{}
+	s, err := NewServer(c.opts[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetLogger(log, false, false)
+	s.Start()
+	t.Cleanup(s.Shutdown)
+	c.servers[2] = s
+	want := fmt.Sprintf("%d replicas current ", n)
+	waitFor(t, 20*time.Second, "the restarted server logs its replicas current", func() bool { return log.has(want) })
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("RC%d", i)
+		if m := c.replicaOn(s, name); m == nil {
+			t.Fatalf("no replica of %s on the restarted server", name)
+		}
+	}
+}
