@@ -112,6 +112,9 @@ type jsCluster struct {
 	// sharedOld: the old-form group names two streams share, replaced
 	// under mu and read without it (jetstream_group_name_shared.go).
 	sharedOld oldNameSet
+	// restart counts the replicas started from what this server held
+	// and those current since (jetstream_restart_progress.go).
+	restart restartProgress
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -388,6 +391,15 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		}
 		m.applied = ents[i].Index
 		m.noteTerm(ents[i].Term)
+		if ents[i].Index <= m.caughtUp && !m.rec.active {
+			// Applied again from this server's own log at a restart: its
+			// caller was answered, or gave up, before. Answering every
+			// create of the log again started a goroutine per stream that
+			// waited for its leader and built its info while the groups
+			// started (10,000 streams: ~3,700 such goroutines contending
+			// with the groups' leader updates on jc.leaders).
+			me.Reply = ""
+		}
 		m.jc.apply(&me, &starts, m.startOf(ents[i].Index))
 	}
 	return nil
@@ -515,6 +527,9 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 		jc.applyLocal(me, sa, old, how)
 	}
 	if me.Origin == jc.js.srv.Name() && me.Reply != "" {
+		if testHookMetaAnswer != nil {
+			testHookMetaAnswer(jc.js.srv, me)
+		}
 		go jc.respondMeta(me, sa, outcome)
 	}
 }

@@ -192,6 +192,7 @@ func (jc *jsCluster) startReplicas(list []*streamAssignment, how replicaStart) {
 	}
 	wg.Wait()
 	if len(list) >= 100 {
-		s.Noticef("JetStream cluster: started %d replicas in %v", len(list), s.clock.Since(t0).Round(time.Millisecond))
+		s.Noticef("JetStream cluster: started %d replicas in %v (%v after the server's start)", len(list),
+			s.clock.Since(t0).Round(time.Millisecond), s.clock.Since(s.start).Round(time.Millisecond))
 	}
 }

@@ -64,7 +64,7 @@ var acceptedCompatOptions = []string{
 	"DisableShortFirstPing",      // only when the first PING goes out
 	"NoFastProducerStall",        // flow-control tuning for fast publishers
 	"MaxTracedMsgLen",            // truncation of trace log lines
-	"ProfBlockRate",              // runtime block-profile sampling rate
+	"ProfBlockRate",              // block-profile sampling rate, applied with prof_port only
 	"DisableJetStreamBanner",     // start-up log decoration
 	"ConnectErrorReports",        // how often connect failures are logged
 	"ReconnectErrorReports",      // how often reconnect failures are logged

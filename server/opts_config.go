@@ -162,6 +162,8 @@ func (o *Options) processConfigKey(ce *configErrors, k string, tk any) {
 		o.HTTPHost, o.HTTPSPort = host, port
 	case "prof_port":
 		o.ProfPort = asInt(ce, tk)
+	case "prof_block_rate":
+		o.ProfBlockRate = asInt(ce, tk)
 	case "http_port", "monitor_port":
 		o.HTTPPort = asInt(ce, tk)
 	case "https_port":

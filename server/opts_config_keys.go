@@ -20,7 +20,6 @@ import (
 var ignoredConfigKeys = map[string]string{
 	".disable_sublist_cache":            "a cache switch; matching is the same",
 	".no_sublist_cache":                 "a cache switch; matching is the same",
-	".prof_block_rate":                  "block-profile sampling rate",
 	".max_traced_msg_len":               "truncation of trace lines",
 	".connect_error_reports":            "how often connect errors are logged",
 	".reconnect_error_reports":          "how often reconnect errors are logged",

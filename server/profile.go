@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"runtime"
 	"strconv"
 )
 
@@ -16,6 +17,9 @@ func (s *Server) startProfiling() error {
 		return err
 	}
 	s.Noticef("profiling port: %d", l.Addr().(*net.TCPAddr).Port)
+	if o.ProfBlockRate > 0 {
+		runtime.SetBlockProfileRate(o.ProfBlockRate) // prof_block_rate, as nats-server
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)

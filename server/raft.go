@@ -141,8 +141,10 @@ type raftGroups struct {
 	// the stream snapshots restored as a stream from a raft log's snapshot
 	// file left on disk.
 	spooledIn, spooledOut, restoredFromLog atomic.Uint64
-	// early holds messages for groups not started yet (raft_early.go).
-	early earlyMail
+	// early holds messages for groups not started yet (raft_early.go);
+	// notRunning counts the messages that came for such groups.
+	early      earlyMail
+	notRunning atomic.Uint64
 }
 
 var errGroupStopped = errors.New("raft group stopped")

@@ -94,6 +94,7 @@ func (s *Server) raftGroupOrKeep(name []byte, m raft.Message, size int) *raftGro
 	if g := s.raft.groups[string(name)]; g != nil {
 		return g
 	}
+	s.raft.notRunning.Add(1)
 	if !s.raft.closed && s.raft.early.room(size, now) {
 		s.raft.early.keep(string(name), m, size, now)
 	}

@@ -33,6 +33,10 @@ type streamSM struct {
 	// current: the replica has applied everything committed that a leader
 	// told it of since it started (group goroutine only).
 	current bool
+	// restarted: the replica was started from what this server held
+	// (startRestored, startReplayed); its becoming current is counted
+	// (jetstream_restart_progress.go).
+	restarted bool
 	// first: this replica is a new stream's first leader; its group
 	// campaigns as it starts (raftGroup.campaignFirst).
 	first bool
@@ -49,6 +53,11 @@ func (sm *streamSM) observed(lead raft.ID, commit, applied uint64) {
 		return
 	}
 	sm.current = true
+	if sm.restarted {
+		if jc := sm.mset.jsa.js.cluster; jc != nil {
+			jc.restart.replicaCurrent(jc.js.srv)
+		}
+	}
 	sm.mset.mu.Lock()
 	direct := sm.mset.cfg.AllowDirect && !sm.mset.closed
 	sm.mset.mu.Unlock()
@@ -140,6 +149,10 @@ func (sm *streamSM) leaderChanged(st raft.SoftState) { sm.mset.leaderChanged(st)
 // testHookReplicaStarted, set only by tests, runs as startReplica returns
 // (to stretch the moment after its group started).
 var testHookReplicaStarted func(s *Server, sa *streamAssignment)
+
+// testHookMetaAnswer, set only by tests, runs as the origin of a meta
+// call starts answering it (jetstream_cluster.go apply).
+var testHookMetaAnswer func(s *Server, me *metaEntry)
 
 // testHookReplicaStarting, set only by tests, runs as startReplica begins
 // (to start a replica late, as a server restarting thousands does).

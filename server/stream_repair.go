@@ -269,10 +269,18 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, how r
 			hs, _, _ = log.InitialState()
 			fresh := how == startCreated && !repairing && hs.Term == 0 && log.w.LastIndex() == 0
 			first := fresh && s.clock.Since(sa.Created) < 10*time.Second && sa.firstLeader() == s.Name()
+			restarted := how == startRestored || how == startReplayed
+			jc := js.cluster
+			if restarted && jc != nil {
+				jc.restart.started.Add(1) // before the group can become current
+			}
 			var g *raftGroup
-			g, err = s.startRaftGroup(sa.groupName(), repairPeers(how.foundingPeers(sa), repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first})
+			g, err = s.startRaftGroup(sa.groupName(), repairPeers(how.foundingPeers(sa), repairing), log, &streamSM{mset: mset, repairing: repairing, floor: rs.floor, first: first, restarted: restarted && jc != nil})
 			if err == nil {
 				return g, nil
+			}
+			if restarted && jc != nil {
+				jc.restart.started.Add(-1)
 			}
 			log.mark.off = true // the state is discarded below, or the start failed
 			log.Close()
