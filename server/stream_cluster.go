@@ -227,14 +227,16 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*str
 	if old != nil {
 		return old, nil
 	}
-	// The store and the group directory are made at the same time: they
-	// are apart on disk, and each is a few file creations (half of a
-	// create's time on every server).
-	opened := make(chan replicaStore, 1)
-	go func() { opened <- jsa.openEmptyStore(&cfg) }()
-	gd := jsa.js.prepareGroupDir(sa, how)
-	rs := <-opened
-	store, err := rs.store, rs.err
+	dir := filepath.Join(jsa.dir, cfg.Name)
+	// The store is rebuilt from the group's log at every start: what the
+	// directory holds is set aside and deleted in the background
+	// (stream_discard.go). It need not survive a power loss, so its
+	// directories are made without the fsyncs openStore makes.
+	jsa.js.emptyStoreDir(dir)
+	if cfg.Storage == FileStorage {
+		_ = jsa.js.fs.MkdirAll(filepath.Join(dir, "msgs"), 0o750)
+	}
+	store, err := jsa.openStore(dir, &cfg)
 	var mset *stream
 	if err == nil {
 		mset = &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}
@@ -247,22 +249,24 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*str
 	jsa.unclaimLocked(cfg.Name, done)
 	jsa.mu.Unlock()
 	if err != nil {
-		// A directory made meanwhile is synced now: the next start finds
-		// it holding this stream's record and owes nothing for it.
-		if gd.err == nil {
-			_ = gd.owed.run(false)
-		}
 		return nil, err
 	}
 	if cfg.FirstSeq > 1 {
 		_ = store.SkipMsgs(cfg.FirstSeq - 1)
 	}
 	s := jsa.js.srv
-	if gd.err != nil {
+	// A directory an older server left under an ambiguous name
+	// (jetstream_group_name.go), before anything looks at the directory.
+	if err := jsa.js.claimGroupDir(sa, how); err != nil {
 		jsa.dropReplica(mset)
-		return nil, gd.err
+		return nil, err
 	}
-	lost, owed, fresh := gd.lost, gd.owed, gd.fresh
+	lost := jsa.js.groupLost(sa, how) // before checkIncarnation makes the directory
+	owed, fresh, err := jsa.js.checkIncarnation(sa)
+	if err != nil {
+		jsa.dropReplica(mset)
+		return nil, err
+	}
 	o := s.getOpts()
 	syncEvery := o.SyncInterval // an opt-out: fsynced every interval
 	if o.syncEachWrite() {
@@ -279,48 +283,6 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*str
 	// Every replica serves direct gets (queue group _sys_), as nats-server,
 	// once it is current (streamSM.observed).
 	return mset, nil
-}
-
-// replicaStore is a new replica's store, or why it did not open.
-type replicaStore struct {
-	store StreamStore
-	err   error
-}
-
-// openEmptyStore opens a replica's store empty. The store is rebuilt from
-// the group's log at every start: what its directory holds is set aside
-// and deleted in the background (stream_discard.go). It need not survive
-// a power loss, so its directories are made without the fsyncs openStore
-// makes.
-func (jsa *jsAccount) openEmptyStore(cfg *StreamConfig) replicaStore {
-	dir := filepath.Join(jsa.dir, cfg.Name)
-	jsa.js.emptyStoreDir(dir)
-	if cfg.Storage == FileStorage {
-		_ = jsa.js.fs.MkdirAll(filepath.Join(dir, "msgs"), 0o750)
-	}
-	st, err := jsa.openStore(dir, cfg)
-	return replicaStore{st, err}
-}
-
-// groupDirState is what prepareGroupDir found and made of a replica's
-// group directory.
-type groupDirState struct {
-	lost, fresh bool
-	owed        pendingSyncs
-	err         error
-}
-
-// prepareGroupDir readies a replica's group directory: a directory an
-// older server left under an ambiguous name is claimed
-// (jetstream_group_name.go) before anything looks at it, a lost one is
-// noticed (stream_repair.go) before checkIncarnation makes it.
-func (js *jetStream) prepareGroupDir(sa *streamAssignment, how replicaStart) groupDirState {
-	if err := js.claimGroupDir(sa, how); err != nil {
-		return groupDirState{err: err}
-	}
-	lost := js.groupLost(sa, how)
-	owed, fresh, err := js.checkIncarnation(sa)
-	return groupDirState{lost: lost, fresh: fresh, owed: owed, err: err}
 }
 
 // removeGroupDir removes a stream's group directory and its log mark

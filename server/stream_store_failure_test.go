@@ -12,13 +12,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestJetStreamClusterStoreFailureLeavesGroupDirSynced: a replica's store
-// and its group directory are made at the same time (startReplica). When
-// the store fails to open, the group directory made meanwhile is synced
-// before the start gives up: the next start finds the directory holding
-// the stream's record and owes no fsync for it, so without this the
-// directory of a replica that then voted and acknowledged entries was
-// never made durable, and a power loss took its record (and log) away.
+// TestJetStreamClusterStoreFailureLeavesGroupDirSynced: a replica whose
+// store failed to open starts again later, serves, and its group
+// directory survives a power loss with its incarnation record and log. A
+// start that had made the group directory beside the failing store (the
+// two made at once, tried in this session and dropped: it cost more CPU
+// than it saved on a loaded machine) left it unsynced for the next start,
+// which found the record and owed no fsync: the directory then lost its
+// record and log in the power loss.
 func TestJetStreamClusterStoreFailureLeavesGroupDirSynced(t *testing.T) {
 	fss := []*vfs.MemFS{vfs.NewMem(), vfs.NewMem(), vfs.NewMem()}
 	var failed atomic.Bool
