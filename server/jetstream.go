@@ -41,6 +41,9 @@ type jetStream struct {
 	// discard deletes replicas' old store entries behind a restart
 	// (stream_discard.go); nil on a single server and under a raft host.
 	discard *storeDiscard
+	// incSource: the raft directory holds the empty file incarnation
+	// records link to (stream_incarnation_link.go).
+	incSource atomic.Bool
 }
 
 // jsAccount is JetStream for one account.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"github.com/nats-io/nats-server/v2/internal/lattrace"
-	"os"
 	"path/filepath"
 	"runtime"
 
@@ -27,19 +26,17 @@ type pendingSyncs []func() error
 // makeGroupDir makes a group directory with its incarnation record (the
 // empty file named marker, stream_incarnation.go) and the log's directory,
 // and returns the fsyncs that make them durable: the directory holding
-// each one made. The record is empty: its directory's fsync makes it
-// durable, no fsync of its own is needed.
+// each one made. The record is empty (a hard link to one empty file,
+// stream_incarnation_link.go): its directory's fsync makes it durable, no
+// fsync of its own is needed.
 func (js *jetStream) makeGroupDir(dir, marker string) (pendingSyncs, error) {
 	fs := js.fs
+	js.ensureIncarnationSource() // stream_incarnation_link.go
 	parents, err := vfs.MkdirAllUnsynced(fs, walDir(dir), 0o750)
 	if err != nil {
 		return nil, err
 	}
-	f, err := fs.OpenFile(filepath.Join(dir, marker), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
-	if err != nil {
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
+	if err := js.makeEmptyRecord(filepath.Join(dir, marker)); err != nil { // stream_incarnation_link.go
 		return nil, err
 	}
 	var p pendingSyncs

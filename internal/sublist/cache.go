@@ -3,6 +3,7 @@ package sublist
 import (
 	"hash/maphash"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 )
 
@@ -55,10 +56,30 @@ func (s *Sublist[T]) patchCache(pattern, queue string, v T, add bool) {
 		}
 		return
 	}
+	// Every subject pattern matches starts with its literal tokens: a
+	// string compare rules out most of the cache (a stream's direct-get
+	// subscription, "$JS.API.DIRECT.GET.<stream>.>", is inserted on every
+	// server at every stream create).
+	lit := literalPrefix(pattern)
 	for subject, r := range s.cache {
-		if MatchLiteral(subject, pattern) {
+		if strings.HasPrefix(subject, lit) && MatchLiteral(subject, pattern) {
 			s.patchOne(subject, r, queue, v, add)
 		}
+	}
+}
+
+// literalPrefix is pattern up to its first wildcard token, with the
+// separator after the last literal token ("a.b." of "a.b.*.c"; "" when
+// the first token is a wildcard).
+func literalPrefix(pattern string) string {
+	rest, n := pattern, 0
+	for {
+		tok, after, more := strings.Cut(rest, tsep)
+		if tok == pwc || tok == fwc || !more {
+			return pattern[:n]
+		}
+		n += len(tok) + len(tsep)
+		rest = after
 	}
 }
 

@@ -21,10 +21,10 @@ func scaleName(i int) string { return "s" + strconv.Itoa(i) }
 // runStreams creates n file streams (replicas from JSBENCH_REPLICAS),
 // parallel creates in flight at once (1: one after another, each waiting
 // for the answer of the one before), until limit (a create that fails is
-// retried; failed counts the failures), timing every block of 1,000
+// retried; failed counts the failures), timing every block of 500
 // answers, then publishes one message into each stream it made. It prints
-// the overall rate and the rates of the first and the last full block of
-// 1,000 (or of the whole run when it made fewer).
+// the overall rate and the rates of the first and the last full blocks of
+// 500 and of 1,000 (or of the whole run when it made fewer).
 func runStreams(url string, n, parallel int, limit time.Duration) {
 	nc, js := connect(url)
 	defer nc.Close()
@@ -54,7 +54,7 @@ func runStreams(url string, n, parallel int, limit time.Duration) {
 					continue
 				}
 				done[i].Store(true)
-				if m := made.Add(1); m%1000 == 0 {
+				if m := made.Add(1); m%500 == 0 {
 					mu.Lock()
 					now := time.Now()
 					blocks = append(blocks, now.Sub(blockStart))
@@ -73,16 +73,28 @@ func runStreams(url string, n, parallel int, limit time.Duration) {
 	for k < n && done[k].Load() {
 		k++
 	}
-	first, last := float64(made.Load())/el.Seconds(), float64(made.Load())/el.Seconds()
-	if len(blocks) > 0 {
-		first = 1000 / blocks[0].Seconds()
-		last = 1000 / blocks[len(blocks)-1].Seconds()
-	}
+	first5, last5 := blockRates(blocks, 1, float64(made.Load())/el.Seconds())
+	first, last := blockRates(blocks, 2, float64(made.Load())/el.Seconds())
 	pubStart := time.Now()
 	published := publishEach(js, k, 16, time.Now().Add(2*time.Minute))
-	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v parallel=%d%s\n",
-		k, failed.Load(), el.Seconds(), float64(made.Load())/el.Seconds(), first, last, published,
+	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first500=%.1f last500=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v parallel=%d%s\n",
+		k, failed.Load(), el.Seconds(), float64(made.Load())/el.Seconds(), first5, last5, first, last, published,
 		time.Since(pubStart).Seconds(), k < n, parallel, codeSummary(&codes))
+}
+
+// blockRates gives the creates per second of the first and the last k
+// blocks of 500 in blocks (whole when fewer were timed).
+func blockRates(blocks []time.Duration, k int, whole float64) (float64, float64) {
+	if len(blocks) < k {
+		return whole, whole
+	}
+	var a, b time.Duration
+	for i := 0; i < k; i++ {
+		a += blocks[i]
+		b += blocks[len(blocks)-1-i]
+	}
+	n := float64(500 * k)
+	return n / a.Seconds(), n / b.Seconds()
 }
 
 // waitMeta waits up to a minute for the JetStream API to answer (a fresh
