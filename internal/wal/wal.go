@@ -63,25 +63,25 @@ const (
 // serialize on mu, except the fsync of the active segment in Sync, which
 // runs without it (Sync).
 type WAL struct {
-	mu    lockorder.Mutex[lockorder.WAL]
+	mu lockorder.Mutex[lockorder.WAL]
 	// syncTurn (one slot, taken before mu) lets one Sync, Compact,
 	// Release or Close run at a time: a Sync's fsync without mu is not
 	// overtaken by another Sync that would find nothing dirty, nor by the
 	// closing of its file.
 	syncTurn chan struct{}
 	syncing  bool // a Sync's fsync runs without mu
-	fs    vfs.FS
-	dir   string
-	opts  Options
-	segs  []*segment // in seq order; the last one is active
-	buf   []byte     // encoded bytes of the active segment not yet written
-	ents  locIndex   // live entries meta.base+1 .. LastIndex()
-	meta  metaState  // current state; meta.hs is the latest SetHardState
-	logHS HardState  // the hard state most recently encoded into the log
-	cache cache
-	dirty dirtyFlags
-	err   error // sticky write/fsync error
-	shut  bool
+	fs       vfs.FS
+	dir      string
+	opts     Options
+	segs     []*segment // in seq order; the last one is active
+	buf      []byte     // encoded bytes of the active segment not yet written
+	ents     locIndex   // live entries meta.base+1 .. LastIndex()
+	meta     metaState  // current state; meta.hs is the latest SetHardState
+	logHS    HardState  // the hard state most recently encoded into the log
+	cache    cache
+	dirty    dirtyFlags
+	err      error // sticky write/fsync error
+	shut     bool
 }
 
 // dirtyFlags say what the next Sync has to do.
