@@ -573,8 +573,9 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how re
 	if op == "peers" || me.Scale {
 		jc.applyPlacement(jsa, sa)
 	}
-	if op == "del" && !jc.isPeer(sa) && jc.takeDeferredLeave(sa) {
-		// A replica whose leave the replay deferred: the deletion is final.
+	if op == "del" && !jc.isPeer(sa) && jc.leftBehind(jsa, sa) {
+		// A replica that left the placement (or whose leave the replay
+		// deferred) and kept its log: the deletion is final.
 		jsa.stopReplica(sa.Config.Name, true, sa)
 		return
 	}

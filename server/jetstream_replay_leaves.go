@@ -53,6 +53,14 @@ func (jc *jsCluster) takeDeferredLeave(sa *streamAssignment) bool {
 	return ok
 }
 
+// leftBehind says whether this server, outside sa's placement, still runs
+// a replica of the stream or holds its group directory (a replica that
+// left keeps its log: stopReplicaIf), forgetting a deferred leave.
+func (jc *jsCluster) leftBehind(jsa *jsAccount, sa *streamAssignment) bool {
+	deferred := jc.takeDeferredLeave(sa)
+	return deferred || jsa.lookup(sa.Config.Name) != nil || jc.js.exists(jc.js.groupDir(sa))
+}
+
 // setReplaying says whether the meta entry about to be applied is replayed.
 func (jc *jsCluster) setReplaying(on bool) {
 	jc.mu.Lock()
