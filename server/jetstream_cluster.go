@@ -109,6 +109,9 @@ type jsCluster struct {
 	// meta log is applied as far as it was committed at start
 	// (jetstream_group_name.go).
 	replay metaReplay
+	// replayOut: placements leaving this server out met while the meta
+	// log replays, acted on at its end (jetstream_replay_leaves.go).
+	replayOut replayLeaves
 	// sharedOld: the old-form group names two streams share, replaced
 	// under mu and read without it (jetstream_group_name_shared.go).
 	sharedOld oldNameSet
@@ -271,7 +274,9 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	jc.replay = metaReplay{to: hs.Commit, done: hs.Commit == 0}
 	jc.mu.Unlock()
 	last, _ := log.LastIndex()
-	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last})
+	lastTerm, _ := log.Term(last)
+	sm := &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last, openTerm: lastTerm}
+	g, err := s.startRaftGroup(metaGroupName, ids, log, sm)
 	if err != nil {
 		log.Close()
 		return err
@@ -338,6 +343,10 @@ type metaSM struct {
 	// up: its meta log's last entry when it opened, raised to the commit
 	// index when a recovering member caught up (group goroutine only).
 	caughtUp uint64
+	// openTerm is the term of the log's last entry at open; replayOver
+	// says an applied entry ended the replay (metaSM.replaying).
+	openTerm   uint64
+	replayOver bool
 }
 
 // startOf says how a create applied at index starts its replica: one this
@@ -371,6 +380,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 	defer func() {
 		starts.start(m.jc)
 		m.jc.replayedTo(m.applied) // jetstream_group_name.go
+		m.endReplayIfDone()        // jetstream_replay_leaves.go
 	}()
 	for i := range ents {
 		if ents[i].Type != raft.EntryNormal || len(ents[i].Data) == 0 {
@@ -391,6 +401,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		}
 		m.applied = ents[i].Index
 		m.noteTerm(ents[i].Term)
+		m.jc.setReplaying(m.replaying(ents[i]))
 		if ents[i].Index <= m.caughtUp && !m.rec.active {
 			// Applied again from this server's own log at a restart: its
 			// caller was answered, or gave up, before. Answering every
@@ -562,6 +573,12 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how re
 	if op == "peers" || me.Scale {
 		jc.applyPlacement(jsa, sa)
 	}
+	if op == "del" && !jc.isPeer(sa) && jc.leftBehind(jsa, sa) {
+		// A replica that left the placement (or whose leave the replay
+		// deferred) and kept its log: the deletion is final.
+		jsa.stopReplica(sa.Config.Name, true, sa)
+		return
+	}
 	switch {
 	case op == "peers": // the placement was all
 	case op == "upd":
@@ -597,6 +614,7 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how re
 func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	mset := jsa.lookup(sa.Config.Name)
 	switch {
+	case !jc.isPeer(sa) && jc.deferLeave(sa): // replaying: acted on at its end
 	case !jc.isPeer(sa) && mset != nil:
 		jc.startLeaving(jsa, mset, sa)
 	case !jc.isPeer(sa):

@@ -43,8 +43,9 @@ func (m *metaSM) recoveringFloor() raft.LogPosition { return raft.LogPosition{} 
 func (m *metaSM) recovered(commit uint64) {
 	m.rec.active = false
 	m.caughtUp = max(m.caughtUp, commit) // entries below, applied later, were caught up too
-	m.rec.log.mark.off = false           // its log holds what it answered for again
-	m.jc.clearMetaWiped()                // jetstream_meta_wiped.go
+	m.openTerm, m.replayOver = noTermLimit, false
+	m.rec.log.mark.off = false // its log holds what it answered for again
+	m.jc.clearMetaWiped()      // jetstream_meta_wiped.go
 	m.jc.js.srv.Noticef("JetStream cluster: meta group caught up with its leader after losing log entries or its storage")
 }
 

@@ -106,6 +106,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	m.jc.js.srv.metaHeld.Store(true)
 	m.jc.restoreAssignments(ms.Streams)
 	m.jc.replayedTo(m.applied) // jetstream_group_name.go
+	m.endReplayIfDone()        // jetstream_replay_leaves.go
 	return nil
 }
 

@@ -118,6 +118,13 @@ type raftGroup struct {
 
 	owedTimer clock.Timer // sends a commit index held back (run; group goroutine only)
 
+	// The leader's log sync running behind (raft_behind.go): synced is
+	// nudged when one ends, syncs counts those running (stop waits for
+	// them before closing the log), lazy is a hosted group's.
+	synced chan struct{}
+	syncs  sync.WaitGroup
+	lazy   *lazyJob
+
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
@@ -170,7 +177,8 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		synced: make(chan struct{}, 1)}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
 	g.host = host != nil
@@ -191,6 +199,9 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	}
 	if host == nil {
 		drv.SyncAside = syncAside
+		drv.SyncBehind = g.syncBehind
+	} else {
+		drv.SyncBehind = g.hostedSyncBehind
 	}
 	drv.Reads = g.readStates
 	g.seen = drv.Node.SoftState()
@@ -311,6 +322,8 @@ func (g *raftGroup) run() {
 		case <-g.wake:
 			nudged = true
 			g.onLiveness()
+		case <-g.synced:
+			err = g.drv.Reap(false)
 		case <-g.inbox.ready:
 			lattrace.Mark("g.inbox", 0)
 			err = g.step()
@@ -382,6 +395,9 @@ func (g *raftGroup) commitTimer() <-chan time.Time {
 
 // onTick advances the group's clock by one tick.
 func (g *raftGroup) onTick(now time.Time) error {
+	if err := g.reapOnTick(); err != nil {
+		return err
+	}
 	if err := g.drv.Tick(); err != nil {
 		return err
 	}
@@ -734,6 +750,7 @@ func (g *raftGroup) stop() {
 		}
 	})
 	<-g.done
+	g.syncs.Wait() // a sync behind ends before its log closes
 	g.closeOnce.Do(func() {
 		if c, ok := g.log.(io.Closer); ok {
 			if err := c.Close(); err != nil {

@@ -130,7 +130,7 @@ func (g *raftGroup) releaseFiles() {
 // wakes it: its node is quiescent and no duty of its own needs ticks
 // (an early campaign, reads under way, unsynced log writes).
 func (g *raftGroup) asleep() bool {
-	if !g.drv.Node.Quiescent() || g.eager > 0 || g.rd.held > 0 || g.snapshotting {
+	if !g.drv.Node.Quiescent() || g.eager > 0 || g.rd.held > 0 || g.snapshotting || g.drv.SyncPending() {
 		return false
 	}
 	if d, ok := g.log.(interface{ syncIdle() error }); ok {

@@ -53,7 +53,18 @@ func TestSimStream(t *testing.T) {
 //     adding its replacement, so stream F's group shrank to one member;
 //     that member's damaged store was then the only copy, and the two
 //     empty joiners could elect no one (nextPeerChange adds first now).
-var simRegressionSeeds = []uint64{2845, 2431, 777213}
+//   - 659998598: a server replaying its meta log after a power loss
+//     applied an old placement of stream M without it and removed M's
+//     group directory, acknowledged entries and all; the next placement
+//     added it back empty, and its vote elected the old leader, whose
+//     unsynced tail the power loss took (removals wait for the end of the
+//     replay now: jetstream_replay_leaves.go).
+//   - 659990870: a linked snapshot missing a block restored as many
+//     messages, first and last as it should (the block held a message and
+//     the tombstone of another of the same size); the replica diverged at
+//     the next per-subject limit (a checkpoint that lists a missing block
+//     is damage now: CheckpointMismatched).
+var simRegressionSeeds = []uint64{2845, 2431, 777213, 659998598, 659990870}
 
 // runSimSeeds runs count seeds from first, or what the flags ask for.
 func runSimSeeds(t *testing.T, first uint64, count int) {

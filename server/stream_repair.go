@@ -64,6 +64,10 @@ func decodeRepair(b []byte) repairState {
 // store: Verify).
 type verifier interface{ Verify() int }
 
+// checkpointChecker is a store that says whether its checkpoint fit its
+// files at open (the file store: CheckpointMismatched).
+type checkpointChecker interface{ CheckpointMismatched() bool }
+
 // verifyStore reads back every record of a store restored from a linked
 // snapshot; damaged messages are dropped, so the restore's check of the
 // message counts fails and the replica is repaired.

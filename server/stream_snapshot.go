@@ -367,9 +367,14 @@ func (mset *stream) restoreLinked(dir, msgs string, meta *streamSnapMeta) (Strea
 	verifyStore(store) // every record's checksum (stream_repair.go)
 	var st StreamState
 	store.FastState(&st)
-	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) {
+	ck, _ := store.(checkpointChecker)
+	if st.Msgs != meta.Messages || st.LastSeq != meta.Last || (st.Msgs > 0 && st.FirstSeq != meta.First) ||
+		ck != nil && ck.CheckpointMismatched() {
 		err := fmt.Errorf("%w %s: it holds %d messages %d..%d, not %d messages %d..%d", errLinkedRestore,
 			meta.Linked, st.Msgs, st.FirstSeq, st.LastSeq, meta.Messages, meta.First, meta.Last)
+		if ck != nil && ck.CheckpointMismatched() {
+			err = fmt.Errorf("%w %s: a block file its checkpoint lists is missing", errLinkedRestore, meta.Linked)
+		}
 		if mset.alone {
 			return store, mset.keepDamaged(store, meta, st, err) // stream_repair.go
 		}

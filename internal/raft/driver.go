@@ -59,6 +59,14 @@ type Driver struct {
 	// entries committed before; the two touch different state). Unset,
 	// apply runs first, then sync: the simulator stays deterministic.
 	SyncAside func(sync, apply func() error) (syncErr, applyErr error)
+	// SyncBehind, if set, starts a sync of the log that runs behind the
+	// driver (behind.go): a leader's Ready is then processed without
+	// waiting for its own sync, and the leader counts itself for the
+	// entries once the job ended and Reap saw it. The owner calls Reap
+	// when a job ends. Unset, every sync is waited for.
+	SyncBehind func(sync func() error) SyncJob
+
+	behind behindSync
 }
 
 // NewDriver restores the state machine from the stored snapshot and starts
@@ -87,6 +95,9 @@ func NewDriver(cfg Config, log LogStore, net Transport, sm StateMachine) (d *Dri
 func (d *Driver) Process() (done bool, err error) {
 	defer halted(&err)
 	done = true
+	if err := d.Reap(false); err != nil {
+		return true, err
+	}
 	if !d.Node.HasReady() {
 		return false, nil
 	}
@@ -97,6 +108,12 @@ func (d *Driver) Process() (done bool, err error) {
 	}
 	if d.Observe != nil {
 		d.Observe(&rd)
+	}
+	if d.mayGoBehind(&rd) {
+		return true, d.processBehind(rd)
+	}
+	if err := d.catchUp(); err != nil {
+		return true, err
 	}
 	if rd.Snapshot != nil || len(rd.Entries) > 0 || rd.HardState != nil {
 		if err := d.Log.Save(rd.Snapshot, rd.Entries, rd.HardState); err != nil {
@@ -228,6 +245,9 @@ func (d *Driver) Compact(index uint64, data []byte) error {
 // CompactLocal is Compact for a snapshot whose data the embedding server
 // holds as local (Snapshot.Local) rather than, or besides, data.
 func (d *Driver) CompactLocal(index uint64, data []byte, local any) error {
+	if err := d.catchUp(); err != nil {
+		return err
+	}
 	snap, err := d.Node.Compact(index, data)
 	if err != nil {
 		return err

@@ -227,3 +227,19 @@ func storageWith(terms ...uint64) *MemoryStorage {
 	}
 	return s
 }
+
+// persistAll does for a raft used without a driver what a driver's
+// Ready, sync and Advance do for its log: every entry becomes durable.
+func persistAll(r *raft) {
+	handOut(r)
+	r.persisted(r.log.lastIndex(), r.log.lastTerm())
+}
+
+// handOut does what a driver does with a Ready's entries before their
+// sync: they are written (not yet durable) and in progress.
+func handOut(r *raft) {
+	if err := r.log.st.(*MemoryStorage).Append(r.log.u.unhanded()); err != nil {
+		panic(err)
+	}
+	r.log.u.handAll()
+}

@@ -55,9 +55,23 @@ func (r *raft) appendAsLeader(ents []Entry) {
 		return
 	}
 	r.ls.idleTicks = 0
-	r.ls.prs[r.id].maybeUpdate(r.log.lastIndex())
 	r.ls.dirty = true
-	r.maybeCommit()
+	// The leader counts itself for these entries once they are durable
+	// here (persisted), not now: two followers that synced commit them
+	// in a group of three while its own sync still runs.
+}
+
+// persisted records that the log is durable up to entry (i, t): the
+// unstable entries up to it leave, and a leader counts itself up to i.
+// Entries replaced since, or never handed to the driver, are ignored.
+func (r *raft) persisted(i, t uint64) {
+	if i >= r.log.u.inProgress || !r.log.matchTerm(i, t) {
+		return
+	}
+	r.log.u.stableTo(i, t)
+	if r.role == Leader && r.ls.prs[r.id].maybeUpdate(i) {
+		r.maybeCommit()
+	}
 }
 
 // maybeCommit advances the commit index to the highest index a quorum of

@@ -8,11 +8,24 @@ import (
 
 // unstable holds what the core has accepted but the driver has not yet
 // persisted: a snapshot to install and/or entries starting at offset.
+// Entries below inProgress were handed to the driver in a Ready and are
+// being made durable (a leader's sync running behind, Driver.SyncBehind):
+// they are not handed again, and leave once the driver reports them
+// persisted.
 type unstable struct {
-	snap   *Snapshot
-	ents   []Entry
-	offset uint64 // index of ents[0]
+	snap       *Snapshot
+	ents       []Entry
+	offset     uint64 // index of ents[0]
+	inProgress uint64 // first entry not yet handed to the driver (>= offset)
 }
+
+// unhanded returns the entries not yet handed to the driver.
+func (u *unstable) unhanded() []Entry {
+	return u.ents[u.inProgress-u.offset:]
+}
+
+// handAll marks every entry as handed to the driver.
+func (u *unstable) handAll() { u.inProgress = u.offset + uint64(len(u.ents)) }
 
 func (u *unstable) term(i uint64) (uint64, bool) {
 	if i >= u.offset && i-u.offset < uint64(len(u.ents)) {
@@ -39,11 +52,16 @@ func (u *unstable) truncateAndAppend(ents []Entry) {
 	default:
 		u.ents = append(slices.Clone(u.ents[:after+1-u.offset]), ents...)
 	}
+	// Entries being persisted past `after` are gone: what replaces them
+	// is handed again (a sync of the old ones reports nothing, stableTo).
+	u.inProgress = min(u.inProgress, after+1)
+	u.inProgress = max(u.inProgress, u.offset)
 }
 
-// stableTo marks entries up to (i, t) as persisted, if they are still there.
+// stableTo marks entries up to (i, t) as persisted, if they are still
+// there and were handed to the driver (below inProgress).
 func (u *unstable) stableTo(i, t uint64) {
-	if tt, ok := u.term(i); !ok || tt != t || i < u.offset {
+	if tt, ok := u.term(i); !ok || tt != t || i < u.offset || i >= u.inProgress {
 		return
 	}
 	u.ents = u.ents[i+1-u.offset:]
@@ -67,7 +85,7 @@ func newRaftLog(st Storage, maxApply uint64) *raftLog {
 	last := mustIndex(st.LastIndex())
 	return &raftLog{
 		st:        st,
-		u:         unstable{offset: last + 1},
+		u:         unstable{offset: last + 1, inProgress: last + 1},
 		committed: first - 1,
 		applied:   first - 1,
 		maxApply:  maxApply,
@@ -101,6 +119,15 @@ func (l *raftLog) lastIndex() uint64 {
 		return l.u.snap.Index
 	}
 	return mustIndex(l.st.LastIndex())
+}
+
+// durableIndex is the last index of the log known durable: entries still
+// unstable (written or not) are not.
+func (l *raftLog) durableIndex() uint64 {
+	if len(l.u.ents) > 0 {
+		return l.u.offset - 1
+	}
+	return l.lastIndex()
 }
 
 // term returns the term of entry i; ErrCompacted before the snapshot index
@@ -278,7 +305,7 @@ func (l *raftLog) maybeCommit(i, t uint64) bool {
 
 // restore replaces the log with snapshot s (to be persisted by the driver).
 func (l *raftLog) restore(s Snapshot) {
-	l.u = unstable{snap: &s, offset: s.Index + 1}
+	l.u = unstable{snap: &s, offset: s.Index + 1, inProgress: s.Index + 1}
 	l.committed = s.Index
 }
 

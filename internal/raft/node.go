@@ -138,7 +138,7 @@ func (n *Node) HasReady() bool {
 	r := n.r
 	r.flush()
 	return r.softState() != n.prevSoft || r.hardState() != n.prevHard ||
-		r.log.u.snap != nil || len(r.log.u.ents) > 0 || len(r.msgs) > 0 ||
+		r.log.u.snap != nil || len(r.log.u.unhanded()) > 0 || len(r.msgs) > 0 ||
 		r.log.hasNextCommitted() || len(r.readStates) > 0
 }
 
@@ -149,7 +149,7 @@ func (n *Node) Ready() Ready {
 	r.flush()
 	rd := Ready{
 		SoftState:        r.softState(),
-		Entries:          slices.Clip(r.log.u.ents),
+		Entries:          slices.Clip(r.log.u.unhanded()),
 		Messages:         r.msgs,
 		CommittedEntries: r.log.nextCommitted(),
 		ReadStates:       r.readStates,
@@ -165,13 +165,16 @@ func (n *Node) Ready() Ready {
 		rd.Snapshot = &snap
 	}
 	rd.MustSync = rd.MustSync || len(rd.Entries) > 0 || rd.Snapshot != nil
+	r.log.u.handAll()
 	r.msgs, r.readStates = nil, nil
 	n.prevSoft = rd.SoftState
 	return rd
 }
 
 // Advance tells the node that rd was processed: its entries and snapshot
-// are stable and its committed entries applied.
+// are stable and its committed entries applied. (A Ready whose entries
+// sync behind, Driver.SyncBehind, leaves them in progress: Persisted
+// reports them.)
 func (n *Node) Advance(rd Ready) {
 	l := n.r.log
 	if s := rd.Snapshot; s != nil {
@@ -180,9 +183,9 @@ func (n *Node) Advance(rd Ready) {
 		}
 		l.applied = max(l.applied, s.Index)
 	}
-	if k := len(rd.Entries); k > 0 {
+	if k := len(rd.Entries); k > 0 && !rd.behind {
 		e := rd.Entries[k-1]
-		l.u.stableTo(e.Index, e.Term)
+		n.r.persisted(e.Index, e.Term)
 	}
 	if k := len(rd.CommittedEntries); k > 0 {
 		l.appliedTo(rd.CommittedEntries[k-1].Index)
@@ -195,6 +198,12 @@ func (n *Node) Advance(rd Ready) {
 		}
 	}
 }
+
+// Persisted tells the node that its log is durable up to entry (index,
+// term), handed out in an earlier Ready whose sync ran behind. A leader
+// counts itself toward a commit only for entries so reported. A report
+// for entries replaced since (a truncated tail) does nothing.
+func (n *Node) Persisted(index, term uint64) { n.r.persisted(index, term) }
 
 // Compact prepares a snapshot of the state machine at index (which must be
 // applied) with the given state. The driver persists the returned snapshot

@@ -286,7 +286,7 @@ func (r *raft) takeLead() {
 	}
 	r.ls.ids = sortedKeys(r.ls.prs)
 	self := r.ls.prs[r.id]
-	self.match = last
+	self.match = r.log.durableIndex()
 	self.becomeReplicate()
 }
 

@@ -191,6 +191,7 @@ func TestCommitOnlyCurrentTermByCounting(t *testing.T) {
 	r.term = 2
 	r.becomeCandidate()
 	r.becomeLeader() // term 3, no-op at index 3
+	persistAll(r)
 	r.msgs = nil
 	r.step(Message{Type: MsgAppResp, From: 2, To: 1, Term: 3, Index: 2})
 	if r.log.committed != 0 {

@@ -223,6 +223,9 @@ type Ready struct {
 	MustSync bool
 	// voteChanged is true when HardState changes the term or the vote.
 	voteChanged bool
+	// behind is set by the driver when Entries sync behind (Advance
+	// leaves them in progress; Node.Persisted reports them).
+	behind bool
 }
 
 // LeaderMayPipeline reports whether rd's Messages may leave before its
@@ -230,12 +233,19 @@ type Ready struct {
 // and answers to followers' read indexes (an index committed already),
 // and the batch changes neither term nor vote (nor installs a snapshot).
 // A leader writes its own log in parallel with replicating it
-// (Raft thesis, 10.2.1): it counts itself toward a commit only through
-// the responses it steps after this batch was synced, and a follower
-// answers an append only once it made the entries durable itself, so a
-// committed entry is still durable on a quorum.
+// (Raft thesis, 10.2.1): it counts itself toward a commit only for
+// entries persisted (Advance after the sync, or Node.Persisted), and a
+// follower answers an append only once it made the entries durable
+// itself, so a committed entry is durable on a quorum.
 func (rd *Ready) LeaderMayPipeline() bool {
-	if rd.SoftState.Role != Leader || rd.voteChanged || rd.Snapshot != nil || len(rd.Messages) == 0 {
+	return len(rd.Messages) > 0 && rd.leaderOnly()
+}
+
+// leaderOnly reports whether rd is a leader's that changes neither term
+// nor vote, installs no snapshot, and whose messages promise nothing
+// about its own log's durability (see LeaderMayPipeline).
+func (rd *Ready) leaderOnly() bool {
+	if rd.SoftState.Role != Leader || rd.voteChanged || rd.Snapshot != nil {
 		return false
 	}
 	for i := range rd.Messages {

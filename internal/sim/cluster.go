@@ -38,6 +38,7 @@ type netConf struct {
 
 // simNode is one simulated machine.
 type simNode struct {
+	lazy         *lazySync // the leader's sync behind, run at the next tick
 	id           raft.ID
 	idx          int
 	up           bool
@@ -165,6 +166,11 @@ func (c *Cluster) start(n *simNode) {
 		}
 	}
 	drv.Reads = func(rs []raft.ReadState) { c.onReadStates(n, rs) }
+	drv.SyncBehind = func(sync func() error) raft.SyncJob {
+		j := &lazySync{sync: sync}
+		n.lazy = j
+		return j
+	}
 	n.drv, n.up = drv, true
 	n.tickEvery = 9 + c.rng.Int64N(3)
 	c.q.push(event{at: c.now + 1 + c.rng.Int64N(n.tickEvery), kind: evTick, node: n.idx, gen: n.inc})
@@ -219,6 +225,10 @@ func (c *Cluster) maybeCompact(n *simNode) {
 		return
 	}
 	err := n.drv.Compact(n.kv.applied, n.kv.Snapshot())
+	if errors.Is(err, errCrash) { // in the sync behind it waited for first
+		c.crash(n, c.rng.IntN(len(n.disk.pending)+1))
+		return
+	}
 	if err != nil && !errors.Is(err, raft.ErrSnapshotTemporarilyUnavailable) {
 		c.fail(fmt.Errorf("node %d compact at %d: %w", n.id, n.kv.applied, err))
 	}
@@ -306,6 +316,9 @@ func (c *Cluster) step(ev event) {
 		}
 		if c.look(n) {
 			n.drv.Node.LivenessChanged()
+		}
+		if n.lazy != nil { // a leader's sync behind runs at its next tick
+			n.lazy.due, n.lazy = true, nil
 		}
 		if err := n.drv.Tick(); err != nil {
 			c.fail(fmt.Errorf("node %d tick: %w", n.id, err))
@@ -450,4 +463,22 @@ func (c *Cluster) proposeOn(n *simNode, k int) int {
 	}
 	c.process(n)
 	return ok
+}
+
+// lazySync is a leader's log sync running behind its driver
+// (raft.Driver.SyncBehind): it runs when the driver waits for it or at the
+// node's next tick, so a crash before then loses what it would have made
+// durable, while the followers' answers may commit the entries.
+type lazySync struct {
+	sync  func() error
+	due   bool
+	ended bool
+	err   error
+}
+
+func (j *lazySync) Done(wait bool) (bool, error) {
+	if !j.ended && (wait || j.due) {
+		j.err, j.ended = j.sync(), true
+	}
+	return j.ended, j.err
 }

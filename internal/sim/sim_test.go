@@ -177,6 +177,10 @@ func TestCrashRestartScenario(t *testing.T) {
 	l := waitLeader(t, c)
 	c.nodes[l].disk.crashOnSync = true
 	c.Propose(5)
+	// Its sync runs behind, at its next tick at the latest.
+	if err := c.RunFor(20); err != nil {
+		t.Fatal(err)
+	}
 	if c.nodes[l].up {
 		t.Fatal("leader did not crash on sync")
 	}

@@ -71,14 +71,17 @@ type fileStore struct {
 	aw     activeFile
 	disk   diskWork
 	lost   LostStreamData
-	times  tsCache
-	tick   uint64      // LRU clock for block caches
-	rd     blockReader // sealed block file of the last random read
-	rdx    blockReader // index file of the last random read
-	spare  []byte      // data buffer of an evicted block, reused by the next active block
-	werr   error       // sticky write or sync error: the store refuses writes
-	closed bool
-	syncer syncLock
+	// ckptMismatch: the checkpoint found at open did not fit the blocks
+	// (CheckpointMismatched).
+	ckptMismatch bool
+	times        tsCache
+	tick         uint64      // LRU clock for block caches
+	rd           blockReader // sealed block file of the last random read
+	rdx          blockReader // index file of the last random read
+	spare        []byte      // data buffer of an evicted block, reused by the next active block
+	werr         error       // sticky write or sync error: the store refuses writes
+	closed       bool
+	syncer       syncLock
 	// watcher, when set, sees every message before it is removed (a
 	// snapshot being encoded from the store, stream_snapshot_capture.go).
 	watcher RemovalWatcher

@@ -72,6 +72,7 @@ func (fs *fileStore) recover() error {
 		if recovered = fs.recoverFromCheckpoint(ck, files); !recovered {
 			fs.logf("checkpoint does not match the block files; rebuilding from the blocks")
 			fs.resetState()
+			fs.ckptMismatch = true
 		}
 	}
 	if !recovered {

@@ -13,3 +13,15 @@ func (fs *fileStore) Verify() int {
 	}
 	return len(fs.lost.Msgs)
 }
+
+// CheckpointMismatched says whether the store, at open, found a checkpoint
+// that does not fit its block files (one listed is missing) and rebuilt
+// its state from the blocks there are. In a copy of files that never
+// change (a linked snapshot) that is damage: a block went missing, and
+// with it messages, or the tombstones that deleted others, which the
+// counts of what is left may not show.
+func (fs *fileStore) CheckpointMismatched() bool {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.ckptMismatch
+}

@@ -13,6 +13,7 @@ import (
 // segment goes. upTo above LastIndex() is ErrUnavailable; upTo at or below
 // the current compaction point only retries the deletion of old segments.
 func (w *WAL) Compact(upTo uint64) error {
+	defer w.takeSyncTurn()()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.usable(); err != nil {

@@ -20,7 +20,7 @@ func Salvage(fs vfs.FS, dir string, opts Options) (string, error) {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	w := &WAL{fs: fs, dir: dir, opts: opts}
+	w := &WAL{fs: fs, dir: dir, opts: opts, syncTurn: make(chan struct{}, 1)}
 	segs, err := w.listSegments()
 	if err != nil {
 		return "", err

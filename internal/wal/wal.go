@@ -60,21 +60,28 @@ const (
 )
 
 // WAL is a Raft log on disk. It is safe for concurrent use; all methods
-// serialize on mu, including the fsync in Sync.
+// serialize on mu, except the fsync of the active segment in Sync, which
+// runs without it (Sync).
 type WAL struct {
-	mu    lockorder.Mutex[lockorder.WAL]
-	fs    vfs.FS
-	dir   string
-	opts  Options
-	segs  []*segment // in seq order; the last one is active
-	buf   []byte     // encoded bytes of the active segment not yet written
-	ents  locIndex   // live entries meta.base+1 .. LastIndex()
-	meta  metaState  // current state; meta.hs is the latest SetHardState
-	logHS HardState  // the hard state most recently encoded into the log
-	cache cache
-	dirty dirtyFlags
-	err   error // sticky write/fsync error
-	shut  bool
+	mu lockorder.Mutex[lockorder.WAL]
+	// syncTurn (one slot, taken before mu) lets one Sync, Compact,
+	// Release or Close run at a time: a Sync's fsync without mu is not
+	// overtaken by another Sync that would find nothing dirty, nor by the
+	// closing of its file.
+	syncTurn chan struct{}
+	syncing  bool // a Sync's fsync runs without mu
+	fs       vfs.FS
+	dir      string
+	opts     Options
+	segs     []*segment // in seq order; the last one is active
+	buf      []byte     // encoded bytes of the active segment not yet written
+	ents     locIndex   // live entries meta.base+1 .. LastIndex()
+	meta     metaState  // current state; meta.hs is the latest SetHardState
+	logHS    HardState  // the hard state most recently encoded into the log
+	cache    cache
+	dirty    dirtyFlags
+	err      error // sticky write/fsync error
+	shut     bool
 }
 
 // dirtyFlags say what the next Sync has to do.
@@ -108,7 +115,7 @@ func Open(fs vfs.FS, dir string, opts Options) (*WAL, error) {
 	if err := makeDir(fs, dir); err != nil {
 		return nil, err
 	}
-	w := &WAL{fs: fs, dir: dir, opts: opts}
+	w := &WAL{fs: fs, dir: dir, opts: opts, syncTurn: make(chan struct{}, 1)}
 	if err := w.recover(); err != nil {
 		w.closeFiles()
 		return nil, err
@@ -211,6 +218,7 @@ func (w *WAL) SnapshotMeta() (index, term uint64) {
 // Close syncs what is buffered (unless a write already failed) and closes
 // the files. Later calls return ErrClosed.
 func (w *WAL) Close() error {
+	defer w.takeSyncTurn()()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.shut {
@@ -248,6 +256,7 @@ func (w *WAL) file(s *segment) (vfs.File, error) {
 // thousands of idle streams would otherwise keep one open per stream. It
 // reports whether it closed them.
 func (w *WAL) Release() bool {
+	defer w.takeSyncTurn()()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.shut || w.err != nil || len(w.buf) > 0 || w.dirty.data || w.dirty.dir {

@@ -2,6 +2,8 @@ package wal
 
 import (
 	"fmt"
+
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // Append buffers records at the end of the log. Their indexes must run on
@@ -138,13 +140,60 @@ func (w *WAL) SetHardState(hs HardState) error {
 // Sync makes every Append, SetHardState and TruncateFrom so far durable with
 // one fsync of the active segment (plus a directory sync when a segment was
 // created). The hard state's Commit must not exceed LastIndex().
+//
+// The fsync of the active segment runs without mu: appends, reads and
+// the hard state go on meanwhile (a raft leader's next batch is written
+// while the last one syncs); what they add is durable after the next
+// Sync. Syncs, Compact, Release and Close take turns (syncTurn).
 func (w *WAL) Sync() error {
+	w.syncTurn <- struct{}{}
+	defer func() { <-w.syncTurn }()
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.usable(); err != nil {
+	f, err := w.syncPrepare()
+	w.mu.Unlock()
+	if f == nil || err != nil {
 		return err
 	}
-	return w.sync()
+	err = f.Sync()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.syncing = false
+	if err != nil {
+		return w.fail(err)
+	}
+	return nil
+}
+
+// syncPrepare writes out everything buffered and returns the file whose
+// fsync is left to do without mu (nil when it did all there was under
+// mu: nothing to fsync, or a directory to sync as well, which is rare).
+func (w *WAL) syncPrepare() (vfs.File, error) {
+	if err := w.usable(); err != nil {
+		return nil, err
+	}
+	if err := w.stageHardState(); err != nil {
+		return nil, err
+	}
+	if !w.dirty.data || w.dirty.dir {
+		return nil, w.syncFiles()
+	}
+	if err := w.flush(); err != nil {
+		return nil, w.fail(err)
+	}
+	f, err := w.file(w.active())
+	if err != nil {
+		return nil, w.fail(err)
+	}
+	w.dirty.data = false // what is written from now on is dirty again
+	w.syncing = true
+	return f, nil
+}
+
+// takeSyncTurn waits for a Sync's fsync running without mu to end; the
+// caller releases the turn with the returned function.
+func (w *WAL) takeSyncTurn() func() {
+	w.syncTurn <- struct{}{}
+	return func() { <-w.syncTurn }
 }
 
 // Flush hands every Append, SetHardState and TruncateFrom so far to the
@@ -170,7 +219,7 @@ func (w *WAL) Flush() error {
 func (w *WAL) Dirty() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.dirty.data || w.dirty.hs || w.dirty.dir
+	return w.dirty.data || w.dirty.hs || w.dirty.dir || w.syncing
 }
 
 // stageHardState buffers a changed hard state as a state record.

@@ -1,0 +1,99 @@
+package server
+
+import (
+	"github.com/nats-io/nats-server/v2/internal/lattrace"
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// A leader's own log sync runs behind its group (raft.Driver.SyncBehind):
+// its appends leave, the entries committed by its followers are applied,
+// and its next batch is written while its last one is fsynced. It counts
+// itself toward a commit once its sync ended, so two followers that
+// synced commit an entry in a group of three without it: the follower's
+// fsync, not two fsyncs in a row, is what a publish waits for.
+
+// behindJob is a sync running on a goroutine of its own.
+type behindJob struct {
+	done  chan error
+	ended bool
+	err   error
+}
+
+func (j *behindJob) Done(wait bool) (bool, error) {
+	if j.ended {
+		return true, j.err
+	}
+	if wait {
+		j.err, j.ended = <-j.done, true
+		return true, j.err
+	}
+	select {
+	case j.err = <-j.done:
+		j.ended = true
+	default:
+	}
+	return j.ended, j.err
+}
+
+// syncBehind starts a sync of the group's log on a goroutine of its own;
+// it nudges the group (synced) when it ends. A log whose sync is no fsync
+// (sync_interval set) or that owes other fsyncs first (a new group's
+// directories, a vote) syncs at once instead.
+func (g *raftGroup) syncBehind(sync func() error) raft.SyncJob {
+	if l, ok := g.log.(*walLog); !ok || !l.mayFsyncBehind() {
+		return &behindJob{ended: true, err: sync()}
+	}
+	lattrace.Mark("sync.behind", 0)
+	j := &behindJob{done: make(chan error, 1)}
+	g.syncs.Add(1)
+	go func() {
+		defer g.syncs.Done()
+		j.done <- sync()
+		select {
+		case g.synced <- struct{}{}:
+		default:
+		}
+	}()
+	return j
+}
+
+// mayFsyncBehind reports whether Sync is a plain fsync of the log that
+// another goroutine may run while the group goes on (group goroutine).
+func (l *walLog) mayFsyncBehind() bool {
+	return l.syncEvery <= 0 && !l.mustFsync && len(l.owed) == 0
+}
+
+// lazyJob is a hosted group's sync behind (the simulator): it runs on the
+// host's goroutine when the driver waits for it, or at the group's next
+// tick, so the simulator's order decides, and a crash before it loses
+// what it would have made durable.
+type lazyJob struct {
+	sync  func() error
+	due   bool
+	ended bool
+	err   error
+}
+
+func (j *lazyJob) Done(wait bool) (bool, error) {
+	if !j.ended && (wait || j.due) {
+		j.err, j.ended = j.sync(), true
+	}
+	return j.ended, j.err
+}
+
+// hostedSyncBehind is syncBehind for a hosted group.
+func (g *raftGroup) hostedSyncBehind(sync func() error) raft.SyncJob {
+	j := &lazyJob{sync: sync}
+	g.lazy = j
+	return j
+}
+
+// reapOnTick collects the sync behind at a tick: a hosted group's runs
+// now.
+func (g *raftGroup) reapOnTick() error {
+	if g.lazy != nil {
+		g.lazy.due = true
+		g.lazy = nil
+	}
+	return g.drv.Reap(false)
+}
