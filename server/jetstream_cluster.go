@@ -393,7 +393,10 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		m.noteTerm(ents[i].Term)
 		if ents[i].Index <= m.caughtUp && !m.rec.active {
 			// Applied again from this server's own log at a restart: its
-			// caller was answered, or gave up, before. Answering every
+			// caller was answered before, or its connection to this server
+			// is gone; one connected elsewhere whose entry was committed or
+			// applied only around the crash is not answered (it times out,
+			// and a retried create finds the stream). Answering every
 			// create of the log again started a goroutine per stream that
 			// waited for its leader and built its info while the groups
 			// started (10,000 streams: ~3,700 such goroutines contending
