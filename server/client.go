@@ -91,8 +91,8 @@ type client struct {
 	rstats    readStats       // read loop only
 	readHooks []readBatchHook // read loop only: run after each read buffer
 	// endingRead: endReadBatch is running the hooks (read loop only); work
-	// a hook's end queues (a deferred ack delivered to a subject a
-	// replicated stream takes) cannot wait for a later read's end.
+	// a hook's end queues cannot wait for a later read's end
+	// (propose_held.go).
 	endingRead bool
 }
 

@@ -10,9 +10,10 @@ package server
 // take held proposals meanwhile; the queue keeps their order either way.
 // Proposals from anywhere else (a route, an internal client, the API)
 // wake the group at once, and so does one queued while the read's hooks
-// run (a file stream's deferred ack delivered to a subject a replicated
-// stream takes): the wake hook may have run already, or be added too late
-// to run, and an idle group sleeps without ticks until something wakes it.
+// run (a hook delivering with c to a subject a replicated stream takes;
+// the only such hook today, the deferred acks, serves single-server
+// streams): the wake hook may have run already, or be added too late to
+// run, and an idle group sleeps without ticks until something wakes it.
 
 // heldWakes is a client's groups owed a wake: its read batch hook (read
 // loop only).

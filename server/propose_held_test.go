@@ -151,8 +151,8 @@ func burstStreamState(t *testing.T, js jetstream.JetStream, ctx context.Context)
 }
 
 // holdAtEnd is a read batch hook that, at the end of the read, queues a
-// proposal for g through c, as a file stream's deferred ack does when it is
-// delivered to a subject a replicated stream takes (ack_defer.go).
+// proposal for g through c (as a hook delivering with c to a subject a
+// replicated stream takes would).
 type holdAtEnd struct {
 	g    *raftGroup
 	data byte
