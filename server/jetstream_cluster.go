@@ -271,7 +271,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	jc.replay = metaReplay{to: hs.Commit, done: hs.Commit == 0}
 	jc.mu.Unlock()
 	last, _ := log.LastIndex()
-	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last})
+	g, err := s.startRaftGroup(metaGroupName, ids, log, &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last, openTerm: hs.Term})
 	if err != nil {
 		log.Close()
 		return err
@@ -338,6 +338,11 @@ type metaSM struct {
 	// up: its meta log's last entry when it opened, raised to the commit
 	// index when a recovering member caught up (group goroutine only).
 	caughtUp uint64
+	// openTerm is the log's term when it opened: an entry of a later term
+	// was proposed since, even at an index up to caughtUp (the log's
+	// uncommitted tail was cut by a leader since), and its call is
+	// answered (Apply).
+	openTerm uint64
 }
 
 // startOf says how a create applied at index starts its replica: one this
@@ -391,7 +396,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		}
 		m.applied = ents[i].Index
 		m.noteTerm(ents[i].Term)
-		if ents[i].Index <= m.caughtUp && !m.rec.active {
+		if ents[i].Index <= m.caughtUp && ents[i].Term <= m.openTerm && !m.rec.active {
 			// Applied again from this server's own log at a restart: its
 			// caller was answered before, or its connection to this server
 			// is gone; one connected elsewhere whose entry was committed or
