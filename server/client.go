@@ -90,6 +90,10 @@ type client struct {
 	stats     clientStats
 	rstats    readStats       // read loop only
 	readHooks []readBatchHook // read loop only: run after each read buffer
+	// endingRead: endReadBatch is running the hooks (read loop only); work
+	// a hook's end queues cannot wait for a later read's end
+	// (propose_held.go).
+	endingRead bool
 }
 
 // readBatchHook is how a layer above the client finishes, once a whole
@@ -119,9 +123,11 @@ func readHook[H any, PH interface {
 
 // endReadBatch runs the read batch hooks (read loop only).
 func (c *client) endReadBatch() {
+	c.endingRead = true
 	for _, h := range c.readHooks {
 		h.readBatchEnd(c)
 	}
+	c.endingRead = false
 }
 
 // clientStats are the connection's counters. The in counters and the

@@ -343,8 +343,11 @@ type metaSM struct {
 	// up: its meta log's last entry when it opened, raised to the commit
 	// index when a recovering member caught up (group goroutine only).
 	caughtUp uint64
-	// openTerm is the term of the log's last entry at open; replayOver
-	// says an applied entry ended the replay (metaSM.replaying).
+	// openTerm is the term of the log's last entry at open: an entry of a
+	// later term was proposed since, even at an index up to caughtUp (the
+	// log's uncommitted tail was cut by a leader since), so it ends the
+	// replay and its call is answered (Apply). replayOver says an applied
+	// entry ended the replay (metaSM.replaying).
 	openTerm   uint64
 	replayOver bool
 }
@@ -401,10 +404,14 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		}
 		m.applied = ents[i].Index
 		m.noteTerm(ents[i].Term)
-		m.jc.setReplaying(m.replaying(ents[i]))
-		if ents[i].Index <= m.caughtUp && !m.rec.active {
+		replaying := m.replaying(ents[i])
+		m.jc.setReplaying(replaying)
+		if replaying && !m.rec.active {
 			// Applied again from this server's own log at a restart: its
-			// caller was answered, or gave up, before. Answering every
+			// caller was answered before, or its connection to this server
+			// is gone; one connected elsewhere whose entry was committed or
+			// applied only around the crash is not answered (it times out,
+			// and a retried create finds the stream). Answering every
 			// create of the log again started a goroutine per stream that
 			// waited for its leader and built its info while the groups
 			// started (10,000 streams: ~3,700 such goroutines contending

@@ -143,21 +143,9 @@ func TestJetStreamClusterGroupDirMoveCrash(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := runGroupNameCluster(t)
-			a, _ := collidingStreams()
-			js := a.connect(t, c)
-			a.create(t, js)
-			a.publish(t, js, 12)
-			a.checkHolds(t, c)
-			newName, oldName := streamGroupName(a.account, a.name), legacyGroupName(a.account, a.name)
-			dirs := make([]string, len(c.servers))
-			for i, s := range c.servers {
-				dirs[i] = raftDir(s)
-				s.Shutdown()
-			}
+			c, a, dirs, newName, oldName := stoppedWithOldGroupDir(t)
 			fss := make([]*moveCrashFS, len(c.servers))
 			for i, d := range dirs {
-				renameGroupDir(t, d, newName, oldName) // as an older server left it
 				fss[i] = &moveCrashFS{FS: vfs.Default, old: filepath.Join(d, oldName), crashAt: tc.crashAt}
 				c.opts[i].fsys = fss[i]
 			}
@@ -199,7 +187,7 @@ func TestJetStreamClusterGroupDirMoveCrash(t *testing.T) {
 					t.Fatalf("%s: the group directory was not moved", d)
 				}
 			}
-			js = a.connect(t, c)
+			js := a.connect(t, c)
 			a.publish(t, js, 3)
 			a.checkHolds(t, c)
 		})

@@ -228,21 +228,7 @@ func (c *jsTestCluster) startAllLogged(t *testing.T) []*noticeLog {
 // to the new name at start: the stream keeps its messages, on every
 // replica.
 func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
-	c := runGroupNameCluster(t)
-	a, _ := collidingStreams()
-	js := a.connect(t, c)
-	a.create(t, js)
-	a.publish(t, js, 12)
-	a.checkHolds(t, c)
-	newName, oldName := streamGroupName(a.account, a.name), legacyGroupName(a.account, a.name)
-	dirs := make([]string, len(c.servers))
-	for i, s := range c.servers {
-		dirs[i] = raftDir(s)
-		s.Shutdown()
-	}
-	for _, d := range dirs {
-		renameGroupDir(t, d, newName, oldName)
-	}
+	c, a, dirs, newName, oldName := stoppedWithOldGroupDir(t)
 	logs := c.startAllLogged(t)
 	a.checkHolds(t, c)
 	for i, l := range logs {
@@ -257,9 +243,33 @@ func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
 			t.Fatalf("%s: the group directory was not moved", d)
 		}
 	}
-	js = a.connect(t, c)
+	js := a.connect(t, c)
 	a.publish(t, js, 3)
 	a.checkHolds(t, c)
+}
+
+// stoppedWithOldGroupDir runs a cluster with one stream holding 12
+// messages, stops every server and moves the stream's group directory
+// (and its log mark) to the old name, as an older server left it: the
+// servers' raft directories and the group's new and old names.
+func stoppedWithOldGroupDir(t *testing.T) (c *jsTestCluster, a *groupNameStream, dirs []string, newName, oldName string) {
+	t.Helper()
+	c = runGroupNameCluster(t)
+	a, _ = collidingStreams()
+	js := a.connect(t, c)
+	a.create(t, js)
+	a.publish(t, js, 12)
+	a.checkHolds(t, c)
+	newName, oldName = streamGroupName(a.account, a.name), legacyGroupName(a.account, a.name)
+	dirs = make([]string, len(c.servers))
+	for i, s := range c.servers {
+		dirs[i] = raftDir(s)
+		s.Shutdown()
+	}
+	for _, d := range dirs {
+		renameGroupDir(t, d, newName, oldName)
+	}
+	return c, a, dirs, newName, oldName
 }
 
 // TestJetStreamClusterGroupDirOfCollidingStreams: a directory an older

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -97,5 +99,66 @@ func TestJetStreamClusterRestartLogsReplicasCurrent(t *testing.T) {
 		if m := c.replicaOn(s, name); m == nil {
 			t.Fatalf("no replica of %s on the restarted server", name)
 		}
+	}
+}
+
+// TestJetStreamClusterRestartAnswersCreatesOverCutTail: a meta leader cut
+// off appends entries no one else gets, stops, and restarts: its log's
+// uncommitted tail is replaced by the new leader's entries. Once it leads
+// again, a create it proposes at an index of that old tail is a new call
+// and is answered (an index up to the log's last at the restart does not
+// make an entry one replayed from the server's own log).
+func TestJetStreamClusterRestartAnswersCreatesOverCutTail(t *testing.T) {
+	c := runJSCluster(t, 3)
+	a := c.waitMetaLeader()
+	idx := 0
+	var rest []*Server
+	for i, s := range c.servers {
+		if s == a {
+			idx = i
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	jc := a.js.Load().cluster
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	first, _ := g.log.LastIndex()
+	partition([]*Server{a}, rest)
+	const tail = 30
+	for i := 0; i < tail; i++ { // uncommitted: the others are cut off
+		me := metaEntry{Op: "add", SA: &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: fmt.Sprint("TAIL", i)}}}
+		b, _ := json.Marshal(&me)
+		g.Propose(b, nil)
+	}
+	waitFor(t, 5*time.Second, "the cut-off leader's tail in its log", func() bool {
+		last, _ := g.log.LastIndex()
+		return last >= first+tail
+	})
+	tailEnd, _ := g.log.LastIndex()
+	a.Shutdown()
+	heal(rest)
+	c.servers[idx] = runServer(t, c.opts[idx])
+	a = c.servers[idx]
+	for try := 0; c.waitMetaLeader() != a; try++ {
+		if try == 30 {
+			t.Fatal("the restarted server never led the meta group again")
+		}
+		c.stepDownMeta()
+	}
+	jc = a.js.Load().cluster
+	jc.mu.Lock()
+	g = jc.meta
+	jc.mu.Unlock()
+	if last, _ := g.log.LastIndex(); last >= tailEnd {
+		t.Fatalf("the meta log is at %d, past the old tail's end %d: no create can land in it", last, tailEnd)
+	}
+	nc := connectNATS(t, a.ClientURL())
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OVER", Replicas: 3}); err != nil {
+		t.Fatalf("a create proposed over the old tail was not answered: %v", err)
 	}
 }

@@ -9,7 +9,11 @@ package server
 // whole fsync on every replica) of their own. A group already awake may
 // take held proposals meanwhile; the queue keeps their order either way.
 // Proposals from anywhere else (a route, an internal client, the API)
-// wake the group at once.
+// wake the group at once, and so does one queued while the read's hooks
+// run (a hook delivering with c to a subject a replicated stream takes;
+// the only such hook today, the deferred acks, serves single-server
+// streams): the wake hook may have run already, or be added too late to
+// run, and an idle group sleeps without ticks until something wakes it.
 
 // heldWakes is a client's groups owed a wake: its read batch hook (read
 // loop only).
@@ -20,6 +24,10 @@ type heldWakes struct {
 // holdProposal queues data for g and owes g a wake at the end of c's
 // current read (c is a client's read loop, not a route's).
 func holdProposal(c *client, g *raftGroup, data []byte, done proposalDone) {
+	if c.endingRead {
+		g.Propose(data, done)
+		return
+	}
 	if !g.proposeQuiet(data, done) {
 		return // refused (and answered): nothing queued
 	}

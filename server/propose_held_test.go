@@ -149,3 +149,40 @@ func burstStreamState(t *testing.T, js jetstream.JetStream, ctx context.Context)
 	}
 	return s.CachedInfo().State
 }
+
+// holdAtEnd is a read batch hook that, at the end of the read, queues a
+// proposal for g through c (as a hook delivering with c to a subject a
+// replicated stream takes would).
+type holdAtEnd struct {
+	g    *raftGroup
+	data byte
+}
+
+func (h *holdAtEnd) readBatchEnd(c *client) {
+	select {
+	case <-h.g.props.ready: // the group took the read's wake meanwhile
+	default:
+	}
+	holdProposal(c, h.g, []byte{h.data}, nil)
+}
+
+// A proposal held while the read's hooks run wakes its group: the held
+// wakes' hook ran before (it was added by an earlier publish) or is added
+// during the run and runs only at the next read, and an idle group sleeps
+// without ticks, so the publish waited for the client's next read.
+func TestHeldProposalDuringReadEndWakes(t *testing.T) {
+	for _, earlier := range []bool{true, false} {
+		g := &raftGroup{props: newRaftQueue[proposal](100), done: make(chan struct{})}
+		c := &client{}
+		if earlier {
+			holdProposal(c, g, []byte{0}, nil) // the wake hook comes first
+		}
+		c.readHooks = append(c.readHooks, &holdAtEnd{g: g, data: 1})
+		c.endReadBatch()
+		select {
+		case <-g.props.ready:
+		default:
+			t.Fatalf("wake hook added earlier %v: a proposal held at the read's end was not woken", earlier)
+		}
+	}
+}

@@ -404,7 +404,7 @@ func (g *raftGroup) onTick(now time.Time) error {
 	g.campaignAgain(g.drv.Node)
 	g.readTick()
 	g.inbox.trim()
-	g.props.more() // a proposal queued without its wake (propose_held.go) waits a tick at most
+	g.props.more() // a backstop while the group ticks: held proposals are woken at their read's end (propose_held.go)
 	g.props.trim()
 	g.reads.trim()
 	if ps, ok := g.log.(interface{ periodicSync(time.Time) error }); ok {

@@ -493,23 +493,16 @@ func (mset *stream) proposeInbound(c *client, subject, reply string, hdr, msg []
 	}
 	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
 		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: s.clock.Now().UnixNano()}}
-	if c == nil || c.route != nil {
-		mset.propose(e)
-		return
-	}
-	mset.mu.Lock()
-	g := mset.group
-	mset.mu.Unlock()
-	if g == nil { // the group is still starting
-		mset.refuse(e.reply)
-		return
-	}
-	holdProposal(c, g, encodeStreamEntry(e), mset) // propose_held.go
+	mset.proposeFrom(c, e)
 }
 
 // propose sends an entry to the group; a refused proposal is answered
 // with "temporarily unavailable" (see proposed).
-func (mset *stream) propose(e *streamEntry) {
+func (mset *stream) propose(e *streamEntry) { mset.proposeFrom(nil, e) }
+
+// proposeFrom is propose for an entry of client c's read (nil: of none),
+// whose group is woken at the end of the read (propose_held.go).
+func (mset *stream) proposeFrom(c *client, e *streamEntry) {
 	mset.mu.Lock()
 	g := mset.group
 	mset.mu.Unlock()
@@ -517,7 +510,11 @@ func (mset *stream) propose(e *streamEntry) {
 		mset.refuse(e.reply)
 		return
 	}
-	g.Propose(encodeStreamEntry(e), mset)
+	if c == nil || c.route != nil {
+		g.Propose(encodeStreamEntry(e), mset)
+		return
+	}
+	holdProposal(c, g, encodeStreamEntry(e), mset) // propose_held.go
 }
 
 // proposed answers the client of a refused proposal 10008 so that it
