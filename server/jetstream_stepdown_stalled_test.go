@@ -89,16 +89,24 @@ func TestJetStreamClusterStepdownStalledMember(t *testing.T) {
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "SM", Subjects: []string{"sm"}, Replicas: 3})
 	c.waitAllApplied(t, "SM", 3, 0, 10*time.Second)
-	leader := streamLeaderVia(nc, "SM")
+	// The leader STREAM.INFO named could be gone by the time its replica
+	// was looked up (CI once found none): take the groups as they are.
 	var lg *raftGroup
 	followers := map[raft.ID]*raftGroup{}
-	for _, m := range c.replicas("SM") {
-		if name := m.jsa.js.srv.Name(); name == leader {
-			lg = m.groupNow()
-		} else {
-			followers[raftID(name)] = m.groupNow()
+	waitFor(t, 10*time.Second, "one leading replica and two followers", func() bool {
+		lg, followers = nil, map[raft.ID]*raftGroup{}
+		for _, m := range c.replicas("SM") {
+			switch g := m.groupNow(); {
+			case g == nil:
+				return false
+			case g.leads.Load():
+				lg = g
+			default:
+				followers[raftID(m.jsa.js.srv.Name())] = g
+			}
 		}
-	}
+		return lg != nil && len(followers) == 2
+	})
 	w := &stalledWriter{}
 	stop, done := make(chan struct{}), make(chan struct{})
 	wnc := connectNATS(t, c.servers[0].ClientURL())
