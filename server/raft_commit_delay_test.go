@@ -20,8 +20,8 @@ func TestJetStreamClusterDeferredCommitSentByTimer(t *testing.T) {
 	_, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "DC", Subjects: []string{"dc"}, Replicas: 3})
 	c.waitAllApplied(t, "DC", 3, 0, 10*time.Second)
-	bound := raftTick / 4
-	const rounds = 7
+	bound := raftTick / 2
+	const rounds = 12
 	var late []time.Duration
 	for seq := uint64(1); seq <= rounds; seq++ {
 		if _, err := js.Publish(ctx(t), "dc", []byte("x")); err != nil {
@@ -38,9 +38,10 @@ func TestJetStreamClusterDeferredCommitSentByTimer(t *testing.T) {
 			late = append(late, took)
 		}
 	}
-	// One round may be late on a loaded machine; without the timer each
-	// is (a round's chance of passing is at most a quarter).
-	if len(late) > 1 {
+	// A few rounds may be late on a loaded machine (a race-built suite on
+	// two cores); without the timer every round is: each waits most of a
+	// tick, 175-200 ms, measured with the timer disarmed.
+	if len(late) > 3 {
 		t.Fatalf("followers applied %d of %d publishes more than %v after the ack: %v", len(late), rounds, bound, late)
 	}
 }
