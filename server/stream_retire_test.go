@@ -1,0 +1,155 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// recoveringOf reports, from the group goroutine, whether the replica's
+// raft node is recovering (raft.Config.Recovering) and its status.
+func recoveringOf(t *testing.T, mset *stream) (bool, raft.Status) {
+	t.Helper()
+	mset.mu.Lock()
+	g := mset.group
+	mset.mu.Unlock()
+	type answer struct {
+		rec bool
+		st  raft.Status
+	}
+	ch := make(chan answer, 1)
+	g.control(func(n *raft.Node) { ch <- answer{n.Recovering(), n.Status()} })
+	select {
+	case a := <-ch:
+		return a.rec, a.st
+	case <-time.After(10 * time.Second):
+		t.Fatal("the group did not answer")
+	}
+	return false, raft.Status{}
+}
+
+// TestJetStreamClusterShunnedRejoinKeepsAcks: a replica taken out of the
+// placement learns its removal from the leader, which appended it, and is
+// placed here again: it replaces its replica with one that joins again (as
+// one that heard no leader for replicaShunnedAfter does: "shunned"). Here the removal cannot commit (the third member is down), so it
+// is still a member, and the entries acknowledged before were committed
+// with its acknowledgement alone. Deleting its log made it a member with
+// an empty log and no vote, which elected the lagging member once the
+// leader was gone, and the acknowledged messages were lost. Its log is
+// retired instead (stream_retire.go): the new replica recovers, voting
+// only for a log at least as up to date as the one it discarded.
+//
+// The leaver's next look is held while the placement comes back, as when
+// the re-placement applies before that look: the replica then knows both
+// its (uncommitted) removal and its return, and rejoins. A shunned replica
+// (no removal known, no leader heard for 2 s) rejoins the same way
+// (leaving.next, rejoinReplica).
+func TestJetStreamClusterShunnedRejoinKeepsAcks(t *testing.T) {
+	var target atomic.Pointer[Server]
+	holding, release := make(chan struct{}), make(chan struct{})
+	var held atomic.Bool
+	testHookLeaveStep = func(l *leaver) {
+		if l.jc.js.srv != target.Load() || l.sa.Config.Name != "SH" || held.Load() {
+			return
+		}
+		// Hold it once it knows its removal (its leader appended it and
+		// sent it) or heard no leader for a while.
+		st := l.g.statusSnapshot()
+		removed := len(st.Peers) > 0 && !slices.Contains(st.Peers, l.lv.me)
+		if !removed && (l.lv.leaderless.IsZero() || l.jc.js.srv.clock.Since(l.lv.leaderless) < replicaShunnedAfter/2) {
+			return
+		}
+		held.Store(true)
+		close(holding)
+		<-release
+	}
+	t.Cleanup(func() { testHookLeaveStep = nil })
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "SH", Subjects: []string{"sh.>"}, Replicas: 3})
+	leader := st.CachedInfo().Cluster.Leader
+	var a, b, cc *Server
+	ai, bi := -1, -1
+	for i, s := range c.servers {
+		switch {
+		case s.Name() == leader:
+			a, ai = s, i
+		case b == nil:
+			b, bi = s, i
+		default:
+			cc = s
+		}
+	}
+	target.Store(cc)
+	_, jsA := jsClient(t, a)
+	sent := 0
+	publish := func(n int) {
+		t.Helper()
+		for range n {
+			if _, err := jsA.Publish(ctx(t), fmt.Sprintf("sh.%d", sent), []byte("x")); err != nil {
+				t.Fatalf("publish %d: %v", sent, err)
+			}
+			sent++
+		}
+	}
+	publish(10)
+	c.waitAllApplied(t, "SH", 3, 10, 10*time.Second)
+	b.Shutdown()
+	publish(20) // acknowledged by the leader and cc only
+
+	jcA := a.js.Load().cluster
+	place := func(peers ...*Server) {
+		t.Helper()
+		cur := jcA.assignment(globalAccountName, "SH")
+		next := *cur
+		next.Peers = nil
+		for _, p := range peers {
+			next.Peers = append(next.Peers, p.Name())
+		}
+		next.Config.Replicas = len(peers)
+		jcA.proposeMeta(&metaEntry{Op: "upd", SA: &next, Origin: a.Name(), Scale: true, From: cur.Peers}, func(*ApiError) {})
+		waitFor(t, 10*time.Second, fmt.Sprintf("placement %v on %s", next.Peers, cc.Name()), func() bool {
+			sa := cc.js.Load().cluster.assignment(globalAccountName, "SH")
+			return sa != nil && len(sa.Peers) == len(peers) && cc.js.Load().cluster.isPeer(sa) == slices.Contains(peers, cc)
+		})
+	}
+	old := c.replicaOn(cc, "SH")
+	place(a, b) // a appends cc's removal, which b's absence keeps from committing
+	select {
+	case <-holding:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s's leaver heard a leader all along", cc.Name())
+	}
+	place(a, b, cc)
+	close(release)
+	waitFor(t, 10*time.Second, "the replica replaced", func() bool {
+		m := c.replicaOn(cc, "SH")
+		return m != nil && m != old
+	})
+	rejoined := c.replicaOn(cc, "SH")
+	if rec, st := recoveringOf(t, rejoined); !rec {
+		t.Errorf("the rejoined replica is an ordinary member (term %d, last %d): it votes with an empty log", st.Term, st.LastIndex)
+	}
+
+	// The leader goes, the lagging member comes back and meets cc.
+	a.Shutdown()
+	c.servers[bi] = runServer(t, c.opts[bi])
+	b = c.servers[bi]
+	// A window for b to campaign with cc's vote, were cc to grant it
+	// (many election timeouts): a leader elected with b's log holds 10
+	// messages, and the leader's log is truncated to it when it returns.
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if m := c.replicaOn(b, "SH"); m != nil && m.isLeader() {
+			t.Logf("%s leads with the lagging log", b.Name())
+			break
+		}
+	}
+	c.servers[ai] = runServer(t, c.opts[ai])
+	checkReplicasAgree(t, c, "SH", uint64(sent))
+}
