@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
 // recoveringOf reports, from the group goroutine, whether the replica's
@@ -105,22 +107,7 @@ func TestJetStreamClusterShunnedRejoinKeepsAcks(t *testing.T) {
 	b.Shutdown()
 	publish(20) // acknowledged by the leader and cc only
 
-	jcA := a.js.Load().cluster
-	place := func(peers ...*Server) {
-		t.Helper()
-		cur := jcA.assignment(globalAccountName, "SH")
-		next := *cur
-		next.Peers = nil
-		for _, p := range peers {
-			next.Peers = append(next.Peers, p.Name())
-		}
-		next.Config.Replicas = len(peers)
-		jcA.proposeMeta(&metaEntry{Op: "upd", SA: &next, Origin: a.Name(), Scale: true, From: cur.Peers}, func(*ApiError) {})
-		waitFor(t, 10*time.Second, fmt.Sprintf("placement %v on %s", next.Peers, cc.Name()), func() bool {
-			sa := cc.js.Load().cluster.assignment(globalAccountName, "SH")
-			return sa != nil && len(sa.Peers) == len(peers) && cc.js.Load().cluster.isPeer(sa) == slices.Contains(peers, cc)
-		})
-	}
+	place := func(peers ...*Server) { t.Helper(); placeStream(t, a, cc, "SH", peers...) }
 	old := c.replicaOn(cc, "SH")
 	place(a, b) // a appends cc's removal, which b's absence keeps from committing
 	select {
@@ -161,4 +148,75 @@ func TestJetStreamClusterShunnedRejoinKeepsAcks(t *testing.T) {
 	}
 	c.servers[ai] = runServer(t, c.opts[ai])
 	checkReplicasAgree(t, c, "SH", uint64(sent))
+}
+
+// placeStream has from propose the placement peers for stream name and
+// waits until watch applied one that places it as peers do.
+func placeStream(t *testing.T, from, watch *Server, name string, peers ...*Server) {
+	t.Helper()
+	jc := from.js.Load().cluster
+	cur := jc.assignment(globalAccountName, name)
+	next := *cur
+	next.Peers = nil
+	for _, p := range peers {
+		next.Peers = append(next.Peers, p.Name())
+	}
+	next.Config.Replicas = len(peers)
+	jc.proposeMeta(&metaEntry{Op: "upd", SA: &next, Origin: from.Name(), Scale: true, From: cur.Peers}, func(*ApiError) {})
+	waitFor(t, 10*time.Second, fmt.Sprintf("placement %v on %s", next.Peers, watch.Name()), func() bool {
+		sa := watch.js.Load().cluster.assignment(globalAccountName, name)
+		return sa != nil && slices.Equal(sa.Peers, next.Peers)
+	})
+}
+
+// TestJetStreamClusterLeftLogRetired: a replica that left the placement
+// keeps its log (stopReplicaIf); a later placement that still leaves the
+// server out retires it (stream_retire.go) rather than deleting it: the
+// term, the vote and the discarded log's last position stay in the group
+// directory, so a replica started there again recovers instead of voting
+// as a member that never acknowledged anything.
+func TestJetStreamClusterLeftLogRetired(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	st := createStream(t, js, jetstream.StreamConfig{Name: "LR", Subjects: []string{"lr.>"}, Replicas: 3})
+	leader := st.CachedInfo().Cluster.Leader
+	var a, b, cc *Server
+	for _, s := range c.servers {
+		switch {
+		case s.Name() == leader:
+			a = s
+		case b == nil:
+			b = s
+		default:
+			cc = s
+		}
+	}
+	_, jsA := jsClient(t, a)
+	for i := range 10 {
+		if _, err := jsA.Publish(ctx(t), fmt.Sprintf("lr.%d", i), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.waitAllApplied(t, "LR", 3, 10, 10*time.Second)
+	_, held := recoveringOf(t, c.replicaOn(cc, "LR"))
+	placeStream(t, a, cc, "LR", a, b)
+	waitFor(t, 15*time.Second, "the replica that left stopped", func() bool { return c.replicaOn(cc, "LR") == nil })
+	jsC := cc.js.Load()
+	dir := jsC.groupDir(jsC.cluster.assignment(globalAccountName, "LR"))
+	if !jsC.exists(walDir(dir)) {
+		t.Fatalf("the replica that left did not keep its log")
+	}
+	placeStream(t, a, cc, "LR", b, a) // the server still out
+	marker := filepath.Join(dir, repairMarker)
+	waitFor(t, 10*time.Second, "the kept log retired or deleted", func() bool {
+		return jsC.exists(marker) || !jsC.exists(dir)
+	})
+	data, err := vfs.ReadFile(jsC.fs, marker)
+	if err != nil {
+		t.Fatalf("the kept log was deleted, not retired: %v", err)
+	}
+	rs := decodeRepair(data)
+	if rs.floor.Index < held.LastIndex || rs.term < held.Term {
+		t.Fatalf("retired with floor %+v term %d; the log held index %d in term %d", rs.floor, rs.term, held.LastIndex, held.Term)
+	}
 }
