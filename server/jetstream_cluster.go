@@ -624,8 +624,9 @@ func (jc *jsCluster) applyPlacement(jsa *jsAccount, sa *streamAssignment) {
 	case !jc.isPeer(sa) && jc.deferLeave(sa): // replaying: acted on at its end
 	case !jc.isPeer(sa) && mset != nil:
 		jc.startLeaving(jsa, mset, sa)
-	case !jc.isPeer(sa):
-		jsa.stopReplica(sa.Config.Name, true, sa)
+	case !jc.isPeer(sa): // a log a replica that left kept is retired (stream_retire.go)
+		jsa.stopReplica(sa.Config.Name, true, nil)
+		jc.js.retireGroupDir(sa)
 	case mset == nil:
 		if _, err := jsa.startReplica(sa, startJoin); err != nil && !errors.Is(err, errReplicaDeferred) {
 			jc.js.srv.Errorf("JetStream cluster: joining stream %q: %v", sa.Config.Name, err)
@@ -681,6 +682,9 @@ func (jc *jsCluster) newLeaver(jsa *jsAccount, mset *stream, sa *streamAssignmen
 // step looks at the group once; true when the replica is done leaving
 // (stopped, rejoined or kept).
 func (l *leaver) step() bool {
+	if testHookLeaveStep != nil {
+		testHookLeaveStep(l)
+	}
 	jc, s, sa := l.jc, l.jc.js.srv, l.sa
 	if l.g == nil || l.g.healthy() != nil {
 		l.jsa.stopReplicaIf(l.mset)
@@ -706,6 +710,10 @@ func (l *leaver) step() bool {
 	}
 	return false
 }
+
+// testHookLeaveStep, set only by tests, runs as a leaver's step begins
+// (to hold its next look at the group).
+var testHookLeaveStep func(l *leaver)
 
 // stepLeavers steps every leaving replica once (a raftHost calls it every
 // leaveLookEvery, in place of leaveAndStop's goroutines).

@@ -341,6 +341,9 @@ func (jsa *jsAccount) stopReplicaIf(mset *stream) {
 
 // rejoinReplica replaces mset, a replica removed from its group, with an
 // empty one that joins the group again (the stream is placed here again).
+// Its log is retired, not deleted (stream_retire.go): the replica may
+// still be a member (it cannot tell a removal from a leader it does not
+// hear), so the new one recovers, voting only as the old log would have.
 func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
 	jsa.mu.Lock()
 	if jsa.streams[mset.name] != mset {
@@ -349,7 +352,8 @@ func (jsa *jsAccount) rejoinReplica(mset *stream, sa *streamAssignment) {
 	}
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
-	jsa.stopReplicaOf(mset, true, sa)
+	jsa.stopReplicaOf(mset, true, nil)
+	jsa.js.retireGroupDir(sa)
 	if _, err := jsa.startReplica(sa, startJoin); err != nil {
 		jsa.js.srv.Errorf("JetStream cluster: rejoining stream %q: %v", sa.Config.Name, err)
 	}
