@@ -123,7 +123,7 @@ type raftGroup struct {
 	// them before closing the log), lazy is a hosted group's.
 	synced chan struct{}
 	syncs  sync.WaitGroup
-	lazy   *lazyJob
+	lazy   *raft.LazySync
 
 	// seen is the soft state of the last Ready (group goroutine only);
 	// leaderChanged hears of it once that Ready is processed.

@@ -63,27 +63,10 @@ func (l *walLog) mayFsyncBehind() bool {
 	return l.syncEvery <= 0 && !l.mustFsync && len(l.owed) == 0
 }
 
-// lazyJob is a hosted group's sync behind (the simulator): it runs on the
-// host's goroutine when the driver waits for it, or at the group's next
-// tick, so the simulator's order decides, and a crash before it loses
-// what it would have made durable.
-type lazyJob struct {
-	sync  func() error
-	due   bool
-	ended bool
-	err   error
-}
-
-func (j *lazyJob) Done(wait bool) (bool, error) {
-	if !j.ended && (wait || j.due) {
-		j.err, j.ended = j.sync(), true
-	}
-	return j.ended, j.err
-}
-
-// hostedSyncBehind is syncBehind for a hosted group.
+// hostedSyncBehind is syncBehind for a hosted group (the simulator): a
+// raft.LazySync, run when the driver waits for it or at the next tick.
 func (g *raftGroup) hostedSyncBehind(sync func() error) raft.SyncJob {
-	j := &lazyJob{sync: sync}
+	j := raft.NewLazySync(sync)
 	g.lazy = j
 	return j
 }
@@ -92,7 +75,7 @@ func (g *raftGroup) hostedSyncBehind(sync func() error) raft.SyncJob {
 // now.
 func (g *raftGroup) reapOnTick() error {
 	if g.lazy != nil {
-		g.lazy.due = true
+		g.lazy.Due()
 		g.lazy = nil
 	}
 	return g.drv.Reap(false)

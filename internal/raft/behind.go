@@ -10,6 +10,32 @@ type SyncJob interface {
 	Done(wait bool) (bool, error)
 }
 
+// LazySync is a SyncJob for a deterministic host (the simulators): the
+// sync runs on the host's goroutine when the driver waits for it or once
+// the host marked it Due (at the node's next tick), so the host's order
+// decides, and a crash before then loses what it would have made durable
+// while the followers' answers may commit the entries.
+type LazySync struct {
+	sync  func() error
+	due   bool
+	ended bool
+	err   error
+}
+
+// NewLazySync returns a LazySync that runs sync.
+func NewLazySync(sync func() error) *LazySync { return &LazySync{sync: sync} }
+
+// Due lets the next Done run the sync without waiting being asked.
+func (j *LazySync) Due() { j.due = true }
+
+// Done runs the sync if waited for or due, and reports its end.
+func (j *LazySync) Done(wait bool) (bool, error) {
+	if !j.ended && (wait || j.due) {
+		j.err, j.ended = j.sync(), true
+	}
+	return j.ended, j.err
+}
+
 // behindSync is the driver's record of a leader's log syncing behind:
 // the job running and the last entry it makes durable, and the last
 // entry saved since (which the next job covers).

@@ -38,7 +38,7 @@ type netConf struct {
 
 // simNode is one simulated machine.
 type simNode struct {
-	lazy         *lazySync // the leader's sync behind, run at the next tick
+	lazy         *raft.LazySync // the leader's sync behind, run at the next tick
 	id           raft.ID
 	idx          int
 	up           bool
@@ -167,7 +167,7 @@ func (c *Cluster) start(n *simNode) {
 	}
 	drv.Reads = func(rs []raft.ReadState) { c.onReadStates(n, rs) }
 	drv.SyncBehind = func(sync func() error) raft.SyncJob {
-		j := &lazySync{sync: sync}
+		j := raft.NewLazySync(sync)
 		n.lazy = j
 		return j
 	}
@@ -318,7 +318,8 @@ func (c *Cluster) step(ev event) {
 			n.drv.Node.LivenessChanged()
 		}
 		if n.lazy != nil { // a leader's sync behind runs at its next tick
-			n.lazy.due, n.lazy = true, nil
+			n.lazy.Due()
+			n.lazy = nil
 		}
 		if err := n.drv.Tick(); err != nil {
 			c.fail(fmt.Errorf("node %d tick: %w", n.id, err))
@@ -463,22 +464,4 @@ func (c *Cluster) proposeOn(n *simNode, k int) int {
 	}
 	c.process(n)
 	return ok
-}
-
-// lazySync is a leader's log sync running behind its driver
-// (raft.Driver.SyncBehind): it runs when the driver waits for it or at the
-// node's next tick, so a crash before then loses what it would have made
-// durable, while the followers' answers may commit the entries.
-type lazySync struct {
-	sync  func() error
-	due   bool
-	ended bool
-	err   error
-}
-
-func (j *lazySync) Done(wait bool) (bool, error) {
-	if !j.ended && (wait || j.due) {
-		j.err, j.ended = j.sync(), true
-	}
-	return j.ended, j.err
 }
