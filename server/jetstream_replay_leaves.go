@@ -86,17 +86,11 @@ func (jc *jsCluster) endReplayLeaves() {
 	}
 	jc.mu.Unlock()
 	for _, sa := range act {
-		if testHookReplayLeave != nil {
-			testHookReplayLeave(jc.js.srv, sa)
-		}
 		if jsa := jc.js.account(sa.Account); jsa != nil {
 			jc.applyPlacement(jsa, sa)
 		}
 	}
 }
-
-// testHookReplayLeave, when set, sees each deferred leave acted on.
-var testHookReplayLeave func(s *Server, sa *streamAssignment)
 
 // replaying says whether entry e is applied replaying this server's own
 // meta log (or catching up after losing it): up to the log's last index at
