@@ -198,18 +198,23 @@ func serverBinary(t testing.TB) string {
 	return binPath
 }
 
-// freePort returns a port that was free a moment ago.
 // freePort returns a port that was free a moment ago, for a listener a
 // test starts later. It is taken below the kernel's ephemeral range when
 // it can: a port from that range (what listening on :0 gives) can be
 // handed meanwhile to the local end of an outgoing connection, such as a
 // route another server of the test is dialling, and the listener then
 // fails to bind (a 5-server cluster start failed that way in CI).
+// No port is handed out twice in one test process: two random draws for
+// the servers of one cluster once came out equal, and the second server
+// found its cluster port taken by the first (CI, TestJetStreamClusterMetaSnapshot).
 func freePort(t testing.TB) int {
 	t.Helper()
 	if lo := ephemeralLow(); lo > 12000 {
-		for range 50 {
+		for range 200 {
 			port := 10000 + rand.IntN(lo-10000)
+			if !claimPort(port) {
+				continue
+			}
 			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 				l.Close()
 				return port
@@ -222,6 +227,25 @@ func freePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+var handedPorts struct {
+	sync.Mutex
+	m map[int]bool
+}
+
+// claimPort records port as handed out; false if it already was.
+func claimPort(port int) bool {
+	handedPorts.Lock()
+	defer handedPorts.Unlock()
+	if handedPorts.m == nil {
+		handedPorts.m = make(map[int]bool)
+	}
+	if handedPorts.m[port] {
+		return false
+	}
+	handedPorts.m[port] = true
+	return true
 }
 
 // ephemeralLow is the lowest port the kernel gives outgoing connections
