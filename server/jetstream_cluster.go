@@ -350,15 +350,23 @@ type metaSM struct {
 	// entry ended the replay (metaSM.replaying).
 	openTerm   uint64
 	replayOver bool
+	// deferring mirrors jsCluster.replayOut.active, so that it is set
+	// only when it changes (metaSM.deferLeaves), not for every entry.
+	deferring bool
 }
 
-// startOf says how a create applied at index starts its replica: one this
-// server applies catching up the meta log (replayed from its own log, or
-// learned from the leader while it recovers after losing state) may have
-// run its group before, and must never lead the group's first term
-// again; only one applied as it is committed is a creation.
-func (m *metaSM) startOf(index uint64) replicaStart {
-	if index <= m.caughtUp || m.rec.active {
+// startOf says how a create starts its replica, replaying telling whether
+// its entry is applied catching up the meta log (metaSM.replaying: replayed
+// from this server's own log, or learned from the leader while it recovers
+// after losing state): such a create may have run its group here before,
+// and its replica must never lead the group's first term again; only one
+// applied as it is committed is a creation. The same boundary decides
+// whether the create's call is answered: an entry of a later term than the
+// log's last at the open, at an index of the log's cut tail, was never in
+// this server's log (the log it kept is a prefix of the one it had), so it
+// was never applied here and starts a new replica.
+func startOf(replaying bool) replicaStart {
+	if replaying {
 		return startReplayed
 	}
 	return startCreated
@@ -405,7 +413,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 		m.applied = ents[i].Index
 		m.noteTerm(ents[i].Term)
 		replaying := m.replaying(ents[i])
-		m.jc.setReplaying(replaying)
+		m.deferLeaves(replaying)
 		if replaying && !m.rec.active {
 			// Applied again from this server's own log at a restart: its
 			// caller was answered before, or its connection to this server
@@ -418,7 +426,7 @@ func (m *metaSM) Apply(ents []raft.Entry) error {
 			// with the groups' leader updates on jc.leaders).
 			me.Reply = ""
 		}
-		m.jc.apply(&me, &starts, m.startOf(ents[i].Index))
+		m.jc.apply(&me, &starts, startOf(replaying))
 	}
 	return nil
 }
@@ -454,7 +462,7 @@ func (b *startBatch) start(jc *jsCluster) {
 // replica of a plain create joins starts (nil: at once), anything else
 // starts what starts holds first. how is startCreated for an entry applied
 // as it is committed, startReplayed for one this server applies catching
-// up (metaSM.startOf).
+// up (startOf).
 func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
 	sa := me.SA
 	jc.mu.Lock()

@@ -68,6 +68,16 @@ func (jc *jsCluster) setReplaying(on bool) {
 	jc.mu.Unlock()
 }
 
+// deferLeaves sets whether placements leaving this server out are
+// deferred, taking jsCluster.mu only when that changes (once or twice per
+// replay, not for every applied entry).
+func (m *metaSM) deferLeaves(on bool) {
+	if on != m.deferring {
+		m.deferring = on
+		m.jc.setReplaying(on)
+	}
+}
+
 // endReplayLeaves ends the deferral: the streams whose final assignment
 // leaves this server out (or that are gone) drop their replica now.
 func (jc *jsCluster) endReplayLeaves() {
@@ -112,7 +122,7 @@ func (m *metaSM) endReplayIfDone() {
 	if m.rec.active || !m.replayOver && m.applied < m.caughtUp {
 		return
 	}
-	m.replayOver = true
+	m.replayOver, m.deferring = true, false
 	m.jc.endReplayLeaves()
 }
 

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -109,6 +111,62 @@ func TestJetStreamClusterRestartLogsReplicasCurrent(t *testing.T) {
 // and is answered (an index up to the log's last at the restart does not
 // make an entry one replayed from the server's own log).
 func TestJetStreamClusterRestartAnswersCreatesOverCutTail(t *testing.T) {
+	_, a := leadAgainOverCutTail(t)
+	nc := connectNATS(t, a.ClientURL())
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OVER", Replicas: 3}); err != nil {
+		t.Fatalf("a create proposed over the old tail was not answered: %v", err)
+	}
+}
+
+// TestJetStreamClusterCreateOverCutTailStartsCreated: the creates the
+// restarted meta leader proposes over its log's cut tail start their
+// replicas there as creations, not as replayed ones: the one whose first
+// leader it is leads term 1 at once. Before, the start mode went by index
+// alone, so its replica waited out an election timeout and the group
+// elected a leader of a later term, and the replicas counted as restarted.
+func TestJetStreamClusterCreateOverCutTailStartsCreated(t *testing.T) {
+	c, a := leadAgainOverCutTail(t)
+	jc := a.js.Load().cluster
+	restarted := jc.restart.started.Load()
+	_, js := jsClient(t, a)
+	const n = 3 // one first leadership per server (spreadFirstLeader)
+	for i := range n {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprint("OVER", i), Replicas: 3})
+	}
+	if got := jc.restart.started.Load() - restarted; got != 0 {
+		t.Fatalf("%d of %d replicas created over the cut tail started on %s as replayed", got, n, a.Name())
+	}
+	led := 0
+	for i := range n {
+		name := fmt.Sprint("OVER", i)
+		if jc.assignment(globalAccountName, name).firstLeader() != a.Name() {
+			continue
+		}
+		led++
+		var st raft.SoftState
+		waitFor(t, 5*time.Second, "a leader of "+name, func() bool {
+			if m := c.replicaOn(a, name); m != nil && m.group != nil {
+				st = m.group.softState()
+			}
+			return st.Lead != raft.None
+		})
+		if st.Lead != raftID(a.Name()) || st.Term != 1 {
+			t.Fatalf("%s: its first leader %s did not lead term 1 at once: leader %x in term %d", name, a.Name(), st.Lead, st.Term)
+		}
+	}
+	if led == 0 {
+		t.Fatalf("no stream of %d had %s as its first leader", n, a.Name())
+	}
+}
+
+// leadAgainOverCutTail sets up a meta leader whose log's uncommitted tail
+// was cut by a new leader while it was down, leading again with room in
+// that old tail for new entries.
+func leadAgainOverCutTail(t *testing.T) (*jsTestCluster, *Server) {
+	t.Helper()
 	c := runJSCluster(t, 3)
 	a := c.waitMetaLeader()
 	idx := 0
@@ -139,6 +197,11 @@ func TestJetStreamClusterRestartAnswersCreatesOverCutTail(t *testing.T) {
 	tailEnd, _ := g.log.LastIndex()
 	a.Shutdown()
 	heal(rest)
+	// The others elect a leader of a later term before it is back: else
+	// its longer log wins it the election and its tail is committed.
+	waitFor(t, 15*time.Second, "a meta leader among the others", func() bool {
+		return slices.ContainsFunc(rest, func(s *Server) bool { return s.js.Load().cluster.isMetaLeader() })
+	})
 	c.servers[idx] = runServer(t, c.opts[idx])
 	a = c.servers[idx]
 	for try := 0; c.waitMetaLeader() != a; try++ {
@@ -151,14 +214,8 @@ func TestJetStreamClusterRestartAnswersCreatesOverCutTail(t *testing.T) {
 	jc.mu.Lock()
 	g = jc.meta
 	jc.mu.Unlock()
-	if last, _ := g.log.LastIndex(); last >= tailEnd {
-		t.Fatalf("the meta log is at %d, past the old tail's end %d: no create can land in it", last, tailEnd)
+	if last, _ := g.log.LastIndex(); last+10 >= tailEnd {
+		t.Fatalf("the meta log is at %d, near the old tail's end %d: no create can land in it", last, tailEnd)
 	}
-	nc := connectNATS(t, a.ClientURL())
-	js, _ := jetstream.New(nc)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OVER", Replicas: 3}); err != nil {
-		t.Fatalf("a create proposed over the old tail was not answered: %v", err)
-	}
+	return c, a
 }
