@@ -50,6 +50,13 @@ func (f *moveCrashFS) do(step int, op func() error) error {
 	return op()
 }
 
+// kill crashes the process now: nothing reaches the disk from then on.
+func (f *moveCrashFS) kill() {
+	f.mu.Lock()
+	f.dead = true
+	f.mu.Unlock()
+}
+
 func (f *moveCrashFS) crashed() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

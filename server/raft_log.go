@@ -316,7 +316,7 @@ func (l *walLog) Close() error {
 	if err := l.w.Close(); err != nil {
 		return err
 	}
-	return l.writeMark(m)
+	return l.writeMark(m, false)
 }
 
 // storeSnapshot writes [marker][index][term][npeers][peers...][data][trailer]

@@ -30,15 +30,28 @@ import (
 //
 // The mark is written where it costs nothing on the write path: when the
 // log closes (a clean stop; exact), and at most every logMarkEvery while
-// it runs or as its group goes to sleep, with all it holds synced. So
-// it is a lower bound: entries written after the last mark and cut
-// before a crash are not detected, and a member that finds its log below
-// the mark knows only that it lost something at or past it. That is why a
-// detected loss makes the member abstain from elections until it has
-// caught up (no floor), rather than vote with the mark as a floor.
+// it runs or as its group goes to sleep, with all it holds synced. In
+// between it is advanced in place without an fsync (one small write, no
+// flush: logMarkSoftEvery while the group runs, and each time it goes to
+// sleep), to the log's committed prefix (an uncommitted tail a new leader
+// replaces is never in it): written after what it records is durable, it
+// is a lower bound whether or not it reaches the disk before a crash
+// (lost in a power cut, the previous one is back; torn, it fails its
+// checksum and counts as none). A process that crashed finds it as
+// written, so a log cut since its group last slept or ran a second is
+// detected; a power cut may leave only the last synced one. It is still a
+// lower bound: entries written after the last mark and cut before a crash
+// are not detected, and a member that finds its log below the mark knows
+// only that it lost something at or past it. That is why a detected loss
+// makes the member abstain from elections until it has caught up (no
+// floor), rather than vote with the mark as a floor.
 
-// logMarkEvery is the most often a running log writes its mark.
+// logMarkEvery is the most often a running log writes its mark synced.
 const logMarkEvery = time.Minute
+
+// logMarkSoftEvery is the most often a running log advances its mark
+// without syncing it.
+const logMarkSoftEvery = time.Second
 
 // logMarkSize is the mark file's size: the text, a newline, spaces.
 const logMarkSize = 128
@@ -138,7 +151,10 @@ type markState struct {
 	path    string // "" when the log keeps no mark
 	id      string
 	written logMark   // what the file holds (zero: nothing)
-	at      time.Time // when the running log last considered writing it
+	synced  logMark   // what it holds synced (or held at the open)
+	dirOK   bool      // the file's directory entry is synced (or was there at the open)
+	at      time.Time // when the running log last considered writing it synced
+	softAt  time.Time // when it last considered advancing it unsynced
 	now     time.Time // the group's last tick
 	off     bool      // the log lost durable state: never write a mark
 }
@@ -155,11 +171,16 @@ func (l *walLog) useMark(path, id string) (logMark, error) {
 	if err != nil {
 		return logMark{}, nil
 	}
+	// Found, its directory entry is taken as durable: made unsynced in a
+	// crashed run, it is synced with the directory by the next group
+	// directory made beside it (vfs.MkdirAllSynced), and a mark lost is
+	// only a loss not detected.
+	l.mark.dirOK = true
 	m, err := decodeLogMark(b)
 	if err != nil || m.id != id {
 		return logMark{}, nil
 	}
-	l.mark.written = m
+	l.mark.written, l.mark.synced = m, m
 	if what := m.lostBy(logLast(l), l.w.HardState()); what != "" {
 		l.mark.off = true
 		return m, fmt.Errorf("%w: %s", errLogLost, what)
@@ -173,73 +194,122 @@ func (l *walLog) currentMark() logMark {
 	return logMark{id: l.mark.id, last: logLast(l), term: hs.Term, vote: hs.Vote}
 }
 
-// writeMark stores m unless the file holds it already: in place (one
-// fsync; its directory's too when the file is new). A write torn by a
-// crash fails the checksum and the mark is ignored, as a missing one is.
-// A group hosted by the simulator keeps no mark: its closes are not
-// ordered by the simulation, and the writes made replays differ.
-func (l *walLog) writeMark(m logMark) error {
-	if l.mark.path == "" || l.mark.off || l.inline || m == l.mark.written || m.last.IsZero() && m.term == 0 {
+// committedMark is the mark of what the log holds committed now (its
+// last entry when all of it is): ok false when the commit index's term is
+// no longer in the log.
+func (l *walLog) committedMark() (m logMark, ok bool) {
+	m = l.currentMark()
+	if c := l.w.HardState().Commit; c < m.last.Index {
+		t, err := l.w.Term(c)
+		if err != nil {
+			return logMark{}, false
+		}
+		m.last = raft.LogPosition{Term: t, Index: c}
+	}
+	return m, true
+}
+
+// writeMark stores m unless the file holds it already: in place, synced
+// (one fsync; its directory's too when the file is new to it), or, for
+// soft, only written, and only when it is ahead of the mark there. A
+// write torn by a crash fails the checksum and the mark is ignored, as a
+// missing one is. A group hosted by the simulator keeps no mark: its
+// closes are not ordered by the simulation, and the writes made replays
+// differ.
+func (l *walLog) writeMark(m logMark, soft bool) error {
+	if l.mark.path == "" || l.mark.off || l.inline || m.last.IsZero() && m.term == 0 {
 		return nil
 	}
-	_, serr := l.fs.Stat(l.mark.path)
+	if m == l.mark.synced || soft && (m == l.mark.written || m.last.Max(l.mark.written.last) != m.last) {
+		return nil
+	}
+	err := l.putMark(m, soft)
+	if err == nil && !soft && !l.mark.dirOK {
+		err = l.fs.SyncDir(filepath.Dir(l.mark.path))
+	}
+	if err != nil {
+		// The mark is an aid: its file failing does not stop the group.
+		// No more writes; what the file holds (if anything) was written
+		// after it was durable, still a lower bound.
+		l.mark.off = true
+		return nil
+	}
+	l.mark.written = m
+	if !soft {
+		l.mark.synced, l.mark.dirOK = m, true
+	}
+	return nil
+}
+
+// putMark writes m into the mark file (made if missing) unless it holds
+// it, and syncs the file unless soft.
+func (l *walLog) putMark(m logMark, soft bool) error {
 	f, err := l.fs.OpenFile(l.mark.path, os.O_RDWR|os.O_CREATE, 0o640)
 	if err != nil {
 		return err
 	}
-	_, err = f.WriteAt(m.encode(), 0)
-	if err == nil {
+	if m != l.mark.written {
+		_, err = f.WriteAt(m.encode(), 0)
+	}
+	if err == nil && !soft {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && serr != nil {
-		err = l.fs.SyncDir(filepath.Dir(l.mark.path))
-	}
-	if err != nil {
-		// The mark is an aid: its file failing does not stop the group.
-		// No more writes; what the file holds (if anything) was durable
-		// when written, still a lower bound.
-		l.mark.off = true
-		return nil
-	}
-	l.mark.written = m
-	return nil
+	return err
 }
 
-// markIfDue writes the mark when logMarkEvery has passed since the last
-// time and everything the log holds is synced (a clock reading of the
-// group loop's; the first call starts the period).
+// markIfDue writes the mark synced when logMarkEvery has passed since
+// the last time, or advances it unsynced when logMarkSoftEvery has, and
+// everything the log holds is synced (a clock reading of the group
+// loop's; the first call starts the periods).
 func (l *walLog) markIfDue(now time.Time) error {
 	if l.mark.path == "" || l.mark.off {
 		return nil
 	}
 	l.mark.now = now
 	if l.mark.at.IsZero() {
-		l.mark.at = now
+		l.mark.at, l.mark.softAt = now, now
 	}
-	return l.markAt(now)
+	soft := now.Sub(l.mark.softAt) >= logMarkSoftEvery
+	if soft {
+		l.mark.softAt = now
+	}
+	return l.markAt(now, soft)
 }
 
-// markIdle writes the mark as the group goes to sleep, at most every
-// logMarkEvery too (a group woken by each of a trickle of writes would
-// otherwise add an fsync to each): by the last tick's time.
+// markIdle writes the mark as the group goes to sleep: synced at most
+// every logMarkEvery too (a group woken by each of a trickle of writes
+// would otherwise add an fsync to each), by the last tick's time, and
+// otherwise advanced unsynced.
 func (l *walLog) markIdle() error {
 	if l.mark.path == "" || l.mark.off {
 		return nil
 	}
-	return l.markAt(l.mark.now)
+	return l.markAt(l.mark.now, true)
 }
 
-// markAt writes the mark if logMarkEvery passed since the last write
-// considered (or none was yet) and everything the log holds is synced.
-func (l *walLog) markAt(now time.Time) error {
-	if !l.mark.at.IsZero() && now.Sub(l.mark.at) < logMarkEvery || l.w.Dirty() || len(l.owed) > 0 {
+// markAt writes the mark synced if logMarkEvery passed since the last
+// write considered (or none was yet), else advances it unsynced for soft,
+// when the log's entries, term and vote are synced (its commit index need
+// not be: the mark does not record it).
+func (l *walLog) markAt(now time.Time, soft bool) error {
+	if !l.w.EntriesDurable() || len(l.owed) > 0 {
 		return nil
 	}
-	l.mark.at = now
-	return l.writeMark(l.currentMark())
+	if l.mark.at.IsZero() || now.Sub(l.mark.at) >= logMarkEvery {
+		l.mark.at = now
+		return l.writeMark(l.currentMark(), false)
+	}
+	if !soft {
+		return nil
+	}
+	m, ok := l.committedMark()
+	if !ok {
+		return nil
+	}
+	return l.writeMark(m, true)
 }
 
 // removeLogMark removes the mark of a group directory that goes.

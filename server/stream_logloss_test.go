@@ -54,6 +54,19 @@ func TestJetStreamClusterCutRaftLogTail(t *testing.T) {
 	})
 }
 
+// TestJetStreamClusterCutRaftLogTailAfterCrash: as
+// TestJetStreamClusterCutRaftLogTail, but S2 crashes (from then on nothing
+// it writes reaches its disk, as after kill -9) instead of stopping, so
+// its log writes no mark as it closes, and the cut is within the minute
+// of its last synced mark. The mark it advanced unsynced while it ran
+// (after the group slept or a second passed) detects the cut: before, S2
+// and S3 elected a leader without the acknowledged messages.
+func TestJetStreamClusterCutRaftLogTailAfterCrash(t *testing.T) {
+	testLogLossCrash(t, func(t *testing.T, gdir string, sizes map[string]int64) {
+		cutLogTail(t, walDir(gdir), sizes)
+	}, true)
+}
+
 // walSizes lists the sizes of the segments of the raft log in dir.
 func walSizes(t *testing.T, dir string) map[string]int64 {
 	ents, err := os.ReadDir(dir)
@@ -113,6 +126,7 @@ type logLossSteps struct {
 	stopped func()               // after S3 stopped (nil: nothing)
 	write   func()               // the writes S1 and S2 acknowledge alone
 	leads   func(s *Server) bool // s leads the group whose log S2 loses
+	crash   func()               // before S1 and S2 stop (nil: nothing)
 }
 
 // runLogLoss runs the scenario of the log-loss tests on c: S3 stops, S1
@@ -127,6 +141,9 @@ func runLogLoss(t *testing.T, c *jsTestCluster, dir string, steps logLossSteps, 
 	}
 	sizes := walSizes(t, walDir(dir))
 	steps.write()
+	if steps.crash != nil {
+		steps.crash()
+	}
 	c.servers[0].Shutdown()
 	c.servers[1].Shutdown()
 	damage(t, dir, sizes)
@@ -155,8 +172,17 @@ func noLeaderWindow() time.Duration {
 	return 4 * 2 * time.Duration(raft.DefaultElectionTicks) * raftTick
 }
 
-func testLogLoss(t *testing.T, damage logLossDamage) {
-	c := runJSCluster(t, 3)
+func testLogLoss(t *testing.T, damage logLossDamage) { testLogLossCrash(t, damage, false) }
+
+// testLogLossCrash runs the log-loss scenario; for crash, S2 crashes
+// before it stops, once its log's mark covers every acknowledged message.
+func testLogLossCrash(t *testing.T, damage logLossDamage, crash bool) {
+	cfs := &moveCrashFS{FS: vfs.Default, crashAt: -1}
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if i == 1 && crash {
+			o.fsys = cfs
+		}
+	})
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "LL", Subjects: []string{"ll.>"}, Replicas: 3, Storage: jetstream.FileStorage})
 	want := map[uint64][32]byte{}
@@ -175,7 +201,26 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 	publish(1, logLossMsgs/2)
 	c.waitAllApplied(t, "LL", 3, logLossMsgs/2, 10*time.Second)
 	gdir := c.servers[1].js.Load().groupDir(&streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "LL"}})
+	var crashS2 func()
+	if crash {
+		crashS2 = func() {
+			// Up to 10 s for S2's mark to cover what it acknowledged (its
+			// group sleeps or a second passes); crashed without, S2 must
+			// fail the no-leader check below, as it did before the
+			// unsynced marks.
+			for deadline := time.Now().Add(10 * time.Second); !logMarkCovers(c.servers[1], gdir, "LL"); {
+				if time.Now().After(deadline) {
+					t.Logf("S2's log mark does not cover what it acknowledged")
+					break
+				}
+				time.Sleep(20 * time.Millisecond) // polling the mark file
+			}
+			cfs.kill()
+			c.opts[1].fsys = nil // its restart finds the disk as the crash left it
+		}
+	}
 	runLogLoss(t, c, gdir, logLossSteps{
+		crash: crashS2,
 		write: func() { publish(logLossMsgs/2+1, logLossMsgs); nc.Close() },
 		leads: func(s *Server) bool {
 			m := s.js.Load().account(globalAccountName).lookup("LL")
@@ -214,6 +259,26 @@ func testLogLoss(t *testing.T, damage logLossDamage) {
 		_, err := os.Stat(filepath.Join(gdir, repairMarker))
 		return os.IsNotExist(err)
 	})
+}
+
+// logMarkCovers says whether the log mark of s's replica of stream name,
+// in group directory gdir, is at or past everything the replica stored.
+func logMarkCovers(s *Server, gdir, name string) bool {
+	m := s.js.Load().account(globalAccountName).lookup(name)
+	if m == nil {
+		return false
+	}
+	g := m.groupNow()
+	if g == nil {
+		return false
+	}
+	st := g.statusSnapshot()
+	b, err := os.ReadFile(logMarkPath(gdir))
+	if err != nil {
+		return false
+	}
+	mark, err := decodeLogMark(b)
+	return err == nil && st.LastIndex > 0 && mark.last.Index >= st.LastIndex
 }
 
 // The mark round-trips; a damaged or foreign one is not a mark.
@@ -316,7 +381,7 @@ func TestLogMarkOnClose(t *testing.T) {
 	l.Close()
 }
 
-// A running log writes its mark at most every logMarkEvery of its
+// A running log writes its mark synced at most every logMarkEvery of its
 // group's ticks, with everything synced, and as it goes to sleep under
 // the same limit.
 func TestLogMarkWhileRunning(t *testing.T) {
@@ -329,14 +394,7 @@ func TestLogMarkWhileRunning(t *testing.T) {
 	if _, err := l.useMark(logMarkPath("/g/S-y"), "9"); err != nil {
 		t.Fatal(err)
 	}
-	read := func() logMark {
-		b, err := vfs.ReadFile(fs, logMarkPath("/g/S-y"))
-		if err != nil {
-			return logMark{}
-		}
-		m, _ := decodeLogMark(b)
-		return m
-	}
+	read := func() logMark { return l.mark.synced } // the unsynced ones: TestLogMarkSoftWhileRunning
 	save := func(i uint64) {
 		if err := errors.Join(l.Save(nil, []raft.Entry{{Index: i, Term: 2}}, &raft.HardState{Term: 2, Vote: 1, Commit: i}), l.Sync()); err != nil {
 			t.Fatal(err)
@@ -371,5 +429,60 @@ func TestLogMarkWhileRunning(t *testing.T) {
 	}
 	if got := read(); got.last.Index != 3 {
 		t.Fatalf("a period later: %+v, want index 3", got)
+	}
+}
+
+// Between its synced marks a running log advances its mark in place
+// without syncing it: once logMarkSoftEvery has passed and as its group
+// goes to sleep, to its committed prefix, never backwards. A power loss
+// may take that write away: the last synced mark is back.
+func TestLogMarkSoftWhileRunning(t *testing.T) {
+	fs := vfs.NewMem()
+	l, err := openWALLog(fs, "/g/S-z", 0, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := l.useMark(logMarkPath("/g/S-z"), "9"); err != nil {
+		t.Fatal(err)
+	}
+	read := func() logMark {
+		b, err := vfs.ReadFile(fs, logMarkPath("/g/S-z"))
+		if err != nil {
+			return logMark{}
+		}
+		m, _ := decodeLogMark(b)
+		return m
+	}
+	save := func(i, commit uint64) {
+		if err := errors.Join(l.Save(nil, []raft.Entry{{Index: i, Term: 2}}, &raft.HardState{Term: 2, Vote: 1, Commit: commit}), l.Sync()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := func(i uint64) logMark {
+		return logMark{id: "9", last: raft.LogPosition{Term: 2, Index: i}, term: 2, vote: 1}
+	}
+	t0 := time.Unix(1000, 0)
+	save(1, 1)
+	if err := l.periodicSync(t0); err != nil || read() != (logMark{}) {
+		t.Fatalf("first tick wrote %+v (%v)", read(), err)
+	}
+	save(2, 1)
+	if err := l.periodicSync(t0.Add(logMarkSoftEvery / 2)); err != nil || read() != (logMark{}) {
+		t.Fatalf("within the soft period: %+v (%v)", read(), err)
+	}
+	if err := l.periodicSync(t0.Add(logMarkSoftEvery)); err != nil || read() != mark(1) {
+		t.Fatalf("a soft period later: %+v (%v), want the committed prefix %+v", read(), err, mark(1))
+	}
+	if err := l.periodicSync(t0.Add(logMarkEvery)); err != nil || read() != mark(2) {
+		t.Fatalf("the synced period: %+v (%v), want %+v", read(), err, mark(2))
+	}
+	save(3, 3)
+	if err := l.syncIdle(); err != nil || read() != mark(3) {
+		t.Fatalf("asleep: %+v (%v), want %+v", read(), err, mark(3))
+	}
+	fs.Crash()
+	if got := read(); got != mark(2) {
+		t.Fatalf("after a power loss: %+v, want the synced %+v", got, mark(2))
 	}
 }

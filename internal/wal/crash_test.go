@@ -377,3 +377,39 @@ func TestWALFlushSurvivesProcessKill(t *testing.T) {
 	checkLog(t, crashed, 1, crashed.LastIndex(), term1)
 	crashed.Close()
 }
+
+// TestWALEntriesDurable: after a Sync only a commit index set since leaves
+// the entries, term and vote durable (Dirty stays true for it); an entry,
+// a term or a vote not yet synced does not.
+func TestWALEntriesDurable(t *testing.T) {
+	w := mustOpen(t, vfs.NewMem(), memDir, Options{})
+	defer w.Close()
+	mustAppend(t, w, batch(1, 10, 1))
+	if w.EntriesDurable() {
+		t.Fatal("entries not synced reported durable")
+	}
+	if err := w.SetHardState(HardState{Term: 1, Vote: 3, Commit: 5}); err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, w)
+	if !w.EntriesDurable() {
+		t.Fatal("synced entries not durable")
+	}
+	if err := w.SetHardState(HardState{Term: 1, Vote: 3, Commit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if !w.Dirty() || !w.EntriesDurable() {
+		t.Fatalf("a commit index set since the sync: dirty %v, entries durable %v", w.Dirty(), w.EntriesDurable())
+	}
+	if err := w.SetHardState(HardState{Term: 2, Commit: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if w.EntriesDurable() {
+		t.Fatal("a term set since the sync reported durable")
+	}
+	mustSync(t, w)
+	mustAppend(t, w, batch(11, 11, 2))
+	if w.EntriesDurable() {
+		t.Fatal("an entry appended since the sync reported durable")
+	}
+}

@@ -222,6 +222,19 @@ func (w *WAL) Dirty() bool {
 	return w.dirty.data || w.dirty.hs || w.dirty.dir || w.syncing
 }
 
+// EntriesDurable reports whether every entry and the hard state's term
+// and vote are fsynced: Dirty but for a commit index not yet written (a
+// follower's commit advances after the entries' sync, and a commit-only
+// change asks for no fsync, so Dirty can stay true while a log idles).
+func (w *WAL) EntriesDurable() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.dirty.data || w.dirty.dir || w.syncing {
+		return false
+	}
+	return !w.dirty.hs || w.meta.hs.Term == w.logHS.Term && w.meta.hs.Vote == w.logHS.Vote
+}
+
 // stageHardState buffers a changed hard state as a state record.
 func (w *WAL) stageHardState() error {
 	if !w.dirty.hs {
