@@ -1,0 +1,217 @@
+package vfs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/internal/testutil"
+)
+
+// osOpen counts this process's descriptors open on files under dir.
+func osOpen(t *testing.T, dir string) int {
+	return testutil.OpenFiles(t, func(p string) bool { return strings.HasPrefix(p, dir) })
+}
+
+// On the OS: with 200 files written, synced and kept by their owners, no
+// more than the limit stay open, and every file reads back what was
+// written after the budget closed it.
+func TestPoolLimitAndReopenOnOS(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPool(Default, 8)
+	files := make([]File, 200)
+	for i := range files {
+		f, err := p.OpenFile(filepath.Join(dir, fmt.Sprint(i)), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = f
+		if _, err := f.WriteAt([]byte(fmt.Sprintf("file %d", i)), 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := osOpen(t, dir); n > 8 {
+		t.Fatalf("%d files open, limit 8", n)
+	}
+	for i, f := range files {
+		buf := make([]byte, 16)
+		n, _ := f.ReadAt(buf, 0)
+		if got := string(buf[:n]); got != fmt.Sprintf("file %d", i) {
+			t.Fatalf("file %d reads %q", i, got)
+		}
+		if _, err := f.WriteAt([]byte("!"), int64(n)); err != nil { // writable after a reopen
+			t.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, open, reopens := p.Stats(); open > 8 || reopens < 190 {
+		t.Fatalf("open %d, reopens %d", open, reopens)
+	}
+	for _, f := range files {
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := osOpen(t, dir); n != 0 {
+		t.Fatalf("%d files open after Close", n)
+	}
+	if _, open, _ := p.Stats(); open != 0 {
+		t.Fatalf("pool counts %d open after Close", open)
+	}
+}
+
+// A file written and not synced stays open over the limit (its fsync must
+// go through the descriptor that wrote); once synced it may be closed.
+func TestPoolKeepsDirtyFilesOpen(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPool(Default, 2)
+	var files []File
+	for i := range 5 {
+		f, err := p.OpenFile(filepath.Join(dir, fmt.Sprint(i)), os.O_RDWR|os.O_CREATE, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteAt([]byte("x"), 0)
+		files = append(files, f)
+	}
+	if n := osOpen(t, dir); n != 5 {
+		t.Fatalf("%d open: 5 files with unsynced writes must all stay open", n)
+	}
+	for _, f := range files {
+		f.Sync()
+	}
+	if n := osOpen(t, dir); n > 2 {
+		t.Fatalf("%d open after the syncs, limit 2", n)
+	}
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// Write keeps its position across a close by the budget.
+func TestPoolWritePosition(t *testing.T) {
+	dir := t.TempDir()
+	p := NewPool(Default, 1)
+	a, _ := p.OpenFile(filepath.Join(dir, "a"), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+	a.Write([]byte("hello "))
+	a.Sync()
+	b, _ := p.OpenFile(filepath.Join(dir, "b"), os.O_RDWR|os.O_CREATE, 0o640) // closes a
+	if _, open, _ := p.Stats(); open != 1 {
+		t.Fatalf("open %d", open)
+	}
+	a.Write([]byte("world"))
+	a.Sync()
+	a.Close()
+	b.Close()
+	if got, _ := os.ReadFile(filepath.Join(dir, "a")); string(got) != "hello world" {
+		t.Fatalf("a holds %q", got)
+	}
+}
+
+// Concurrent writers, readers and syncs on more files than the limit (on
+// the in-memory FS, whose crash drops unsynced bytes): every byte reads
+// back, a crash keeps what was synced, and the budget holds at the end.
+func TestPoolConcurrent(t *testing.T) {
+	mem := NewMem()
+	if err := MkdirAllSynced(mem, "/d", 0o750); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPool(mem, 4)
+	const nf, writes = 16, 200
+	files := make([]File, nf)
+	for i := range files {
+		f, err := p.OpenFile(fmt.Sprintf("/d/%d", i), os.O_RDWR|os.O_CREATE, 0o640)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[i] = f
+	}
+	if err := p.SyncDir("/d"); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for w := range writes {
+				f := files[(g+w)%nf]
+				rec := []byte{byte(g), byte(w)}
+				off := int64(g*writes+w) * 2
+				if _, err := f.WriteAt(rec, off); err != nil {
+					t.Error(err)
+					return
+				}
+				if w%3 == 0 {
+					if err := f.Sync(); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				buf := make([]byte, 2)
+				if _, err := f.ReadAt(buf, off); err != nil || !bytes.Equal(buf, rec) {
+					t.Errorf("read %v %v, wrote %v", buf, err, rec)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, f := range files {
+		if err := f.Sync(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, open, _ := p.Stats(); open > 4 {
+		t.Fatalf("open %d after everything synced, limit 4", open)
+	}
+	mem.Crash()
+	for g := range 8 {
+		for w := range writes {
+			data, err := ReadFile(mem, fmt.Sprintf("/d/%d", (g+w)%nf))
+			off := (g*writes + w) * 2
+			if err != nil || len(data) < off+2 || data[off] != byte(g) || data[off+1] != byte(w) {
+				t.Fatalf("after a crash, record %d/%d lost (%v)", g, w, err)
+			}
+		}
+	}
+}
+
+func TestPoolClosedFile(t *testing.T) {
+	p := NewPool(NewMem(), 1)
+	f, _ := p.OpenFile("/x", os.O_RDWR|os.O_CREATE, 0o640)
+	f.Close()
+	if _, err := f.ReadAt(make([]byte, 1), 0); err == nil {
+		t.Fatal("read after Close succeeded")
+	}
+	if f.Close() == nil {
+		t.Fatal("second Close succeeded")
+	}
+}
+
+// A file the budget closed before a crash of the in-memory FS is not
+// opened again: like every handle opened before the crash it fails.
+func TestPoolHandleDiesWithCrash(t *testing.T) {
+	mem := NewMem()
+	mem.MkdirAll("/d", 0o750)
+	p := NewPool(mem, 1)
+	a, _ := p.OpenFile("/d/a", os.O_RDWR|os.O_CREATE, 0o640)
+	a.Sync()
+	b, _ := p.OpenFile("/d/b", os.O_RDWR|os.O_CREATE, 0o640) // closes a
+	mem.Kill()
+	if _, err := a.WriteAt([]byte("x"), 0); err != ErrCrashed {
+		t.Fatalf("write through a pre-crash handle closed by the budget: %v, want ErrCrashed", err)
+	}
+	if _, err := b.WriteAt([]byte("x"), 0); err != ErrCrashed {
+		t.Fatalf("write through an open pre-crash handle: %v", err)
+	}
+}
