@@ -1,0 +1,83 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/nats-io/nats-server/v2/internal/testutil"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+)
+
+// storeFilesOpen counts this process's descriptors open on files under
+// the cluster's store directories.
+func (c *jsTestCluster) storeFilesOpen(t *testing.T) int {
+	t.Helper()
+	return testutil.OpenFiles(t, func(p string) bool {
+		return slices.ContainsFunc(c.opts, func(o *Options) bool { return strings.HasPrefix(p, o.StoreDir) })
+	})
+}
+
+// With max_open_files 16 and 110 R3 streams, each server's stores and raft
+// logs hold about 16 files open once the writes are synced (not one per
+// stream and group), and every stream still takes publishes and answers
+// reads, before and after a restart of every server: the files the
+// budget closed are opened again on use. Without the budget the active
+// block of every store stays open (330 descriptors here).
+func TestJetStreamClusterOpenFilesBudget(t *testing.T) {
+	const limit, n = 16, 110
+	c := runJSClusterWith(t, 3, func(_ int, o *Options) { o.JetStreamMaxOpenFiles = limit })
+	_, js := jsClient(t, c.servers[0])
+	for i := range n {
+		createStream(t, js, jetstream.StreamConfig{Name: fmt.Sprintf("B%d", i), Subjects: []string{fmt.Sprintf("b.%d", i)}, Replicas: 3})
+	}
+	// Budget per server, plus a few files in use or with writes not yet
+	// synced at the moment of counting.
+	const bound = 3 * (limit + 8)
+	settle := func(round int) {
+		t.Helper()
+		open := 0
+		if !pollUntil(20*time.Second, func() bool { open = c.storeFilesOpen(t); return open <= bound }) {
+			t.Fatalf("round %d: %d store files open, budget %d per server", round, open, limit)
+		}
+	}
+	check := func(round int) {
+		t.Helper()
+		for i := range n {
+			publishThroughMoves(t, js, fmt.Sprintf("b.%d", i))
+		}
+		for i := range n {
+			st, err := js.Stream(ctx(t), fmt.Sprintf("B%d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for seq := uint64(1); seq <= uint64(round); seq++ {
+				if _, err := st.GetMsg(ctx(t), seq); err != nil {
+					t.Fatalf("round %d: stream B%d seq %d: %v", round, i, seq, err)
+				}
+			}
+		}
+		for i := range n {
+			c.waitAllApplied(t, fmt.Sprintf("B%d", i), 3, uint64(round), 20*time.Second)
+		}
+		settle(round)
+	}
+	check(1)
+	check(2)
+	reopens := uint64(0)
+	for _, s := range c.servers {
+		p := s.js.Load().fs.(*vfs.Pool)
+		_, _, r := p.Stats()
+		reopens += r
+	}
+	if reopens == 0 {
+		t.Fatal("no file closed by the budget was opened again")
+	}
+	c.restartAll(t)
+	_, js = jsClient(t, c.servers[0])
+	check(3)
+}
