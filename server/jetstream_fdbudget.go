@@ -16,7 +16,7 @@ import (
 // open over it).
 const (
 	minDefaultOpenFiles = 256  // floor of the derived default
-	maxDefaultOpenFiles = 4096 // ceiling of the derived default
+	maxDefaultOpenFiles = 1024 // ceiling of the derived default
 )
 
 // maxOpenFiles is the budget: the configured one, or a quarter of the

@@ -79,3 +79,66 @@ func TestJetStreamClusterOpenFilesBudget(t *testing.T) {
 	}
 	check(3)
 }
+
+// max_open_files (Tern only): a positive number of files; 0, negative and
+// non-numbers are configuration errors, and an embedder's negative value
+// is refused by NewServer.
+func TestMaxOpenFilesConfig(t *testing.T) {
+	dir := t.TempDir()
+	o, err := ProcessConfigFile(optsWriteConf(t, dir, "a.conf", "jetstream { max_open_files: 64 }\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.JetStreamMaxOpenFiles != 64 || o.maxOpenFiles() != 64 {
+		t.Fatalf("max_open_files 64 read as %d (%d)", o.JetStreamMaxOpenFiles, o.maxOpenFiles())
+	}
+	for i, bad := range []string{"0", "-5", "\"many\""} {
+		conf := fmt.Sprintf("jetstream { max_open_files: %s }\n", bad)
+		if _, err := ProcessConfigFile(optsWriteConf(t, dir, fmt.Sprintf("bad%d.conf", i), conf)); err == nil {
+			t.Fatalf("max_open_files: %s accepted", bad)
+		}
+	}
+	o = testOptions()
+	o.JetStreamMaxOpenFiles = -1
+	if _, err := NewServer(o); err == nil {
+		t.Fatal("a negative JetStreamMaxOpenFiles accepted")
+	}
+}
+
+// The default is a quarter of RLIMIT_NOFILE between 256 and 1024.
+func TestMaxOpenFilesDefault(t *testing.T) {
+	for _, c := range []struct {
+		nofile uint64
+		want   int
+	}{{0, 256}, {1024, 256}, {2048, 512}, {20000, 1024}, {1 << 20, 1024}} {
+		if got := defaultMaxOpenFiles(c.nofile); got != c.want {
+			t.Fatalf("nofile %d: default %d, want %d", c.nofile, got, c.want)
+		}
+	}
+	if got := (&Options{}).maxOpenFiles(); got != defaultMaxOpenFiles(rlimitNoFile()) {
+		t.Fatalf("unset: %d", got)
+	}
+}
+
+// /jsz shows the budget, the files open under it and the reopens, and a
+// reload changes the limit.
+func TestMaxOpenFilesJszAndReload(t *testing.T) {
+	o := testOptions()
+	o.JetStream, o.StoreDir, o.JetStreamMaxOpenFiles = true, t.TempDir(), 32
+	s := runServer(t, o)
+	info, err := s.Jsz(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.MaxOpenFiles != 32 {
+		t.Fatalf("jsz max_open_files %d, want 32", info.MaxOpenFiles)
+	}
+	o2 := o.Clone()
+	o2.JetStreamMaxOpenFiles = 8
+	if err := s.ReloadOptions(o2); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ = s.Jsz(nil); info.MaxOpenFiles != 8 {
+		t.Fatalf("after the reload jsz max_open_files %d, want 8", info.MaxOpenFiles)
+	}
+}

@@ -94,7 +94,7 @@ type Options struct {
 	// only) bounds the files the stores and raft logs keep open: past it
 	// the least recently used idle ones are closed and opened again on
 	// their next use (jetstream_fdbudget.go). 0 is the default: a quarter
-	// of RLIMIT_NOFILE, at least 256 and at most 4096.
+	// of RLIMIT_NOFILE, at least 256 and at most 1024.
 	JetStreamMaxOpenFiles int `json:"-"`
 
 	PidFile      string `json:"-"`
