@@ -2,6 +2,7 @@ package vfs
 
 import (
 	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/nats-io/nats-server/v2/internal/fdlru"
@@ -18,13 +19,14 @@ import (
 // cannot be missed by an fsync on a descriptor opened after it. The limit
 // is soft: it is exceeded only by files in use or holding unsynced writes.
 //
-// A file must not be renamed or removed while it is still used through a
-// Pool: its next reopen would fail (the stores close a file before they
-// remove or rename it).
+// A file is opened again by its path: the pool follows removals and
+// renames made through it (pool_names.go), as a descriptor would.
 type Pool struct {
 	base    FS
 	mu      lockorder.Mutex[lockorder.Pool]
 	lru     *fdlru.LRU[*poolFile]
+	byName  map[string][]*poolFile // open files by clean path (pool_names.go)
+	byDir   map[string]int         // open files below each directory
 	reopens atomic.Uint64
 }
 
@@ -58,13 +60,14 @@ func (p *Pool) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	if err != nil {
 		return nil, err
 	}
-	pf := &poolFile{pool: p, name: name, flag: flag &^ (os.O_CREATE | os.O_EXCL | os.O_TRUNC),
+	pf := &poolFile{pool: p, name: name, path: filepath.Clean(name), flag: flag &^ (os.O_CREATE | os.O_EXCL | os.O_TRUNC),
 		append: flag&os.O_APPEND != 0}
 	if r, ok := p.base.(reopener); ok {
 		pf.tag = r.handleTag(f)
 	}
 	p.mu.Lock()
 	pf.e = p.lru.Add(pf)
+	p.register(pf)
 	p.lru.Pin(pf.e)
 	pf.f = f
 	victims := p.take(p.lru.Opened(pf.e))
@@ -74,10 +77,7 @@ func (p *Pool) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	return pf, nil
 }
 
-func (p *Pool) Remove(name string) error             { return p.base.Remove(name) }
-func (p *Pool) RemoveAll(name string) error          { return p.base.RemoveAll(name) }
-func (p *Pool) Rename(oldname, newname string) error { return p.base.Rename(oldname, newname) }
-func (p *Pool) Link(oldname, newname string) error   { return p.base.Link(oldname, newname) }
+func (p *Pool) Link(oldname, newname string) error { return p.base.Link(oldname, newname) }
 func (p *Pool) MkdirAll(dir string, perm os.FileMode) error {
 	return p.base.MkdirAll(dir, perm)
 }
@@ -107,11 +107,11 @@ func (m *MemFS) reopen(name string, flag int, tag uint64) (File, error) {
 }
 
 // openAgain opens f's file again after the budget closed it.
-func (p *Pool) openAgain(f *poolFile) (File, error) {
+func (p *Pool) openAgain(f *poolFile, path string) (File, error) {
 	if r, ok := p.base.(reopener); ok {
-		return r.reopen(f.name, f.flag, f.tag)
+		return r.reopen(path, f.flag, f.tag)
 	}
-	return p.base.OpenFile(f.name, f.flag, 0)
+	return p.base.OpenFile(path, f.flag, 0)
 }
 
 // take detaches the open files of the victims the LRU chose (p.mu held).

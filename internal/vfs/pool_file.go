@@ -12,7 +12,7 @@ import (
 // when the budget closed it) and unpins it when done.
 type poolFile struct {
 	pool   *Pool
-	name   string
+	name   string // as opened (Name)
 	flag   int    // to open it again
 	append bool   // O_APPEND: Write appends
 	tag    uint64 // the base's handle generation (MemFS)
@@ -22,7 +22,12 @@ type poolFile struct {
 	e      *fdlru.Entry[*poolFile] // pool.mu
 	f      File                    // pool.mu; nil while closed
 	closed bool                    // pool.mu: Close was called
-	pos    atomic.Int64            // Write's offset (without O_APPEND)
+	// path (pool.mu) is where it is opened again: name cleaned, then
+	// renamed along; orphaned (pool.mu) says its name was removed, so it
+	// stays pinned, open, until its Close.
+	path     string
+	orphaned bool
+	pos      atomic.Int64 // Write's offset (without O_APPEND)
 }
 
 // pin marks f in use and returns its open file, opening it again when
@@ -37,12 +42,12 @@ func (f *poolFile) pin() (File, uint64, error) {
 		return nil, 0, os.ErrClosed
 	}
 	reopen := p.lru.Pin(f.e)
-	file, gen := f.f, p.lru.SyncBegin(f.e)
+	file, gen, path := f.f, p.lru.SyncBegin(f.e), f.path
 	p.mu.Unlock()
 	if !reopen {
 		return file, gen, nil
 	}
-	file, err := p.openAgain(f)
+	file, err := p.openAgain(f, path)
 	p.mu.Lock()
 	var victims []File
 	if err != nil {
@@ -154,6 +159,9 @@ func (f *poolFile) Close() error {
 	}
 	f.closed = true
 	p.lru.Remove(f.e)
+	if !f.orphaned {
+		p.unregister(f)
+	}
 	file := f.f
 	f.f = nil
 	p.mu.Unlock()

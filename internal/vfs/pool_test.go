@@ -215,3 +215,94 @@ func TestPoolHandleDiesWithCrash(t *testing.T) {
 		t.Fatalf("write through an open pre-crash handle: %v", err)
 	}
 }
+
+// evictAll opens and syncs n other files so that every idle file of p
+// has been closed by the budget (limit 1).
+func evictAll(t *testing.T, p *Pool, dir string) {
+	t.Helper()
+	f, err := p.OpenFile(filepath.Join(dir, "evictor"), os.O_RDWR|os.O_CREATE, 0o640)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
+
+func readPooled(t *testing.T, f File, n int) string {
+	t.Helper()
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, 0)
+	if err != nil && m != n {
+		t.Fatalf("read %s: %v", f.Name(), err)
+	}
+	return string(buf[:m])
+}
+
+// The pool follows what happens to the names of its files as a
+// descriptor would: a file removed while open (an unnamed scratch file)
+// stays readable, a renamed file or directory is opened again at its new
+// path, a file replaced by a rename keeps its old content, and RemoveAll
+// leaves the files open under it usable.
+func TestPoolFollowsNames(t *testing.T) {
+	for _, base := range []FS{Default, NewMem()} {
+		dir := t.TempDir()
+		if _, ok := base.(*MemFS); ok {
+			dir = "/pool"
+		}
+		if err := base.MkdirAll(filepath.Join(dir, "sub"), 0o750); err != nil {
+			t.Fatal(err)
+		}
+		p := NewPool(base, 1)
+		open := func(name, data string) File {
+			f, err := p.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteAt([]byte(data), 0)
+			f.Sync()
+			return f
+		}
+		unnamed, moved, inDir, replaced, gone := open("unnamed", "u1"), open("moved", "m1"), open("sub/f", "s1"), open("target", "t1"), open("sub/g", "g1")
+		if err := p.Remove(unnamed.Name()); err != nil {
+			t.Fatal(err)
+		}
+		evictAll(t, p, dir)
+		if got := readPooled(t, unnamed, 2); got != "u1" {
+			t.Fatalf("%T: a removed file still open reads %q", base, got)
+		}
+		if err := p.Rename(filepath.Join(dir, "moved"), filepath.Join(dir, "moved2")); err != nil {
+			t.Fatal(err)
+		}
+		sub := "sub"
+		if base == Default { // MemFS renames no directories
+			if err := p.Rename(filepath.Join(dir, "sub"), filepath.Join(dir, "sub2")); err != nil {
+				t.Fatal(err)
+			}
+			sub = "sub2"
+		}
+		other := open("other", "o1")
+		if err := p.Rename(other.Name(), replaced.Name()); err != nil {
+			t.Fatal(err)
+		}
+		evictAll(t, p, dir)
+		for f, want := range map[File]string{moved: "m1", inDir: "s1", replaced: "t1", other: "o1", gone: "g1"} {
+			if got := readPooled(t, f, 2); got != want {
+				t.Fatalf("%T: %s reads %q, want %q", base, f.Name(), got, want)
+			}
+		}
+		if err := p.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+		evictAll(t, p, dir)
+		if got := readPooled(t, gone, 2); got != "g1" {
+			t.Fatalf("%T: a file open under a removed directory reads %q", base, got)
+		}
+		for _, f := range []File{unnamed, moved, inDir, replaced, gone, other} {
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, open, _ := p.Stats(); open != 0 || len(p.byName) != 0 || len(p.byDir) != 0 {
+			t.Fatalf("%T: after every Close: open %d, names %v, dirs %v", base, open, p.byName, p.byDir)
+		}
+	}
+}
