@@ -16,8 +16,9 @@ type poolFile struct {
 	flag   int    // to open it again
 	append bool   // O_APPEND: Write appends
 	tag    uint64 // the base's handle generation (MemFS)
-	// mu serializes the pins, so one of them opens the file again while
-	// the others wait; no I/O but that open runs under it.
+	// mu serializes the pins of a closed file (pinSlow), so one of them
+	// opens it again while the others wait; no I/O but that open runs
+	// under it.
 	mu     lockorder.Mutex[lockorder.PoolFile]
 	e      *fdlru.Entry[*poolFile] // pool.mu
 	f      File                    // pool.mu; nil while closed
@@ -33,6 +34,21 @@ type poolFile struct {
 // pin marks f in use and returns its open file, opening it again when
 // the budget closed it, and the write count a sync starts from.
 func (f *poolFile) pin() (File, uint64, error) {
+	p := f.pool
+	p.mu.Lock()
+	if !f.closed && f.e.IsOpen() { // the common case: one lock
+		p.lru.Pin(f.e)
+		file, gen := f.f, p.lru.SyncBegin(f.e)
+		p.mu.Unlock()
+		return file, gen, nil
+	}
+	p.mu.Unlock()
+	return f.pinSlow()
+}
+
+// pinSlow is pin for a file that may have to be opened again: f.mu lets
+// one pin open it while the others wait.
+func (f *poolFile) pinSlow() (File, uint64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p := f.pool
