@@ -14,9 +14,9 @@ import (
 // (internal/vfs Pool, policy internal/fdlru). Busy streams keep their
 // files; the limit is soft (files in use or with unsynced writes stay
 // open over it).
-const (
-	minDefaultOpenFiles = 256  // floor of the derived default
-	maxDefaultOpenFiles = 1024 // ceiling of the derived default
+var (
+	minDefaultOpenFiles uint64 = 256  // floor of the derived default
+	maxDefaultOpenFiles uint64 = 1024 // ceiling of the derived default (tests lower both)
 )
 
 // maxOpenFiles is the budget: the configured one, or a quarter of the

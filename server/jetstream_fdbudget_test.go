@@ -142,3 +142,14 @@ func TestMaxOpenFilesJszAndReload(t *testing.T) {
 		t.Fatalf("after the reload jsz max_open_files %d, want 8", info.MaxOpenFiles)
 	}
 }
+
+// A snapshot catch-up with every server's budget at 2 files: the leader
+// expands its linked snapshot into an unnamed file (created, then removed,
+// read through its handle while it is sent), which the budget must keep
+// open; opened again by its name it was gone ("sending-N.snap: no such
+// file or directory") and the replica never caught up.
+func TestJetStreamClusterSnapshotCatchupFileBudget(t *testing.T) {
+	setForTest(t, &minDefaultOpenFiles, 2)
+	setForTest(t, &maxDefaultOpenFiles, 2)
+	testSnapshotCatchup(t, jetstream.StreamConfig{Name: "SNAP", Subjects: []string{"snap.>"}, Replicas: 3})
+}
