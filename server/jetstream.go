@@ -73,6 +73,7 @@ func (s *Server) enableJetStream() error {
 	if js.fs == nil {
 		js.fs = vfs.Default
 	}
+	js.fs = budgetFS(js.fs, o)
 	if err := vfs.MkdirAllSynced(js.fs, js.storeDir, 0o750); err != nil {
 		return fmt.Errorf("could not create storage directory %q: %v", js.storeDir, err)
 	}

@@ -21,6 +21,12 @@ type JSInfo struct {
 	// asleep (quiescent: no ticks, no heartbeats); Tern only.
 	RaftGroups      int `json:"raft_groups,omitempty"`
 	RaftGroupsQuiet int `json:"raft_groups_quiescent,omitempty"`
+	// MaxOpenFiles is the stores' open-file budget (jetstream {
+	// max_open_files }), OpenFiles the files open under it and
+	// FileReopens how often a file it closed was opened again; Tern only.
+	MaxOpenFiles int    `json:"max_open_files,omitempty"`
+	OpenFiles    int    `json:"open_files,omitempty"`
+	FileReopens  uint64 `json:"file_reopens,omitempty"`
 }
 
 // JetStreamStats is what the server's streams hold, and its API counts.
@@ -90,6 +96,7 @@ func (s *Server) jsz() *JSInfo {
 		}
 	}
 	info.RaftGroups, info.RaftGroupsQuiet = s.raftGroupsAsleep()
+	js.openFilesStats(info)
 	if jc := js.cluster; jc != nil {
 		info.Meta = &MetaClusterInfo{Name: o.Cluster.Name, Leader: jc.metaLeaderName()}
 		_, info.Meta.ClusterSize = jc.metaGroup()

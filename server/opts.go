@@ -90,6 +90,12 @@ type Options struct {
 	// file stream; 0 is the default (1 hour). The first pass starts one
 	// interval after the server.
 	JetStreamScrubInterval time.Duration `json:"-"`
+	// JetStreamMaxOpenFiles (jetstream { max_open_files: 1024 }, Tern
+	// only) bounds the files the stores and raft logs keep open: past it
+	// the least recently used idle ones are closed and opened again on
+	// their next use (jetstream_fdbudget.go). 0 is the default: a quarter
+	// of RLIMIT_NOFILE, at least 256 and at most 1024.
+	JetStreamMaxOpenFiles int `json:"-"`
 
 	PidFile      string `json:"-"`
 	PortsFileDir string `json:"-"`

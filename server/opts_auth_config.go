@@ -318,6 +318,10 @@ func (o *Options) parseJetStream(ce *configErrors, tk any) {
 			}
 		case "scrub_interval": // Tern only
 			o.JetStreamScrubInterval = asDuration(ce, v)
+		case "max_open_files": // Tern only: jetstream_fdbudget.go
+			if o.JetStreamMaxOpenFiles = asInt(ce, v); o.JetStreamMaxOpenFiles <= 0 {
+				ce.errf(v, "max_open_files must be a positive number of files")
+			}
 		case "limits":
 			o.parseJetStreamLimits(ce, v)
 		default:

@@ -248,7 +248,7 @@ var implementedOptions = []string{
 	"LameDuckDuration", "LameDuckGracePeriod", "NoHeaderSupport",
 	"DontListen", "Routes", "RoutesStr", "JetStream", "JetStreamMaxMemory",
 	"JetStreamMaxStore", "JetStreamDomain", "StoreDir", "SyncInterval",
-	"SyncAlways", "JetStreamStaleDirectReads", "JetStreamScrubRate", "JetStreamScrubInterval", "PidFile", "PortsFileDir", "LogFile", "LogSizeLimit",
+	"SyncAlways", "JetStreamStaleDirectReads", "JetStreamScrubRate", "JetStreamScrubInterval", "JetStreamMaxOpenFiles", "PidFile", "PortsFileDir", "LogFile", "LogSizeLimit",
 	"LogMaxFiles", "Syslog", "RemoteSyslog", "Tags", "CheckConfig",
 	"Cluster.Name", "Cluster.Host", "Cluster.Port", "Cluster.Advertise",
 	"Cluster.NoAdvertise", "Cluster.ConnectRetries", "Cluster.PoolSize",

@@ -27,6 +27,7 @@ func validateLimits(o *Options) error {
 		{"log_max_num", o.LogMaxFiles},
 		{"cluster connect_retries", int64(o.Cluster.ConnectRetries)},
 		{"sync_interval", int64(o.SyncInterval)},
+		{"max_open_files", int64(o.JetStreamMaxOpenFiles)},
 	}
 	for _, l := range ints {
 		if l.v < 0 {

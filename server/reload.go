@@ -55,6 +55,7 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	nw.inFlags = cur.inFlags
 	s.opts.Store(nw)
 	s.maxPending.Store(nw.MaxPending)
+	s.reloadOpenFiles(nw)
 	s.auth.Store(buildAuth(nw))
 	s.reauthorizeClients()
 	s.ConfigureLogger()

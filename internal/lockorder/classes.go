@@ -40,6 +40,8 @@ const (
 	cAccounts
 	cClosedRing
 	cPanicLog
+	cPoolFile
+	cPool
 	cMemFS
 	cLogging
 	cLogger
@@ -86,6 +88,8 @@ var classes = [numClasses]struct {
 	cAccounts:      {"accounts.mu", int(cAccounts)},
 	cClosedRing:    {"closedRing.mu", int(cClosedRing)},
 	cPanicLog:      {"panicLog.mu", int(cPanicLog)},
+	cPoolFile:      {"vfs.poolFile.mu", int(cPoolFile)},
+	cPool:          {"vfs.Pool.mu", int(cPool)},
 	cMemFS:         {"vfs.MemFS.mu", int(cMemFS)},
 	cLogging:       {"logging.mu", int(cLogging)},
 	cLogger:        {"logger.Logger.mu", int(cLogger)},
@@ -127,6 +131,8 @@ type (
 	Accounts      struct{} // server.accounts
 	ClosedRing    struct{} // server.closedRing
 	PanicLog      struct{} // server.panicLog
+	PoolFile      struct{} // vfs.poolFile
+	Pool          struct{} // vfs.Pool
 	MemFS         struct{} // vfs.MemFS
 	Logging       struct{} // server.logging
 	Logger        struct{} // logger.Logger
@@ -169,6 +175,8 @@ func (Sublist) id() classID       { return cSublist }
 func (Accounts) id() classID      { return cAccounts }
 func (ClosedRing) id() classID    { return cClosedRing }
 func (PanicLog) id() classID      { return cPanicLog }
+func (PoolFile) id() classID      { return cPoolFile }
+func (Pool) id() classID          { return cPool }
 func (MemFS) id() classID         { return cMemFS }
 func (Logging) id() classID       { return cLogging }
 func (Logger) id() classID        { return cLogger }

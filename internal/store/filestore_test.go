@@ -22,6 +22,11 @@ func init() {
 	storeFactories["file-mem"] = func(t *testing.T, l StoreLimits) StreamStore {
 		return mustOpenFileStore(t, vfs.NewMem(), "/store", FileStoreConfig{BlockSize: 4096}, l)
 	}
+	// Under an open-file budget of one (vfs.Pool): the block, index and
+	// reader files closed between uses and opened again by the next one.
+	storeFactories["file-pooled"] = func(t *testing.T, l StoreLimits) StreamStore {
+		return mustOpenFileStore(t, vfs.NewPool(vfs.Default, 1), t.TempDir(), FileStoreConfig{BlockSize: 4096}, l)
+	}
 }
 
 func mustOpenFileStore(t testing.TB, fsys vfs.FS, dir string, cfg FileStoreConfig, l StoreLimits) *fileStore {

@@ -149,9 +149,13 @@ func (m *MemFS) FlipBit(name string, offset int64, bit uint) {
 }
 
 func (m *MemFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	name = filepath.Clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.openLocked(name, flag)
+}
+
+func (m *MemFS) openLocked(name string, flag int) (File, error) {
+	name = filepath.Clean(name)
 	if err := m.check("open", name); err != nil {
 		return nil, err
 	}

@@ -78,7 +78,12 @@ func (osFS) SyncDir(dir string) error {
 // at the same time: on the operating system's file system concurrent
 // fsyncs share one journal commit; the in-memory file system of tests and
 // the simulator gets one order.
-func SyncsInParallel(fs FS) bool { return fs == Default }
+func SyncsInParallel(fs FS) bool {
+	if p, ok := fs.(*Pool); ok {
+		fs = p.base
+	}
+	return fs == Default
+}
 
 // MkdirAllSynced makes dir and any missing parents, and syncs the
 // directory holding each one it made, so that they survive a power loss

@@ -26,6 +26,7 @@ type walModel struct {
 	t       *testing.T
 	rng     *rand.Rand
 	fs      *vfs.MemFS
+	pooled  bool // the WAL's files under a budget of one open file (vfs.Pool)
 	w       *WAL
 	opts    Options
 	cur     mstate
@@ -56,11 +57,30 @@ func TestWALRandomModel(t *testing.T) {
 	}
 }
 
-func runModel(t *testing.T, seed uint64, steps int) {
+// The same model with every segment file under an open-file budget of
+// one: files closed by the budget between uses, opened again by the next
+// read, write or sync, must change nothing the WAL promises.
+func TestWALRandomModelPooled(t *testing.T) {
+	for seed := range 20 {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) { runModelWith(t, uint64(seed), 400, true) })
+	}
+}
+
+// files is the file system the WAL is opened on.
+func (m *walModel) files() vfs.FS {
+	if m.pooled {
+		return vfs.NewPool(m.fs, 1)
+	}
+	return m.fs
+}
+
+func runModel(t *testing.T, seed uint64, steps int) { runModelWith(t, seed, steps, false) }
+
+func runModelWith(t *testing.T, seed uint64, steps int, pooled bool) {
 	rng := rand.New(rand.NewPCG(seed, 7))
-	m := &walModel{t: t, rng: rng, fs: vfs.NewMem(), term: 1,
+	m := &walModel{t: t, rng: rng, fs: vfs.NewMem(), term: 1, pooled: pooled,
 		opts: Options{SegmentSize: int64(300 + rng.IntN(4000)), Logf: func(string, ...any) {}}}
-	m.w = mustOpen(t, m.fs, memDir, m.opts)
+	m.w = mustOpen(t, m.files(), memDir, m.opts)
 	m.durable()
 	for step := 0; step < steps; step++ {
 		if err := m.step(); err != nil {
@@ -244,7 +264,7 @@ func (m *walModel) crash() {
 	} else {
 		m.fs.CrashKeep(func(_ string, n int) int { return m.rng.IntN(n + 1) })
 	}
-	m.w = mustOpen(m.t, m.fs, memDir, m.opts)
+	m.w = mustOpen(m.t, m.files(), memDir, m.opts)
 	m.cur = m.match(m.since)
 	m.pending = m.cur.hs
 	m.durable()
@@ -261,7 +281,7 @@ func (m *walModel) reopen() {
 		m.t.Fatalf("close: %v", err)
 	}
 	m.cur.hs = m.pending
-	m.w = mustOpen(m.t, m.fs, memDir, m.opts)
+	m.w = mustOpen(m.t, m.files(), memDir, m.opts)
 	m.cur = m.match([]mstate{m.cur})
 	m.durable()
 }
