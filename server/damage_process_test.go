@@ -325,7 +325,10 @@ func repairBlocksOf(dir string) []string {
 
 // walSegment is the largest raft log segment of the stream DMG on server i.
 func (r *damageRig) walSegment(i int) string {
-	segs, _ := filepath.Glob(filepath.Join(r.dirs[i], "jetstream", "_raft_", "S-"+globalAccountName+"-DMG", "wal", "*"))
+	gdir := filepath.Join(r.dirs[i], "jetstream", "_raft_", "S-"+globalAccountName+"-DMG")
+	segs, _ := filepath.Glob(filepath.Join(gdir, "wal", "*.wal")) // an earlier server's layout
+	more, _ := filepath.Glob(filepath.Join(gdir, "*.wal"))
+	segs = append(segs, more...)
 	var best string
 	var size int64
 	for _, p := range segs {

@@ -190,7 +190,7 @@ func TestJetStreamClusterGroupDirMoveCrash(t *testing.T) {
 			c.startAllLogged(t)
 			a.checkHolds(t, c)
 			for _, d := range dirs {
-				if exists(filepath.Join(d, oldName)) || !exists(filepath.Join(d, newName, "wal")) {
+				if exists(filepath.Join(d, oldName)) || !groupDirHasLog(filepath.Join(d, newName)) {
 					t.Fatalf("%s: the group directory was not moved", d)
 				}
 			}

@@ -239,7 +239,7 @@ func TestJetStreamClusterGroupDirMovedToNewName(t *testing.T) {
 		}
 	}
 	for _, d := range dirs {
-		if exists(filepath.Join(d, oldName)) || !exists(filepath.Join(d, newName, "wal")) || !exists(filepath.Join(d, newName+".logmark")) {
+		if exists(filepath.Join(d, oldName)) || !groupDirHasLog(filepath.Join(d, newName)) || !exists(filepath.Join(d, newName+".logmark")) {
 			t.Fatalf("%s: the group directory was not moved", d)
 		}
 	}
@@ -321,7 +321,7 @@ func TestJetStreamClusterGroupDirOfCollidingStreams(t *testing.T) {
 		}
 	}
 	for _, d := range dirs {
-		if !exists(filepath.Join(d, legacy, "wal")) || exists(filepath.Join(d, legacy, ownerFile)) {
+		if !groupDirHasLog(filepath.Join(d, legacy)) || exists(filepath.Join(d, legacy, ownerFile)) {
 			t.Fatalf("%s: the shared directory was changed", d)
 		}
 	}

@@ -81,7 +81,13 @@ type localSnapKind interface {
 // openWALLogKind is openWALLog for a state machine with a local snapshot
 // kind.
 func openWALLogKind(fs vfs.FS, dir string, syncEvery time.Duration, logf func(string, ...any), kind localSnapKind) (*walLog, error) {
-	w, err := wal.Open(fs, walDir(dir), wal.Options{Logf: logf, ParallelSync: vfs.SyncsInParallel(fs)})
+	return openWALLogAt(fs, dir, walDir(dir), syncEvery, logf, kind)
+}
+
+// openWALLogAt opens the log of the group directory dir with its segments
+// in logDir (raft_log_layout.go).
+func openWALLogAt(fs vfs.FS, dir, logDir string, syncEvery time.Duration, logf func(string, ...any), kind localSnapKind) (*walLog, error) {
+	w, err := wal.Open(fs, logDir, wal.Options{Logf: logf, ParallelSync: vfs.SyncsInParallel(fs)})
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 // A new stream's replica makes its group directory, the incarnation record
-// and the log's directory without fsyncing each one after the other
+// and the log's first segment without fsyncing each one after the other
 // (seven fsyncs in a row were half of a stream create's time): the fsyncs
 // they need are handed to the group's log, which runs them together with
 // its first fsync (walLog.fsync). The raft driver syncs the log before the
@@ -24,15 +24,19 @@ import (
 type pendingSyncs []func() error
 
 // makeGroupDir makes a group directory with its incarnation record (the
-// empty file named marker, stream_incarnation.go) and the log's directory,
-// and returns the fsyncs that make them durable: the directory holding
-// each one made. The record is empty (a hard link to one empty file,
-// stream_incarnation_link.go): its directory's fsync makes it durable, no
-// fsync of its own is needed.
+// empty file named marker, stream_incarnation.go), and returns the fsyncs
+// that make them durable: the directory holding each directory made, and
+// dir itself when it was there already. The record is empty (a hard link
+// to one empty file, stream_incarnation_link.go): its directory's fsync
+// makes it durable, no fsync of its own is needed. A directory made here
+// is new: the group's log opens in it (raft_log_layout.go), creating its
+// first segment, and the log's first fsync syncs the directory with that
+// segment (wal.syncFiles), the record (and owner mark) made before it
+// included. One fsync of the directory covers all its new entries.
 func (js *jetStream) makeGroupDir(dir, marker string) (pendingSyncs, error) {
 	fs := js.fs
 	js.ensureIncarnationSource() // stream_incarnation_link.go
-	parents, err := vfs.MkdirAllUnsynced(fs, walDir(dir), 0o750)
+	parents, err := vfs.MkdirAllUnsynced(fs, dir, 0o750)
 	if err != nil {
 		return nil, err
 	}
@@ -41,15 +45,13 @@ func (js *jetStream) makeGroupDir(dir, marker string) (pendingSyncs, error) {
 	}
 	var p pendingSyncs
 	for _, d := range parents {
-		if d != dir { // dir is synced below in any case
-			p = append(p, func() error { return fs.SyncDir(d) })
-		}
+		p = append(p, func() error { return fs.SyncDir(d) })
 	}
-	return append(p, func() error { return fs.SyncDir(dir) }), nil
+	if len(parents) == 0 { // dir was there (with a log, perhaps): the log may create no segment
+		p = append(p, func() error { return fs.SyncDir(dir) })
+	}
+	return p, nil
 }
-
-// walDir is the directory of a group's write-ahead log.
-func walDir(groupDir string) string { return filepath.Join(groupDir, "wal") }
 
 // run runs every sync, at the same time when parallel (on the operating
 // system's file system concurrent fsyncs share a journal commit), and

@@ -14,7 +14,7 @@ import (
 
 // A group directory records the stream it was made for (its assignment's
 // creation time) in the name of an empty file, "incarnation-<unix nanos>":
-// the directory's fsync, owed in any case for the log's directory, makes
+// the directory's fsync, owed in any case for the log's first segment, makes
 // it durable, where a file holding the time needed a write and an fsync
 // of its own (a data fsync, the slowest of a create's first-write round).
 // Directories made before hold a file "incarnation" with the time in it;
@@ -55,7 +55,7 @@ func judgeIncarnation(names []string, want string) incarnationVerdict {
 // synced yet: the fsyncs it owes are returned, for the group's log to run
 // with its first (raft_log_pending.go). A directory made from nothing (none
 // was there, or an earlier stream's was removed) is a fresh one: it holds
-// nothing but the empty log's directory and the record.
+// nothing but the empty log and the record.
 func (js *jetStream) checkIncarnation(sa *streamAssignment) (owed pendingSyncs, fresh bool, err error) {
 	dir := js.groupDir(sa)
 	want := strconv.FormatInt(sa.Created.UnixNano(), 10)

@@ -14,7 +14,7 @@ import (
 // TestIncarnationRecordsShareOneFile: the incarnation records of new group
 // directories are hard links to one empty file (no inode made per
 // replica), and survive a power loss once their directories' owed fsyncs
-// ran, like the files they replace.
+// ran with their logs' first, like the files they replace.
 func TestIncarnationRecordsShareOneFile(t *testing.T) {
 	js, mem := memJetStream(t)
 	var made int
@@ -25,19 +25,20 @@ func TestIncarnationRecordsShareOneFile(t *testing.T) {
 		return nil
 	})
 	var sas []*streamAssignment
+	var owes []pendingSyncs
 	for i, name := range []string{"L1", "L2", "L3"} {
 		sa := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: name}, Created: time.Unix(int64(20+i), 0)}
 		owed, fresh, err := js.checkIncarnation(sa)
 		if err != nil || !fresh {
 			t.Fatalf("%s: fresh %v err %v", name, fresh, err)
 		}
-		if err := owed.run(false); err != nil {
-			t.Fatal(err)
-		}
-		sas = append(sas, sa)
+		sas, owes = append(sas, sa), append(owes, owed)
 	}
 	if made != 0 {
 		t.Fatalf("%d record files made, want links only", made)
+	}
+	for i, sa := range sas {
+		firstLogFsync(t, mem, js.groupDir(sa), owes[i])
 	}
 	mem.Crash()
 	for _, sa := range sas {
@@ -87,9 +88,7 @@ func TestIncarnationRecordWithoutLinks(t *testing.T) {
 	if err != nil || !fresh {
 		t.Fatalf("fresh %v err %v", fresh, err)
 	}
-	if err := owed.run(false); err != nil {
-		t.Fatal(err)
-	}
+	firstLogFsync(t, mem, js.groupDir(sa), owed)
 	mem.Crash()
 	if owed, fresh, err := js.checkIncarnation(sa); err != nil || fresh || owed != nil {
 		t.Fatalf("after a power loss: owed %d fresh %v err %v (want the record kept)", len(owed), fresh, err)

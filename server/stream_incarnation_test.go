@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
 
@@ -51,10 +52,10 @@ func writeMemFile(t *testing.T, mem *vfs.MemFS, name, data string) {
 }
 
 // TestStreamIncarnationSurvivesPowerLoss: once a new group directory's
-// owed fsyncs ran (with the log's first fsync, before the group says or
-// applies anything), a power loss keeps its incarnation record, so the
-// replica keeps its log when it starts again; before them the directory
-// may vanish, and is made again.
+// owed fsyncs ran with the log's first fsync (before the group says or
+// applies anything), a power loss keeps its incarnation record and its
+// log, so the replica keeps them when it starts again; before them the
+// directory may vanish, and is made again.
 func TestStreamIncarnationSurvivesPowerLoss(t *testing.T) {
 	js, mem := memJetStream(t)
 	sa := &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "INC"}, Created: time.Unix(7, 0)}
@@ -69,15 +70,25 @@ func TestStreamIncarnationSurvivesPowerLoss(t *testing.T) {
 	if owed, fresh, err = js.checkIncarnation(sa); err != nil || !fresh {
 		t.Fatalf("made again: fresh %v err %v", fresh, err)
 	}
-	if err := owed.run(false); err != nil {
+	l, err := openGroupLog(mem, js.groupDir(sa), 0, t.Logf)
+	if err != nil {
 		t.Fatal(err)
 	}
+	l.owed = owed
+	if err := errors.Join(l.Save(nil, nil, &raft.HardState{Term: 3, Vote: 1}), l.Sync()); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
 	mem.Crash()
 	if owed, fresh, err = js.checkIncarnation(sa); err != nil || fresh || owed != nil {
-		t.Fatalf("after the owed fsyncs and a power loss: owed %d fresh %v err %v (want the directory kept)", len(owed), fresh, err)
+		t.Fatalf("after the log's first fsync and a power loss: owed %d fresh %v err %v (want the directory kept)", len(owed), fresh, err)
 	}
-	if _, err := mem.Stat(walDir(js.groupDir(sa))); err != nil {
-		t.Fatalf("the log's directory is gone: %v", err)
+	if l, err = openGroupLog(mem, js.groupDir(sa), 0, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if hs, _, _ := l.InitialState(); hs.Term != 3 || hs.Vote != 1 {
+		t.Fatalf("the log lost its vote: %+v", hs)
 	}
 	renewed := *sa
 	renewed.Created = time.Unix(8, 0)

@@ -34,7 +34,7 @@ type logLossDamage func(t *testing.T, gdir string, sizes map[string]int64)
 
 func TestJetStreamClusterLostRaftLogDir(t *testing.T) {
 	testLogLoss(t, func(t *testing.T, gdir string, _ map[string]int64) {
-		if err := os.RemoveAll(walDir(gdir)); err != nil {
+		if err := removeGroupLog(vfs.Default, gdir); err != nil { // either layout
 			t.Fatal(err)
 		}
 	})
@@ -50,7 +50,7 @@ func TestJetStreamClusterLostRaftGroupDir(t *testing.T) {
 
 func TestJetStreamClusterCutRaftLogTail(t *testing.T) {
 	testLogLoss(t, func(t *testing.T, gdir string, sizes map[string]int64) {
-		cutLogTail(t, walDir(gdir), sizes)
+		cutLogTail(t, testLogDir(t, gdir), sizes)
 	})
 }
 
@@ -139,7 +139,7 @@ func runLogLoss(t *testing.T, c *jsTestCluster, dir string, steps logLossSteps, 
 	if steps.stopped != nil {
 		steps.stopped()
 	}
-	sizes := walSizes(t, walDir(dir))
+	sizes := walSizes(t, testLogDir(t, dir))
 	steps.write()
 	if steps.crash != nil {
 		steps.crash()

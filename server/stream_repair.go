@@ -152,7 +152,7 @@ func (js *jetStream) repairTerm(sa *streamAssignment, rs repairState) error {
 	if rs.floor.IsZero() {
 		return nil
 	}
-	return raiseTerm(js.fs, filepath.Join(js.groupDir(sa), "wal"), rs.term, js.srv.Errorf)
+	return raiseGroupTerm(js.fs, js.groupDir(sa), rs.term, js.srv.Errorf)
 }
 
 // raiseTerm stores term+1 and no vote in the log at dir when its stored
@@ -185,7 +185,10 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 		return err
 	}
 	dir := js.groupDir(sa)
-	for _, name := range []string{"wal", snapsDir, snapshotFile, snapshotFile + ".tmp"} {
+	if err := removeGroupLog(js.fs, dir); err != nil { // either layout (raft_log_layout.go)
+		return err
+	}
+	for _, name := range []string{snapsDir, snapshotFile, snapshotFile + ".tmp"} {
 		if err := vfs.RemoveAllSynced(js.fs, filepath.Join(dir, name)); err != nil {
 			return err
 		}
@@ -195,7 +198,7 @@ func (js *jetStream) discardGroup(sa *streamAssignment, hs raft.HardState, rs re
 	if hs.Term == 0 {
 		return nil
 	}
-	w, err := wal.Open(js.fs, filepath.Join(dir, "wal"), wal.Options{Logf: js.srv.Errorf})
+	w, err := wal.Open(js.fs, dir, wal.Options{Logf: js.srv.Errorf}) // the log in the directory itself
 	if err != nil {
 		return err
 	}
@@ -251,7 +254,7 @@ func (jsa *jsAccount) startStreamGroup(sa *streamAssignment, mset *stream, how r
 		}
 	}
 	for attempt := 0; ; attempt++ {
-		log, err := openWALLogKind(js.fs, js.groupDir(sa), syncEvery, s.Errorf, linkedSnapKind{})
+		log, err := openGroupLog(js.fs, js.groupDir(sa), syncEvery, s.Errorf) // raft_log_layout.go
 		var hs raft.HardState
 		var last raft.LogPosition // the log's last entry, before anything is restored from it
 		if err == nil {

@@ -35,7 +35,7 @@ import (
 // caught up with a leader).
 func (js *jetStream) retireGroupDir(sa *streamAssignment) {
 	dir := js.groupDir(sa)
-	if !js.exists(walDir(dir)) && !js.exists(filepath.Join(dir, snapshotFile)) {
+	if !js.hasGroupLog(dir) && !js.exists(filepath.Join(dir, snapshotFile)) {
 		return // no log: nothing acknowledged here
 	}
 	var prior repairState
@@ -46,7 +46,7 @@ func (js *jetStream) retireGroupDir(sa *streamAssignment) {
 	}
 	var hs raft.HardState
 	var last raft.LogPosition
-	if log, err := openWALLogKind(js.fs, dir, 0, js.srv.Errorf, linkedSnapKind{}); err == nil {
+	if log, err := openGroupLog(js.fs, dir, 0, js.srv.Errorf); err == nil {
 		hs, _, _ = log.InitialState()
 		last = logLast(log)
 		log.mark.off = true // discardGroup removes the mark

@@ -203,7 +203,7 @@ func TestJetStreamClusterLeftLogRetired(t *testing.T) {
 	waitFor(t, 15*time.Second, "the replica that left stopped", func() bool { return c.replicaOn(cc, "LR") == nil })
 	jsC := cc.js.Load()
 	dir := jsC.groupDir(jsC.cluster.assignment(globalAccountName, "LR"))
-	if !jsC.exists(walDir(dir)) {
+	if !jsC.hasGroupLog(dir) {
 		t.Fatalf("the replica that left did not keep its log")
 	}
 	placeStream(t, a, cc, "LR", b, a) // the server still out

@@ -4,10 +4,12 @@
 //
 // # Files
 //
-// A WAL owns a directory of segment files named
+// A WAL keeps its segment files in a directory, named
 //
 //	<seq %020d>-<first %020d>.wal
 //
+// Files of other names in the directory are not the WAL's: it ignores them
+// (a raft group keeps its snapshot and records beside its log).
 // seq is the segment's creation number and gives the replay order; first is
 // the log index the segment was started at (informational: after a
 // TruncateFrom a later segment may start below its predecessor). Every
