@@ -63,7 +63,7 @@ func TestJetStreamClusterCutRaftLogTail(t *testing.T) {
 // and S3 elected a leader without the acknowledged messages.
 func TestJetStreamClusterCutRaftLogTailAfterCrash(t *testing.T) {
 	testLogLossCrash(t, func(t *testing.T, gdir string, sizes map[string]int64) {
-		cutLogTail(t, walDir(gdir), sizes)
+		cutLogTail(t, testLogDir(t, gdir), sizes)
 	}, true)
 }
 
