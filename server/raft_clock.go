@@ -34,6 +34,29 @@ type raftClock struct {
 	// it only after seeing idle, which only that goroutine sets.
 	kick  chan struct{}
 	ticks atomic.Uint64 // ticks made (tests)
+	// recheck: a route went away; the clock looks at node liveness as it
+	// takes the kick, not at its next tick (raftPeersChanged).
+	recheck atomic.Bool
+}
+
+// raftPeersChanged makes a running clock look at node liveness at once.
+// Idle, it looks only every raftLivePingEvery (200 ms): after a kill -9
+// one survivor learned of the death up to that much before the other,
+// its quiet groups started their election timeouts first and it won
+// about four in five of the dead server's leaderships.
+func (s *Server) raftPeersChanged() {
+	c := &s.raftClock
+	c.mu.Lock()
+	kick, live := c.kick, c.live
+	c.mu.Unlock()
+	if !live {
+		return
+	}
+	c.recheck.Store(true)
+	select {
+	case kick <- struct{}{}:
+	default:
+	}
 }
 
 // raftLivePingEvery paces the liveness PINGs (five per raftLiveTimeout).
@@ -113,9 +136,12 @@ func (s *Server) runRaftClock() {
 	for !s.shutdown.Load() {
 		select { // a manual clock may never tick again
 		case <-t.C():
-		case <-c.kick: // a group woke while the clock idled
+		case <-c.kick: // a group woke while the clock idled, or a route went
 			t.Stop()
 			t.Reset(raftTick)
+			if c.recheck.Swap(false) {
+				s.checkLiveness(false)
+			}
 			continue
 		case <-s.quit:
 		}
