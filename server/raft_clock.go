@@ -40,10 +40,12 @@ type raftClock struct {
 }
 
 // raftPeersChanged makes a running clock look at node liveness at once.
-// Idle, it looks only every raftLivePingEvery (200 ms): after a kill -9
-// one survivor learned of the death up to that much before the other,
-// its quiet groups started their election timeouts first and it won
-// about four in five of the dead server's leaderships.
+// Idle, it looked only at its next tick: up to raftLivePingEvery (200 ms)
+// later, or a raftTick after some group woke and kicked it, so after a
+// kill -9 one survivor could learn of the death ticks before the other,
+// start its quiet groups' election timeouts first and win most of the
+// dead server's leaderships (TestJetStreamClusterDeadLeadersSplitEvenly
+// once split 8/32 with per-group jitter but without this).
 func (s *Server) raftPeersChanged() {
 	c := &s.raftClock
 	c.mu.Lock()
