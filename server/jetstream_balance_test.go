@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -63,6 +64,61 @@ func TestPlanLeaderMoves(t *testing.T) {
 	if moves := planLeaderMoves("a", led[:1], leads, share, 32); len(moves) != 0 {
 		t.Fatalf("a single stream moved: %v", moves)
 	}
+}
+
+// A round's budget is the server's excess over its share, at least
+// leaderBalanceMax and at most leaderBalanceCap; with it, a server back
+// among 10,000 streams gets its share within a few rounds (at 32 per
+// round it took about 50), each round moving no more than the cap.
+func TestLeaderBalanceBudget(t *testing.T) {
+	for _, tc := range []struct {
+		excess float64
+		want   int
+	}{{-5, 32}, {0, 32}, {3.2, 32}, {32, 32}, {100.4, 101}, {511, 511}, {512, 512}, {3333.4, 512}, {1e9, 512}} {
+		if got := balanceBudget(tc.excess); got != tc.want {
+			t.Fatalf("balanceBudget(%v) = %d, want %d", tc.excess, got, tc.want)
+		}
+	}
+	// 10,000 R3 streams: a and b lead 5,000 each, c is back and leads
+	// none. Each round a and b plan from the same counts, as each server
+	// does from its own leader map.
+	peers := []string{"a", "b", "c"}
+	const n = 10000
+	var ledA, ledB []*streamAssignment
+	for i := range n {
+		sa := &streamAssignment{Config: StreamConfig{Name: fmt.Sprint(i)}, Peers: peers}
+		if i%2 == 0 {
+			ledA = append(ledA, sa)
+		} else {
+			ledB = append(ledB, sa)
+		}
+	}
+	share := map[string]float64{"a": n / 3.0, "b": n / 3.0, "c": n / 3.0}
+	leads := map[string]int{"a": n / 2, "b": n / 2, "c": 0}
+	rounds := 0
+	for ; rounds < 20; rounds++ {
+		ma := planLeaderMoves("a", ledA, maps.Clone(leads), share, balanceBudget(float64(leads["a"])-share["a"]))
+		mb := planLeaderMoves("b", ledB, maps.Clone(leads), share, balanceBudget(float64(leads["b"])-share["b"]))
+		if len(ma)+len(mb) == 0 {
+			break
+		}
+		if len(ma) > leaderBalanceCap || len(mb) > leaderBalanceCap {
+			t.Fatalf("round %d moved %d and %d, above the cap %d", rounds, len(ma), len(mb), leaderBalanceCap)
+		}
+		ledA, ledB = ledA[len(ma):], ledB[len(mb):]
+		leads["a"] -= len(ma)
+		leads["b"] -= len(mb)
+		leads["c"] += len(ma) + len(mb)
+	}
+	for _, p := range peers {
+		if d := float64(leads[p]) - share[p]; d < -2 || d > 2 {
+			t.Fatalf("after %d rounds %v: not even", rounds, leads)
+		}
+	}
+	if rounds > 8 {
+		t.Fatalf("evening took %d rounds", rounds)
+	}
+	t.Logf("even after %d rounds: %v", rounds, leads)
 }
 
 // A server back from a restart leads nothing at first (its streams

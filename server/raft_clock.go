@@ -34,6 +34,31 @@ type raftClock struct {
 	// it only after seeing idle, which only that goroutine sets.
 	kick  chan struct{}
 	ticks atomic.Uint64 // ticks made (tests)
+	// recheck: a route went away; the clock looks at node liveness as it
+	// takes the kick, not at its next tick (raftPeersChanged).
+	recheck atomic.Bool
+}
+
+// raftPeersChanged makes a running clock look at node liveness at once.
+// Idle, it looked only at its next tick: up to raftLivePingEvery (200 ms)
+// later, or a raftTick after some group woke and kicked it, so after a
+// kill -9 one survivor could learn of the death ticks before the other,
+// start its quiet groups' election timeouts first and win most of the
+// dead server's leaderships (TestJetStreamClusterDeadLeadersSplitEvenly
+// once split 8/32 with per-group jitter but without this).
+func (s *Server) raftPeersChanged() {
+	c := &s.raftClock
+	c.mu.Lock()
+	kick, live := c.kick, c.live
+	c.mu.Unlock()
+	if !live {
+		return
+	}
+	c.recheck.Store(true)
+	select {
+	case kick <- struct{}{}:
+	default:
+	}
 }
 
 // raftLivePingEvery paces the liveness PINGs (five per raftLiveTimeout).
@@ -113,9 +138,12 @@ func (s *Server) runRaftClock() {
 	for !s.shutdown.Load() {
 		select { // a manual clock may never tick again
 		case <-t.C():
-		case <-c.kick: // a group woke while the clock idled
+		case <-c.kick: // a group woke while the clock idled, or a route went
 			t.Stop()
 			t.Reset(raftTick)
+			if c.recheck.Swap(false) {
+				s.checkLiveness(false)
+			}
 			continue
 		case <-s.quit:
 		}

@@ -432,6 +432,9 @@ func (s *Server) removeRoute(r *route) {
 		s.routes.removed = make(chan struct{})
 	}
 	s.routes.mu.Unlock()
+	if registered {
+		s.raftPeersChanged() // quiet groups hear of it now, on every survivor alike
+	}
 	// The layer above hears of a server gone only when its last route goes
 	// (not when a losing duplicate route or a stale one from before a
 	// restart does).
