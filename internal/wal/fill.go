@@ -20,9 +20,14 @@ import (
 // truncates the tail before its last fsync), so only the last segment
 // ever has one.
 
+// A fill is as long as what the segment holds (a log of thousands of idle
+// streams' groups stays small), between fillMin and fillMax, and ends on a
+// block boundary: a few metadata commits while a segment grows, then one
+// per MiB.
 const (
-	fillMin = 64 << 10 // the first fill of a segment
-	fillMax = 1 << 20  // the fill grows with the segment up to this
+	fillMin   = 4 << 10
+	fillMax   = 1 << 20
+	fillBlock = 4 << 10
 )
 
 // zeros is the source of every fill.
@@ -30,14 +35,14 @@ var zeros [fillMax]byte
 
 // fillAhead makes the active segment's file reach past end (the end of the
 // bytes about to be written at the segment's size) with zeros, when it
-// does not already. The fill is as long as what the segment holds, between
-// fillMin and fillMax, and does not reach past the segment size by more
+// does not already. The fill does not reach past the segment size by more
 // than the record that overflows it.
 func (w *WAL) fillAhead(s *segment, f vfs.File, end int64) error {
 	if end <= s.filled || w.opts.NoFill {
 		return nil
 	}
 	to := end + min(max(end, fillMin), fillMax)
+	to = (to + fillBlock - 1) / fillBlock * fillBlock
 	to = min(to, max(w.opts.SegmentSize, end))
 	from := max(end, s.filled)
 	if to <= from {
