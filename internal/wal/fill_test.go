@@ -135,3 +135,19 @@ func TestWALZeroFillSealedExact(t *testing.T) {
 		t.Fatalf("closed log's last segment has %d bytes, frames end at %d", got, end)
 	}
 }
+
+// TestWALZeroFillSmallLogStaysSmall: the fill grows with the segment, so
+// a log of a few records (an idle stream's group) reserves a block or two,
+// not a MiB.
+func TestWALZeroFillSmallLogStaysSmall(t *testing.T) {
+	fs := vfs.NewMem()
+	w := mustOpen(t, fs, memDir, Options{})
+	mustAppend(t, w, batch(1, 20, 1))
+	mustSync(t, w)
+	end := activeEnd(t, w)
+	size := fileSize(t, fs, segPaths(t, fs, memDir)[0])
+	if size <= end || size > 2*fillMin {
+		t.Fatalf("segment of %d bytes of frames is %d bytes long, want a fill of at most %d", end, size, 2*fillMin)
+	}
+	w.Close()
+}
