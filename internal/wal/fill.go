@@ -48,8 +48,12 @@ func (w *WAL) fillAhead(s *segment, f vfs.File, end int64) error {
 	if to <= from {
 		return nil
 	}
-	if _, err := f.WriteAt(zeros[:to-from], from); err != nil {
-		return err
+	for off := from; off < to; {
+		n, err := f.WriteAt(zeros[:min(to-off, int64(len(zeros)))], off)
+		if err != nil {
+			return err
+		}
+		off += int64(n)
 	}
 	s.filled = to
 	return nil

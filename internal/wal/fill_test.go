@@ -151,3 +151,26 @@ func TestWALZeroFillSmallLogStaysSmall(t *testing.T) {
 	}
 	w.Close()
 }
+
+// TestWALZeroFillPastAMiB: fills of a segment past fillMax, whose block
+// rounding makes them longer than fillMax (one panicked slicing its zeros),
+// keep the log whole.
+func TestWALZeroFillPastAMiB(t *testing.T) {
+	fs := vfs.NewMem()
+	w := mustOpen(t, fs, memDir, Options{})
+	data := make([]byte, 100_003)
+	for i := uint64(1); i <= 30; i++ {
+		mustAppend(t, w, []Record{{Index: i, Term: 1, Data: data}})
+		mustSync(t, w)
+	}
+	end := activeEnd(t, w)
+	if size := fileSize(t, fs, segPaths(t, fs, memDir)[0]); size <= end || size%fillBlock != 0 {
+		t.Fatalf("frames end at %d, file is %d bytes: want a block-aligned fill", end, size)
+	}
+	fs.CrashKeep(nil)
+	w = mustOpen(t, fs, memDir, Options{})
+	if w.LastIndex() != 30 {
+		t.Fatalf("log ends at %d after a crash, want 30", w.LastIndex())
+	}
+	w.Close()
+}
