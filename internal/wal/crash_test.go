@@ -78,7 +78,7 @@ func TestWALSyncedSurvivesCrash(t *testing.T) {
 func TestWALTornTailEveryOffset(t *testing.T) {
 	// The unsynced part: 21..30 and a hard state record.
 	probe := vfs.NewMem()
-	w := mustOpen(t, probe, memDir, Options{})
+	w := mustOpen(t, probe, memDir, Options{NoFill: true})
 	mustAppend(t, w, batch(1, 20, 1))
 	mustSync(t, w)
 	seg := segPaths(t, probe, memDir)[0]
@@ -90,7 +90,7 @@ func TestWALTornTailEveryOffset(t *testing.T) {
 
 	for keep := 0; keep <= tornLen; keep++ {
 		fs := vfs.NewMem()
-		w := mustOpen(t, fs, memDir, Options{Logf: func(string, ...any) {}})
+		w := mustOpen(t, fs, memDir, Options{NoFill: true, Logf: func(string, ...any) {}})
 		mustAppend(t, w, batch(1, 20, 1))
 		mustSync(t, w)
 		mustAppend(t, w, batch(21, 30, 1))
@@ -124,7 +124,7 @@ func TestWALTornTruncation(t *testing.T) {
 	var olds, news int
 	for keep := 0; ; keep++ {
 		fs := vfs.NewMem()
-		opts := Options{SegmentSize: 1 << 20, Logf: func(string, ...any) {}}
+		opts := Options{SegmentSize: 1 << 20, NoFill: true, Logf: func(string, ...any) {}}
 		w := mustOpen(t, fs, memDir, opts)
 		mustAppend(t, w, batch(1, 20, 1))
 		mustSync(t, w)

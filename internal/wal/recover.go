@@ -96,6 +96,9 @@ func (w *WAL) recoverSegment(r *replay, s *segment, last bool) (int64, error) {
 		return 0, err
 	}
 	s.size, err = r.scan(s, data, last)
+	if err == nil && last && keepZeroTail(s, data) {
+		return s.size, nil // a zero-filled tail stays (fill.go)
+	}
 	return int64(len(data)), err
 }
 

@@ -50,6 +50,10 @@ type Options struct {
 	// the other; Sync returns once both are done. Off for the simulator,
 	// whose file system must see one order.
 	ParallelSync bool
+	// NoFill appends at the end of the active segment's file instead of
+	// overwriting a zero-filled tail (fill.go). For tests that tear a
+	// tail at every byte: vfs.MemFS.CrashKeep models torn appends only.
+	NoFill bool
 }
 
 const (
@@ -96,7 +100,8 @@ type segment struct {
 	seq, first uint64
 	path       string
 	f          vfs.File
-	size       int64 // bytes in the file; the active one's buffer is extra
+	size       int64 // bytes of frames in the file; the active one's buffer is extra
+	filled     int64 // the file's length when a zero-filled tail follows size (fill.go)
 }
 
 // metaFrame is the size of a state record; every segment starts with one.
@@ -226,7 +231,7 @@ func (w *WAL) Close() error {
 	}
 	var err error
 	if w.err == nil {
-		err = w.sync()
+		err = w.syncExact()
 	}
 	w.shut = true
 	if cerr := w.closeFiles(); err == nil {

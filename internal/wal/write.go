@@ -86,6 +86,9 @@ func (w *WAL) rollover() error {
 	if err != nil {
 		return err
 	}
+	if err := w.cutFill(s, f); err != nil {
+		return err
+	}
 	if err := f.Sync(); err != nil {
 		return err
 	}
@@ -100,6 +103,9 @@ func (w *WAL) flush() error {
 	s := w.active()
 	f, err := w.file(s)
 	if err != nil {
+		return err
+	}
+	if err := w.fillAhead(s, f, s.size+int64(len(w.buf))); err != nil {
 		return err
 	}
 	n, err := f.WriteAt(w.buf, s.size)
