@@ -168,11 +168,50 @@ func (r *replay) damaged(s *segment, data []byte, off int64, last bool) (int64, 
 	if !last {
 		return 0, fmt.Errorf("%w: %s: damaged frame at offset %d of a sealed segment", ErrCorrupt, s.path, off)
 	}
-	if p := r.validAfter(data, off+1); p >= 0 {
+	if p := r.validAfter(data, off+1); p >= 0 && !zeroSector(data[:p], off) {
 		return 0, fmt.Errorf("%w: %s: damaged frame at offset %d followed by a valid one at %d",
 			ErrCorrupt, s.path, off, p)
 	}
 	return off, nil
+}
+
+// sectorSize is the unit a disk writes whole (or not at all).
+const sectorSize = 512
+
+// zeroSector reports whether the damaged frame at from, up to the valid
+// frame that ends data, holds the mark of a lost sector write: an aligned
+// sector of zeros, or zeros from from to the end of its sector covering at
+// least a frame's length and checksum (no frame has both zero). The last
+// segment's records overwrite a zero-filled tail (fill.go), and a power
+// cut can keep a later sector of those overwrites while losing an earlier
+// one, which then reads as the fill's zeros: a torn tail, although valid
+// frames follow it. (The sector holding the valid frame's start was
+// written, so the partial stretch before it is not looked at.) A frame
+// damaged otherwise (a flipped bit, stale bytes) has no such stretch and
+// stays corruption, unless its payload itself holds an aligned sector of
+// zeros: then its damage is taken for a torn tail, the trade etcd's WAL
+// makes for its torn last entry.
+func zeroSector(data []byte, from int64) bool {
+	end := int64(len(data))
+	first := (from/sectorSize + 1) * sectorSize
+	if first <= end && first-from >= offIndex && allZero(data[from:first]) {
+		return true
+	}
+	for lo := first; lo+sectorSize <= end; lo += sectorSize {
+		if allZero(data[lo : lo+sectorSize]) {
+			return true
+		}
+	}
+	return false
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // validAfter returns the offset of the first valid frame at or after from
