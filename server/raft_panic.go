@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 // A panic in a raft group (a bug in its log, its state machine or the
@@ -33,4 +34,24 @@ func (g *raftGroup) failOnPanic() {
 	if p := recover(); p != nil {
 		g.fail(fmt.Errorf("raft: group halted: %v\n%s", p, debug.Stack()))
 	}
+}
+
+// haltedGroup names a group of this server that halted (a panic, a
+// failed write) and why, in one line; "" when none did. /healthz
+// reports it: the server runs on, but that replica serves nothing until
+// it is restarted.
+func (s *Server) haltedGroup() string {
+	s.raft.mu.Lock()
+	groups := make([]*raftGroup, 0, len(s.raft.groups))
+	for _, g := range s.raft.groups {
+		groups = append(groups, g)
+	}
+	s.raft.mu.Unlock()
+	for _, g := range groups {
+		if err := g.healthy(); err != nil {
+			why, _, _ := strings.Cut(err.Error(), "\n")
+			return fmt.Sprintf("JetStream raft group %q halted: %s", g.name, why)
+		}
+	}
+	return ""
 }

@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -47,18 +49,18 @@ func (h *panicWriteFile) WriteAt(b []byte, off int64) (int, error) {
 // Sync; on a leader: its sync running behind), never the process, and
 // leaves no lock held: the server's Shutdown returns (it hung in the
 // log's Close on the WAL mutex the panic left locked), the group is
-// reported halted and the other stream keeps working meanwhile.
+// reported halted (/healthz) and the other stream keeps working meanwhile.
 func TestJetStreamClusterRaftPanicShutdown(t *testing.T) {
-	for _, leader := range []bool{false, true} {
-		name := "follower"
-		if leader {
-			name = "leader"
-		}
-		t.Run(name, func(t *testing.T) { testRaftPanicShutdown(t, leader) })
+	for _, where := range []string{"follower", "leader", "loop"} {
+		t.Run(where, func(t *testing.T) { testRaftPanicShutdown(t, where) })
 	}
 }
 
-func testRaftPanicShutdown(t *testing.T, leader bool) {
+// testRaftPanicShutdown panics in BAD's group on one server: where is
+// "follower" or "leader" (a write to its log: the group goroutine's
+// Sync, or the leader's sync running behind) or "loop" (the group loop
+// itself, outside the driver: a control function).
+func testRaftPanicShutdown(t *testing.T, where string) {
 	fss := make([]*panicWriteFS, 3)
 	for i := range fss {
 		fss[i] = &panicWriteFS{FS: vfs.Default, match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}
@@ -82,8 +84,17 @@ func testRaftPanicShutdown(t *testing.T, leader bool) {
 		}
 		return false
 	})
-	if !leader {
+	if where != "leader" {
 		victim = (victim + 1) % 3
+	}
+	s := c.servers[victim]
+	g := s.raftGroup(streamGroupName(globalAccountName, "BAD"))
+	if g == nil {
+		t.Fatal("no group BAD on the victim")
+	}
+	if where == "loop" {
+		g.control(func(*raft.Node) { panic("test: loop bug") })
+		fss[victim].fired.Store(true)
 	}
 	fss[victim].armed.Store(true)
 	// Publish until the armed write fired (a leader writes every entry, a
@@ -96,14 +107,18 @@ func testRaftPanicShutdown(t *testing.T, leader bool) {
 		_, _ = js.Publish(pctx, "bad", []byte("x"))
 		pcancel()
 	}
-	s := c.servers[victim]
-	g := s.raftGroup(streamGroupName(globalAccountName, "BAD"))
-	if g == nil {
-		t.Fatal("no group BAD on the victim")
-	}
 	waitFor(t, 10*time.Second, "BAD halted on the victim", func() bool { return g.healthy() != nil })
-	// The other stream keeps working, through the victim too.
+	if h := s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)); h == nil || h.StatusCode != 503 || !strings.Contains(h.Error, "halted") {
+		t.Fatalf("/healthz does not report the halted group: %+v", h)
+	}
+	// A client of the broken stream gets an answer (an ack from the
+	// replicas still working, or an error) within its timeout, and its
+	// connection goes on serving: the other stream keeps working, through
+	// the victim too.
 	_, gjs := jsClient(t, s)
+	bctx, bcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	_, _ = gjs.Publish(bctx, "bad", []byte("after"))
+	bcancel()
 	for i := 0; i < 10; i++ {
 		pctx, pcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if _, err := gjs.Publish(pctx, "good", []byte("y")); err != nil {
