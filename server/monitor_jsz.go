@@ -130,6 +130,9 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if meta != nil && meta.healthy() != nil {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream meta group halted: " + meta.healthy().Error()}
 	}
+	if h := s.haltedGroup(); h != "" && !serverOnly {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: h}
+	}
 	if js.cluster.metaLeaderName() == "" {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream has not established contact with a meta leader"}
 	}

@@ -273,7 +273,7 @@ func (s *Server) registerRaftGroup(g *raftGroup) error {
 func syncAside(sync, apply func() error) (syncErr, applyErr error) {
 	done := make(chan error, 1)
 	lattrace.Mark("syncAside", 0)
-	go func() { done <- sync() }()
+	go func() { done <- recoveredSync(sync) }()
 	applyErr = apply()
 	return <-done, applyErr
 }
@@ -300,6 +300,7 @@ func (g *raftGroup) run() {
 			g.owedTimer.Stop()
 		}
 	}()
+	defer g.failOnPanic()
 	tick := g.srv.raftClock.next()
 	// What the group starts with is written (and a new group's directory
 	// synced) at once, not at the first event: a new member answers its

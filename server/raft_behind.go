@@ -48,7 +48,7 @@ func (g *raftGroup) syncBehind(sync func() error) raft.SyncJob {
 	g.syncs.Add(1)
 	go func() {
 		defer g.syncs.Done()
-		j.done <- sync()
+		j.done <- recoveredSync(sync)
 		select {
 		case g.synced <- struct{}{}:
 		default:

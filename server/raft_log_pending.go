@@ -67,7 +67,7 @@ func (p pendingSyncs) run(parallel bool) error {
 	}
 	errs := make(chan error, len(p)-1)
 	for _, f := range p[1:] {
-		go func() { errs <- f() }()
+		go func() { errs <- recoveredSync(f) }()
 	}
 	err := p[0]()
 	for range len(p) - 1 {

@@ -15,7 +15,7 @@ import (
 func (w *WAL) Compact(upTo uint64) error {
 	defer w.takeSyncTurn()()
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (w *WAL) removeSegments() error {
 // record and everything buffered before it are fsynced before it returns.
 func (w *WAL) SaveSnapshotMeta(index, term uint64) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ const maxReadRun = 1 << 20
 // modified.
 func (w *WAL) Entries(lo, hi, maxBytes uint64) ([]Record, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	switch {
 	case w.shut:
 		return nil, ErrClosed
@@ -112,7 +112,7 @@ func (w *WAL) readRun(out []Record, lo, hi uint64, end int64) ([]Record, error) 
 // [FirstIndex()-1, LastIndex()]; FirstIndex()-1 is the compaction point.
 func (w *WAL) Term(index uint64) (uint64, error) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	switch {
 	case w.shut:
 		return 0, ErrClosed

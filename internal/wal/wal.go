@@ -191,10 +191,24 @@ func (w *WAL) fail(err error) error {
 	return err
 }
 
+// unlock releases mu (deferred by every method that takes it). A panic
+// under mu (a bug) may leave the log half changed: the log turns
+// read-only, as after an I/O error, mu is released so Close and readers
+// do not wait for it forever, and the panic goes on to the caller (the
+// raft driver halts the group).
+func (w *WAL) unlock() {
+	if p := recover(); p != nil {
+		w.fail(fmt.Errorf("wal: panic: %v", p))
+		w.mu.Unlock()
+		panic(p)
+	}
+	w.mu.Unlock()
+}
+
 // FirstIndex is the first index still in the log (compaction point + 1).
 func (w *WAL) FirstIndex() uint64 {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.meta.base + 1
 }
 
@@ -202,21 +216,21 @@ func (w *WAL) FirstIndex() uint64 {
 // log holds no entry.
 func (w *WAL) LastIndex() uint64 {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.lastIndex()
 }
 
 // HardState returns the latest hard state set (durable after Sync).
 func (w *WAL) HardState() HardState {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.meta.hs
 }
 
 // SnapshotMeta returns the last (index, term) given to SaveSnapshotMeta.
 func (w *WAL) SnapshotMeta() (index, term uint64) {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.meta.snapIndex, w.meta.snapTerm
 }
 
@@ -225,7 +239,7 @@ func (w *WAL) SnapshotMeta() (index, term uint64) {
 func (w *WAL) Close() error {
 	defer w.takeSyncTurn()()
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.shut {
 		return ErrClosed
 	}
@@ -263,7 +277,7 @@ func (w *WAL) file(s *segment) (vfs.File, error) {
 func (w *WAL) Release() bool {
 	defer w.takeSyncTurn()()
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.shut || w.err != nil || len(w.buf) > 0 || w.dirty.data || w.dirty.dir {
 		return false
 	}

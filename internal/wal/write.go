@@ -14,7 +14,7 @@ import (
 // from Entries) without copying it: the caller must not change it after.
 func (w *WAL) Append(recs []Record) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (w *WAL) flush() error {
 // must not go down, and a vote cast in a term cannot change in that term.
 func (w *WAL) SetHardState(hs HardState) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -154,20 +154,25 @@ func (w *WAL) SetHardState(hs HardState) error {
 func (w *WAL) Sync() error {
 	w.syncTurn <- struct{}{}
 	defer func() { <-w.syncTurn }()
-	w.mu.Lock()
-	f, err := w.syncPrepare()
-	w.mu.Unlock()
+	f, err := w.prepareSync()
 	if f == nil || err != nil {
 		return err
 	}
 	err = f.Sync()
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	w.syncing = false
 	if err != nil {
 		return w.fail(err)
 	}
 	return nil
+}
+
+// prepareSync runs syncPrepare under mu.
+func (w *WAL) prepareSync() (vfs.File, error) {
+	w.mu.Lock()
+	defer w.unlock()
+	return w.syncPrepare()
 }
 
 // syncPrepare writes out everything buffered and returns the file whose
@@ -207,7 +212,7 @@ func (w *WAL) takeSyncTurn() func() {
 // not the machine losing power. The next Sync makes them durable.
 func (w *WAL) Flush() error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
@@ -224,7 +229,7 @@ func (w *WAL) Flush() error {
 // fsynced.
 func (w *WAL) Dirty() bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	return w.dirty.data || w.dirty.hs || w.dirty.dir || w.syncing
 }
 
@@ -234,7 +239,7 @@ func (w *WAL) Dirty() bool {
 // change asks for no fsync, so Dirty can stay true while a log idles).
 func (w *WAL) EntriesDurable() bool {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if w.dirty.data || w.dirty.dir || w.syncing {
 		return false
 	}
@@ -310,7 +315,7 @@ func (w *WAL) syncFiles() error {
 // the snapshot, is refused; index > LastIndex() is a no-op.
 func (w *WAL) TruncateFrom(index uint64) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
+	defer w.unlock()
 	if err := w.usable(); err != nil {
 		return err
 	}
