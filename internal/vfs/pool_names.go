@@ -1,6 +1,9 @@
 package vfs
 
 import (
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -63,8 +66,11 @@ func atOrBelow(path, name string) bool {
 }
 
 // hold pins every open pooled file at or below name, opening again those
-// the budget closed, and returns them (to unpin, or to keep pinned).
-func (p *Pool) hold(name string) []*poolFile {
+// the budget closed, and returns them (to unpin, or to keep pinned). A
+// file that cannot be opened again fails it (nothing stays held): the
+// name must then not change, or that file's next reopen would find
+// whatever took its place.
+func (p *Pool) hold(name string) ([]*poolFile, error) {
 	name = filepath.Clean(name)
 	p.mu.Lock()
 	match := append([]*poolFile(nil), p.byName[name]...)
@@ -78,11 +84,17 @@ func (p *Pool) hold(name string) []*poolFile {
 	p.mu.Unlock()
 	held := match[:0]
 	for _, f := range match {
-		if _, _, err := f.pin(); err == nil { // closed meanwhile, or gone already
+		_, _, err := f.pin()
+		switch {
+		case err == nil:
 			held = append(held, f)
+		case errors.Is(err, os.ErrClosed), errors.Is(err, fs.ErrNotExist): // closed meanwhile, or its file gone
+		default:
+			p.release(held)
+			return nil, err
 		}
 	}
-	return held
+	return held, nil
 }
 
 // orphan keeps held files pinned until their Close: their name is gone.
@@ -103,8 +115,11 @@ func (p *Pool) orphan(held []*poolFile) {
 
 // Remove removes name; a pooled file open under it stays usable.
 func (p *Pool) Remove(name string) error {
-	held := p.hold(name)
-	err := p.base.Remove(name)
+	held, err := p.hold(name)
+	if err != nil {
+		return err
+	}
+	err = p.base.Remove(name)
 	if err == nil {
 		p.orphan(held)
 	} else {
@@ -116,8 +131,11 @@ func (p *Pool) Remove(name string) error {
 // RemoveAll removes name and everything below it; pooled files open
 // there stay usable.
 func (p *Pool) RemoveAll(name string) error {
-	held := p.hold(name)
-	err := p.base.RemoveAll(name)
+	held, err := p.hold(name)
+	if err != nil {
+		return err
+	}
+	err = p.base.RemoveAll(name)
 	p.orphan(held) // some may be gone even when it failed
 	return err
 }
@@ -125,9 +143,16 @@ func (p *Pool) RemoveAll(name string) error {
 // Rename renames oldname; pooled files open at or below it follow, and
 // those open at or below newname (replaced) stay usable.
 func (p *Pool) Rename(oldname, newname string) error {
-	replaced := p.hold(newname)
-	held := p.hold(oldname)
-	err := p.base.Rename(oldname, newname)
+	replaced, err := p.hold(newname)
+	if err != nil {
+		return err
+	}
+	held, err := p.hold(oldname)
+	if err != nil {
+		p.release(replaced)
+		return err
+	}
+	err = p.base.Rename(oldname, newname)
 	if err == nil {
 		p.orphan(replaced)
 	} else {
