@@ -183,7 +183,7 @@ func (fs *fileStore) writable() error {
 
 func (fs *fileStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return 0, err
 	}
@@ -263,7 +263,7 @@ func (fs *fileStore) countLive(mb *msgBlock, seq uint64, ts int64, size uint64) 
 
 func (fs *fileStore) SkipMsgs(n uint64) error {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return err
 	}
@@ -308,7 +308,7 @@ func (fs *fileStore) blockFrom(seq uint64) int {
 
 func (fs *fileStore) LoadMsg(seq uint64, sm *StoreMsg) (*StoreMsg, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return nil, ErrStoreClosed
 	}
@@ -351,7 +351,7 @@ func (fs *fileStore) msgTS(seq uint64) (int64, bool) {
 
 func (fs *fileStore) LastSeqForSubject(filter string) uint64 {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	return fs.lastSeqLocked(filter)
 }
 
@@ -381,7 +381,7 @@ func (fs *fileStore) lastLive() uint64 {
 
 func (fs *fileStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return nil, ErrStoreClosed
 	}
@@ -395,7 +395,7 @@ func (fs *fileStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error)
 
 func (fs *fileStore) FastState(st *StreamState) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	fs.fastStateLocked(st)
 	fs.fixSubjects()
 }
@@ -436,7 +436,7 @@ func (fs *fileStore) firstTime() (int64, bool) {
 
 func (fs *fileStore) State() StreamState {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	var st StreamState
 	fs.fastStateLocked(&st)
 	fs.fixSubjects()
@@ -476,14 +476,14 @@ func (fs *fileStore) deletedList() []uint64 {
 
 func (fs *fileStore) SubjectsState(filter string) map[string]SimpleState {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	fs.fixSubjects()
 	return subjectsStateOf(fs.fss, filter)
 }
 
 func (fs *fileStore) UpdateLimits(l StoreLimits) error {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return err
 	}

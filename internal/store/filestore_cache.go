@@ -106,8 +106,8 @@ func (fs *fileStore) unreadable(seq uint64) {
 
 func (fs *fileStore) SetRemovalWatcher(w RemovalWatcher) {
 	fs.mu.Lock()
+	defer fs.unlock()
 	fs.watcher = w
-	fs.mu.Unlock()
 }
 
 // loseSeq drops live seq of b as lost.
@@ -327,7 +327,7 @@ func (r *blockReader) drop() {
 
 func (fs *fileStore) ReadLive(from, to uint64, sm *StoreMsg, fn func(*StoreMsg), after func()) error {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return ErrStoreClosed
 	}

@@ -163,17 +163,11 @@ func readRuns(r *byteReader, s *seqBits, span uint64) bool {
 // the blocks it no longer lists and compresses sealed blocks.
 func (fs *fileStore) finishCheckpoint(job *checkpointJob) error {
 	if err := fs.writeFileAtomic(filepath.Join(fs.dir, fsCheckpointFile), job.data); err != nil {
-		fs.mu.Lock()
-		fs.disk.lingering = append(job.lingering, fs.disk.lingering...)
-		fs.disk.compress = append(job.compress, fs.disk.compress...)
-		fs.disk.ckptDue = true
-		fs.mu.Unlock()
+		fs.requeueCheckpoint(job)
 		fs.logf("writing checkpoint: %v", err) // the data is synced; only restart speed suffers
 		return nil
 	}
-	fs.mu.Lock()
-	fs.disk.ckptActive = job.active
-	fs.mu.Unlock()
+	fs.setCkptActive(job.active)
 	for _, lb := range job.lingering {
 		fs.removeBlockFiles(lb.index)
 	}
@@ -195,6 +189,23 @@ func (fs *fileStore) finishCheckpoint(job *checkpointJob) error {
 	return nil
 }
 
+// requeueCheckpoint puts back the work of a checkpoint that could not be
+// written, for the next one.
+func (fs *fileStore) requeueCheckpoint(job *checkpointJob) {
+	fs.mu.Lock()
+	defer fs.unlock()
+	fs.disk.lingering = append(job.lingering, fs.disk.lingering...)
+	fs.disk.compress = append(job.compress, fs.disk.compress...)
+	fs.disk.ckptDue = true
+}
+
+// setCkptActive records the active block of the checkpoint just written.
+func (fs *fileStore) setCkptActive(active uint32) {
+	fs.mu.Lock()
+	defer fs.unlock()
+	fs.disk.ckptActive = active
+}
+
 // compressBlockFile replaces sealed block index by its .blz form. It runs
 // with syncer.mu held, so the block file does not change meanwhile.
 func (fs *fileStore) compressBlockFile(index uint32) error {
@@ -206,7 +217,7 @@ func (fs *fileStore) compressBlockFile(index uint32) error {
 		return err
 	}
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	for _, b := range fs.blocks {
 		if b.index == index && b != fs.active() {
 			b.compressed = true

@@ -122,13 +122,26 @@ func (fs *fileStore) recordBelowMayExist(seq uint64, index uint32) bool {
 	return false
 }
 
+// compactTarget is block index (nil when gone), whether its file is
+// compressed and whether it holds no message.
+func (fs *fileStore) compactTarget(index uint32) (b *msgBlock, compressed, empty bool) {
+	fs.mu.Lock()
+	defer fs.unlock()
+	b = fs.blockByIndex(index)
+	return b, b != nil && b.compressed, b != nil && b.msgs == 0
+}
+
+// planLocking is plan under mu.
+func (fs *fileStore) planLocking(j *compactJob, pb *parsedBlock) []bool {
+	fs.mu.Lock()
+	defer fs.unlock()
+	return fs.plan(j, pb)
+}
+
 // compactBlock rewrites one block; it runs with syncer.mu held (the block
 // file does not change meanwhile).
 func (fs *fileStore) compactBlock(j compactJob) error {
-	fs.mu.Lock()
-	b := fs.blockByIndex(j.index)
-	compressed, empty := b != nil && b.compressed, b != nil && b.msgs == 0
-	fs.mu.Unlock()
+	b, compressed, empty := fs.compactTarget(j.index)
 	if b == nil {
 		return nil
 	}
@@ -141,9 +154,7 @@ func (fs *fileStore) compactBlock(j compactJob) error {
 		raw, _ = decompressBlock(data)
 	}
 	pb := parseBlockData(raw)
-	fs.mu.Lock()
-	keep := fs.plan(&j, pb)
-	fs.mu.Unlock()
+	keep := fs.planLocking(&j, pb)
 	out, res := rewriteRecords(&j, raw, pb, keep)
 	if len(out) > len(raw)*3/4 && !(res.tombMax == 0 && empty) {
 		return nil
@@ -156,7 +167,7 @@ func (fs *fileStore) compactBlock(j compactJob) error {
 		return err
 	}
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	fs.disk.compactions++
 	if fs.rd.index == j.index {
 		fs.rd.drop()

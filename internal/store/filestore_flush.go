@@ -5,7 +5,7 @@ package store
 // stream layer flushes before it acknowledges a publish.
 func (fs *fileStore) Flush() error {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return nil
 	}

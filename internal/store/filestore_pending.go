@@ -8,20 +8,20 @@ import "github.com/nats-io/nats-server/v2/internal/subjects"
 
 func (fs *fileStore) Bounds() (uint64, uint64) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	return fs.seqs.first, fs.seqs.last
 }
 
 func (fs *fileStore) Contains(seq uint64) bool {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	b := fs.findBlock(seq)
 	return b != nil && b.live(seq)
 }
 
 func (fs *fileStore) LastMatching(filters []string) uint64 {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	fs.fixSubjects()
 	if f := newFilterSet(filters); !f.all {
 		return lastMatchingIndex(fs.fss, f)
@@ -31,7 +31,7 @@ func (fs *fileStore) LastMatching(filters []string) uint64 {
 
 func (fs *fileStore) NumPending(from uint64, filters []string, lastPer bool) uint64 {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return 0
 	}
@@ -100,7 +100,7 @@ func (fs *fileStore) countSubjects(set map[string]subjects.State, lo, hi uint64)
 // largest timestamp was a removed message's, or timestamps went back).
 func (fs *fileStore) SeqAtTime(ts int64) uint64 {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return fs.seqs.last + 1
 	}

@@ -164,7 +164,7 @@ func (fs *fileStore) prevForSubject(subj string, from uint64) uint64 {
 
 func (fs *fileStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*StoreMsg, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return nil, ErrStoreClosed
 	}
@@ -194,7 +194,7 @@ func (fs *fileStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*St
 
 func (fs *fileStore) FilteredState(seq uint64, subject string) SimpleState {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	defer fs.fixSubjects()
 	m := newSubjectMatcher(subject)
 	if !m.all && !m.wild {

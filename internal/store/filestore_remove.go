@@ -168,7 +168,7 @@ func (fs *fileStore) removeBlock(i int) {
 
 func (fs *fileStore) RemoveMsg(seq uint64) (bool, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return false, err
 	}
@@ -180,9 +180,9 @@ func (fs *fileStore) RemoveMsg(seq uint64) (bool, error) {
 // message's header and payload in its block file.
 func (fs *fileStore) EraseMsg(seq uint64) (bool, error) {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
+	defer fs.syncUnlock()
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return false, err
 	}
@@ -279,7 +279,7 @@ func (fs *fileStore) replaceFile(name string, data []byte) error {
 
 func (fs *fileStore) Purge() (uint64, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return 0, err
 	}
@@ -322,7 +322,7 @@ func (fs *fileStore) PurgeEx(subject string, seq, keep uint64) (uint64, error) {
 		return fs.Purge()
 	}
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return 0, err
 	}
@@ -349,7 +349,7 @@ func (fs *fileStore) PurgeEx(subject string, seq, keep uint64) (uint64, error) {
 
 func (fs *fileStore) Compact(seq uint64) (uint64, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return 0, err
 	}
@@ -370,7 +370,7 @@ func (fs *fileStore) Compact(seq uint64) (uint64, error) {
 
 func (fs *fileStore) ExpireBefore(cutoff int64) (uint64, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if err := fs.writable(); err != nil {
 		return 0, err
 	}

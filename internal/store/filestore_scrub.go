@@ -78,7 +78,7 @@ func (fs *fileStore) ScrubNext(from uint32, pace func(n int) bool) (ScrubResult,
 // scrubTarget picks the first sealed block at or above from.
 func (fs *fileStore) scrubTarget(from uint32) (scrubTarget, bool) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	lost := len(fs.lost.Msgs)
 	if fs.closed || len(fs.blocks) < 2 {
 		return scrubTarget{lost: lost}, false
@@ -162,7 +162,7 @@ func scrubMissing(data []byte, live []uint64) []uint64 {
 // meanwhile, or a message removed, is not damage.
 func (fs *fileStore) confirmScrub(index uint32) []uint64 {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
+	defer fs.syncUnlock()
 	tg, ok := fs.scrubTarget(index)
 	if !ok || tg.index != index {
 		return nil
@@ -173,7 +173,7 @@ func (fs *fileStore) confirmScrub(index uint32) []uint64 {
 	}
 	missing := scrubMissing(data, tg.live)
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	b := fs.blockByIndex(index)
 	out := missing[:0]
 	for _, seq := range missing {

@@ -43,7 +43,7 @@ var errSnapshotDirExists = errors.New("snapshot directory exists")
 // link. The rest is written by write.
 func (fs *fileStore) SnapshotTo(dir string) (*LinkedSnapshot, error) {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
+	defer fs.syncUnlock()
 	s, sealed, err := fs.fixSnapshot(dir)
 	if err != nil {
 		return nil, err
@@ -69,7 +69,7 @@ func (fs *fileStore) SnapshotTo(dir string) (*LinkedSnapshot, error) {
 // the sealed block files, which it marks shared.
 func (fs *fileStore) fixSnapshot(dir string) (*LinkedSnapshot, []string, error) {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if fs.closed {
 		return nil, nil, ErrStoreClosed
 	}
@@ -142,8 +142,8 @@ func (s *LinkedSnapshot) Write() error {
 // setSnapSynced records the linked files the last snapshot synced.
 func (fs *fileStore) setSnapSynced(synced map[string]os.FileInfo) {
 	fs.mu.Lock()
+	defer fs.unlock()
 	fs.snapSynced = synced
-	fs.mu.Unlock()
 }
 
 // RestoreLinked fills the new store directory storeDir from the
@@ -201,7 +201,7 @@ func copyFile(fsys vfs.FS, from, to string) error {
 // (the store was restored from a snapshot directory).
 func (fs *fileStore) MarkShared() {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	for _, b := range fs.blocks[:max(len(fs.blocks)-1, 0)] {
 		b.shared = true
 	}
@@ -210,7 +210,7 @@ func (fs *fileStore) MarkShared() {
 // NumBlocks is the number of blocks.
 func (fs *fileStore) NumBlocks() int {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	return len(fs.blocks)
 }
 
@@ -218,9 +218,9 @@ func (fs *fileStore) NumBlocks() int {
 // compacting it (a scratch copy about to be removed).
 func (fs *fileStore) closeUnsynced() {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
+	defer fs.syncUnlock()
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	if !fs.closed {
 		fs.closed = true
 		fs.closeFiles()

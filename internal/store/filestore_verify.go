@@ -7,7 +7,7 @@ package store
 // bounded (trimCaches).
 func (fs *fileStore) Verify() int {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	for i := 0; i < len(fs.blocks); i++ {
 		fs.blockCache(fs.blocks[i])
 	}
@@ -22,6 +22,6 @@ func (fs *fileStore) Verify() int {
 // counts of what is left may not show.
 func (fs *fileStore) CheckpointMismatched() bool {
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	return fs.ckptMismatch
 }

@@ -183,20 +183,43 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 // files of removed blocks.
 func (fs *fileStore) Sync() error {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
+	defer fs.syncUnlock()
 	return fs.syncLocked(false)
 }
 
 // syncLocked runs with syncer.mu held; force writes a checkpoint.
 func (fs *fileStore) syncLocked(force bool) error {
-	fs.mu.Lock()
-	if fs.closed {
-		fs.mu.Unlock()
+	w, err := fs.takeSyncWork(force)
+	if err != nil || w == nil {
+		return err
+	}
+	if err := fs.syncFiles(w.files, w.closeN, w.dirDirty); err != nil {
+		return err
+	}
+	if w.ck == nil {
 		return nil
 	}
+	return fs.finishCheckpoint(w.ck)
+}
+
+// syncWork is what one Sync does outside mu.
+type syncWork struct {
+	files    []vfs.File // to fsync; the first closeN (sealed blocks) then closed
+	closeN   int
+	dirDirty bool
+	ck       *checkpointJob // nil: no checkpoint due
+}
+
+// takeSyncWork flushes the active block and takes what is to be synced;
+// nil when the store is closed.
+func (fs *fileStore) takeSyncWork(force bool) (*syncWork, error) {
+	fs.mu.Lock()
+	defer fs.unlock()
+	if fs.closed {
+		return nil, nil
+	}
 	if err := fs.flush(); err != nil {
-		fs.mu.Unlock()
-		return err
+		return nil, err
 	}
 	files := fs.disk.unsynced
 	if fs.disk.dirty && fs.aw.f != nil {
@@ -212,18 +235,11 @@ func (fs *fileStore) syncLocked(force bool) error {
 		fs.aw.f = nil
 	}
 	fs.disk.unsynced, fs.disk.dirty, fs.disk.dirDirty = nil, false, false
-	var ck *checkpointJob
+	w := &syncWork{files: files, closeN: closeN, dirDirty: dirDirty}
 	if force || fs.disk.ckptDue || fs.disk.sealed > 0 || len(fs.disk.lingering) > 0 || len(fs.disk.compress) > 0 {
-		ck = fs.snapshotCheckpoint()
+		w.ck = fs.snapshotCheckpoint()
 	}
-	fs.mu.Unlock()
-	if err := fs.syncFiles(files, closeN, dirDirty); err != nil {
-		return err
-	}
-	if ck == nil {
-		return nil
-	}
-	return fs.finishCheckpoint(ck)
+	return w, nil
 }
 
 // syncFiles fsyncs files, closes the first closeN (sealed blocks) and syncs
@@ -242,21 +258,24 @@ func (fs *fileStore) syncFiles(files []vfs.File, closeN int, dirDirty bool) erro
 		err = fs.fsys.SyncDir(fs.dir)
 	}
 	if err != nil {
-		fs.mu.Lock()
-		err = fs.fail(fmt.Errorf("file store sync: %w", err))
-		fs.mu.Unlock()
+		err = fs.failLocking(fmt.Errorf("file store sync: %w", err))
 	}
 	return err
+}
+
+// failLocking is fail under mu.
+func (fs *fileStore) failLocking(err error) error {
+	fs.mu.Lock()
+	defer fs.unlock()
+	return fs.fail(err)
 }
 
 // Stop flushes, syncs, writes a checkpoint (so the next open reads no
 // message) and closes the store.
 func (fs *fileStore) Stop() error {
 	fs.syncer.mu.Lock()
-	defer fs.syncer.mu.Unlock()
-	fs.mu.Lock()
-	closed, werr := fs.closed, fs.werr
-	fs.mu.Unlock()
+	defer fs.syncUnlock()
+	closed, werr := fs.closedAndErr()
 	if closed {
 		return nil
 	}
@@ -265,13 +284,20 @@ func (fs *fileStore) Stop() error {
 		err = fs.syncLocked(true)
 	}
 	fs.mu.Lock()
-	defer fs.mu.Unlock()
+	defer fs.unlock()
 	fs.closed = true
 	fs.closeFiles()
 	if err == nil {
 		err = werr
 	}
 	return err
+}
+
+// closedAndErr is whether the store is closed and its sticky error.
+func (fs *fileStore) closedAndErr() (bool, error) {
+	fs.mu.Lock()
+	defer fs.unlock()
+	return fs.closed, fs.werr
 }
 
 // closeFiles closes every open file and drops the caches.
