@@ -312,7 +312,7 @@ func (jsa *jsAccount) dropReplica(mset *stream) {
 		delete(jsa.streams, mset.name)
 	}
 	jsa.mu.Unlock()
-	_ = mset.st().Delete()
+	_ = mset.storeSafely("delete", mset.st().Delete)
 }
 
 // stopReplicaIf stops mset (deleting its messages) if it is still the account's

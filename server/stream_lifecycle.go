@@ -299,11 +299,11 @@ func (mset *stream) stop(deleteData bool) error {
 		syncer.stop()
 	}
 	if deleteData {
-		err := mset.st().Delete()
+		err := mset.storeSafely("delete", mset.st().Delete)
 		vfs.RemoveAllSynced(mset.jsa.js.fs, filepath.Join(mset.jsa.dir, mset.name))
 		return err
 	}
-	err := mset.st().Stop()
+	err := mset.storeSafely("stop", mset.st().Stop)
 	if err == nil && !mset.isClustered() && mset.cfg.Storage == FileStorage {
 		mset.saveDedupeState()
 	}

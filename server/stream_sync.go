@@ -58,7 +58,7 @@ func (g *groupCommit) periodic() {
 	if g.stopped {
 		return
 	}
-	if err := g.mset.st().Sync(); err != nil {
+	if err := g.mset.storeSafely("sync", g.mset.st().Sync); err != nil {
 		g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 	}
 	g.sched.add(g.item, g.every)
@@ -124,7 +124,7 @@ func (g *groupCommit) flush() {
 		g.spare = batch[:0]
 		g.mu.Unlock()
 	}()
-	err := g.mset.st().Sync()
+	err := g.mset.storeSafely("sync", g.mset.st().Sync)
 	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
 	for _, p := range batch {
 		ack := p.ack
