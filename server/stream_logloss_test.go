@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -67,7 +69,10 @@ func TestJetStreamClusterCutRaftLogTailAfterCrash(t *testing.T) {
 	}, true)
 }
 
-// walSizes lists the sizes of the segments of the raft log in dir.
+// walSizes lists, for each segment of the raft log in dir, where its
+// frames end: the active segment's file runs on past them with zeros the
+// log writes ahead of its records (internal/wal fill.go), so its size
+// does not grow with each record.
 func walSizes(t *testing.T, dir string) map[string]int64 {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -75,11 +80,33 @@ func walSizes(t *testing.T, dir string) map[string]int64 {
 	}
 	out := map[string]int64{}
 	for _, e := range ents {
-		if fi, err := e.Info(); err == nil && strings.HasSuffix(e.Name(), ".wal") {
-			out[e.Name()] = fi.Size()
+		if !strings.HasSuffix(e.Name(), ".wal") {
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil {
+			out[e.Name()] = framesEnd(b)
 		}
 	}
 	return out
+}
+
+// framesEnd walks the frames of a segment (a 29-byte header starting
+// with the payload's length, then the payload) up to the zeros past the
+// last one (no frame's header is all zeros).
+func framesEnd(b []byte) int64 {
+	const hdr = 29
+	off := 0
+	for off+hdr <= len(b) {
+		if bytes.Count(b[off:off+hdr], []byte{0}) == hdr {
+			break
+		}
+		next := off + hdr + int(binary.LittleEndian.Uint32(b[off:]))
+		if next > len(b) {
+			break
+		}
+		off = next
+	}
+	return int64(off)
 }
 
 // cutLogTail cuts the raft log in dir back to sizes: segments made since

@@ -52,7 +52,7 @@ func testRemovedStaysRemoved(t *testing.T, down bool) {
 	}
 	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.RM", []byte(`{"peer":"`+victim+`"}`), 5*time.Second)
 	if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
-		t.Fatalf("peer remove: %v %s", err, resp.Data)
+		t.Fatalf("peer remove: %v %v", err, resp) // resp is nil on a timeout
 	}
 	publish(250) // past a snapshot: the removal is compacted into it
 	nc.Close()
