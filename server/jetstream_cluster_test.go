@@ -95,12 +95,18 @@ func (c *jsTestCluster) serverNamed(name string) *Server {
 	return nil
 }
 
+// waitMetaLeader waits until a running server leads the meta group and
+// every running server knows it as the leader. A server shut down keeps
+// its last view (it may still think it leads), and the survivors of a
+// shut-down leader believe in it until an election timeout passes: both
+// are ignored, or a test would send meta requests that the survivors
+// drop unanswered.
 func (c *jsTestCluster) waitMetaLeader() *Server {
 	var leader *Server
 	waitFor(c.t, 15*time.Second, "meta leader known to every server", func() bool {
 		leader = nil
 		for _, s := range c.servers {
-			if js := s.js.Load(); js != nil && js.cluster != nil && js.cluster.isMetaLeader() {
+			if js := s.js.Load(); js != nil && js.cluster != nil && s.Running() && js.cluster.isMetaLeader() {
 				leader = s
 			}
 		}
@@ -108,7 +114,7 @@ func (c *jsTestCluster) waitMetaLeader() *Server {
 			return false
 		}
 		for _, s := range c.servers {
-			if js := s.js.Load(); js != nil && js.cluster != nil && s.Running() && !js.cluster.metaLeaderKnown() {
+			if js := s.js.Load(); js != nil && js.cluster != nil && s.Running() && js.cluster.metaLeaderName() != leader.Name() {
 				return false
 			}
 		}

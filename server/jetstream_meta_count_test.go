@@ -59,6 +59,10 @@ func TestJetStreamClusterAssignedCountKept(t *testing.T) {
 
 	down := 2
 	c.servers[down].Shutdown()
+	// A meta request sent while the dead server is still believed to lead
+	// the meta group is dropped unanswered (as in nats-server): wait for the
+	// new meta leader first.
+	c.waitMetaLeader()
 	for i := 0; i < 10; i++ {
 		name := fmt.Sprint("T", i)
 		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3})

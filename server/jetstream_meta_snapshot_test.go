@@ -21,6 +21,10 @@ func TestJetStreamClusterMetaSnapshot(t *testing.T) {
 	createStream(t, js, jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone"}, Replicas: 3})
 	down := 2
 	c.servers[down].Shutdown()
+	// A meta request sent while the dead server is still believed to lead
+	// the meta group is dropped unanswered (as in nats-server): wait for the
+	// new meta leader first.
+	c.waitMetaLeader()
 	for i := 0; i < 10; i++ {
 		name := fmt.Sprintf("T%d", i)
 		if _, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3}); err != nil {

@@ -49,6 +49,10 @@ func testRemovedStaysRemoved(t *testing.T, down bool) {
 	publish(50)
 	if down {
 		c.servers[k].Shutdown()
+		// A meta request sent while the dead server is still believed to lead
+		// the meta group is dropped unanswered (as in nats-server): wait for the
+		// new meta leader first.
+		c.waitMetaLeader()
 	}
 	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.RM", []byte(`{"peer":"`+victim+`"}`), 5*time.Second)
 	if err != nil || !strings.Contains(string(resp.Data), `"success":true`) {
