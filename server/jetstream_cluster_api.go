@@ -23,6 +23,9 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 		}
 		if route.meta {
 			if jc.isMetaLeader() {
+				if answersAside(route.prefix) { // a peer removal waits for its outcome
+					return route.typ, r.answerAside(route.typ, route.handler), true
+				}
 				return route.typ, route.handler(r), true
 			}
 			if local && !jc.metaLeaderKnown() {

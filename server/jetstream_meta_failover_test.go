@@ -68,3 +68,37 @@ func TestJetStreamClusterWaitMetaLeaderAfterLeaderShutdown(t *testing.T) {
 		t.Fatalf("account info: %s", resp.Data)
 	}
 }
+
+// A peer removal sent through a server that does not lead the meta group
+// reaches the meta leader over the route from that server. When the third
+// server is down, the entry commits only with that server's answer, which
+// comes over the same route: the removal waiting for its entry on the
+// route's read loop held it up until its 5 s ran out (10008, after the
+// client's own timeout).
+func TestJetStreamClusterPeerRemoveThroughFollowerCommits(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	var via, down *Server
+	for _, s := range c.servers {
+		switch {
+		case s == ml:
+		case via == nil:
+			via = s
+		default:
+			down = s
+		}
+	}
+	nc, js := jsClient(t, via)
+	createStream(t, js, jetstream.StreamConfig{Name: "PR", Subjects: []string{"pr"}, Replicas: 3})
+	down.Shutdown()
+	if nl := c.waitMetaLeader(); nl != ml {
+		t.Fatalf("meta leader changed from %s to %s", ml.Name(), nl.Name())
+	}
+	resp, err := nc.Request("$JS.API.STREAM.PEER.REMOVE.PR", []byte(`{"peer":"`+down.Name()+`"}`), 5*time.Second)
+	if err != nil {
+		t.Fatalf("peer remove through %s (meta leader %s): %v", via.Name(), ml.Name(), err)
+	}
+	if !strings.Contains(string(resp.Data), `"success":true`) {
+		t.Fatalf("peer remove: %s", resp.Data)
+	}
+}

@@ -26,8 +26,9 @@ const (
 	// transfer; transferWait the whole stepdown, below clients' usual 5 s.
 	transferStartWait = 2 * time.Second
 	transferWait      = 4 * time.Second
-	// maxStepdownsAside bounds the stepdowns waiting for their outcome on
-	// goroutines of their own (one per call); past it a call gets 10008.
+	// maxStepdownsAside bounds the stepdowns and peer removals waiting
+	// for their outcome on goroutines of their own (one per call); past it
+	// a call gets 10008.
 	maxStepdownsAside = 256
 )
 
@@ -37,9 +38,13 @@ var (
 	errTransferUndecided = errors.New("leader transfer: started, no outcome in time")
 )
 
-// asideRoutes are the stream calls that wait for their outcome on a
-// goroutine of their own (answerAside): the stepdowns.
-var asideRoutes = []string{"STREAM.LEADER.STEPDOWN.", "CONSUMER.LEADER.STEPDOWN."}
+// asideRoutes are the calls that wait for their outcome on a goroutine of
+// their own (answerAside): the stepdowns, and the peer removal (it waits
+// for its meta entry to be applied; on the route that brought it from
+// the server its client is connected to, that wait held up the raft
+// messages from that server, the meta group's commit with them, until
+// it timed out).
+var asideRoutes = []string{"STREAM.LEADER.STEPDOWN.", "CONSUMER.LEADER.STEPDOWN.", "STREAM.PEER.REMOVE."}
 
 func answersAside(prefix string) bool { return slices.Contains(asideRoutes, prefix) }
 
