@@ -5,44 +5,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// panicWriteFS panics once, when armed, in a write to a file whose path
-// contains match: a bug in a raft log's write path (as the WAL's zero
-// fill once had: a slice out of range) on one group only.
-type panicWriteFS struct {
-	vfs.FS
-	match string
-	armed atomic.Bool
-	fired atomic.Bool
-}
-
-func (f *panicWriteFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	file, err := f.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.Contains(name, f.match) {
-		return file, err
-	}
-	return &panicWriteFile{File: file, fs: f}, nil
-}
-
-type panicWriteFile struct {
-	vfs.File
-	fs *panicWriteFS
-}
-
-func (h *panicWriteFile) WriteAt(b []byte, off int64) (int, error) {
-	if h.fs.armed.Load() && h.fs.fired.CompareAndSwap(false, true) {
-		panic("test: write path bug")
-	}
-	return h.File.WriteAt(b, off)
-}
 
 // TestJetStreamClusterRaftPanicShutdown: a panic in one stream group's
 // log write path halts that group (on a follower: the group goroutine's
@@ -61,9 +31,9 @@ func TestJetStreamClusterRaftPanicShutdown(t *testing.T) {
 // Sync, or the leader's sync running behind) or "loop" (the group loop
 // itself, outside the driver: a control function).
 func testRaftPanicShutdown(t *testing.T, where string) {
-	fss := make([]*panicWriteFS, 3)
+	fss := make([]*faultfs.PanicFS, 3)
 	for i := range fss {
-		fss[i] = &panicWriteFS{FS: vfs.Default, match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}
+		fss[i] = &faultfs.PanicFS{FS: vfs.Default, AtOnly: true, Match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}
 	}
 	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.fsys = fss[i] })
 	_, js := jsClient(t, c.servers[0])
@@ -94,12 +64,13 @@ func testRaftPanicShutdown(t *testing.T, where string) {
 	}
 	if where == "loop" {
 		g.control(func(*raft.Node) { panic("test: loop bug") })
-		fss[victim].fired.Store(true)
+		fss[victim].Fired.Store(true) // nothing to wait for below
+	} else {
+		fss[victim].Write.Store(true)
 	}
-	fss[victim].armed.Store(true)
 	// Publish until the armed write fired (a leader writes every entry, a
 	// follower every one it receives).
-	for i := 0; !fss[victim].fired.Load(); i++ {
+	for i := 0; !fss[victim].Fired.Load(); i++ {
 		if i == 200 {
 			t.Fatal("the armed write never came")
 		}

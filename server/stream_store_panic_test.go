@@ -2,52 +2,13 @@ package server
 
 import (
 	"os"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// storePanicFS panics once, when armed, in a write to a file whose path
-// contains match: a bug in a stream store's write path.
-type storePanicFS struct {
-	vfs.FS
-	match string
-	armed atomic.Bool
-	fired atomic.Bool
-}
-
-func (f *storePanicFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	file, err := f.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.Contains(name, f.match) {
-		return file, err
-	}
-	return &storePanicFile{File: file, fs: f}, nil
-}
-
-type storePanicFile struct {
-	vfs.File
-	fs *storePanicFS
-}
-
-func (h *storePanicFile) fire() {
-	if h.fs.armed.Load() && h.fs.fired.CompareAndSwap(false, true) {
-		panic("test: store write path bug")
-	}
-}
-
-func (h *storePanicFile) WriteAt(b []byte, off int64) (int, error) {
-	h.fire()
-	return h.File.WriteAt(b, off)
-}
-
-func (h *storePanicFile) Write(b []byte) (int, error) {
-	h.fire()
-	return h.File.Write(b)
-}
 
 // TestJetStreamStorePanicAtShutdown: a panic in a file stream's store
 // write while Shutdown stops the stream (its final sync and checkpoint)
@@ -55,7 +16,7 @@ func (h *storePanicFile) Write(b []byte) (int, error) {
 // on and Shutdown returns.
 func TestJetStreamStorePanicAtShutdown(t *testing.T) {
 	sep := string(os.PathSeparator)
-	pfs := &storePanicFS{FS: vfs.Default, match: sep + "BAD" + sep + "msgs" + sep}
+	pfs := &faultfs.PanicFS{FS: vfs.Default, Match: sep + "BAD" + sep + "msgs" + sep}
 	o := testOptions()
 	o.JetStream = true
 	o.StoreDir = t.TempDir()
@@ -69,7 +30,7 @@ func TestJetStreamStorePanicAtShutdown(t *testing.T) {
 		}
 	}
 	nc.Close()
-	pfs.armed.Store(true)
+	pfs.Write.Store(true)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -80,7 +41,7 @@ func TestJetStreamStorePanicAtShutdown(t *testing.T) {
 	case <-time.After(15 * time.Second):
 		t.Fatal("Shutdown did not return after the store panicked")
 	}
-	if !pfs.fired.Load() {
+	if !pfs.Fired.Load() {
 		t.Fatal("the armed store write never came: the test proves nothing")
 	}
 }

@@ -1,54 +1,12 @@
 package store
 
 import (
-	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
-
-// panicFS panics once, in the next write (or fsync) of any file it opened,
-// once armed: a bug in the write path.
-type panicFS struct {
-	vfs.FS
-	write, sync atomic.Bool
-}
-
-func (f *panicFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	file, err := f.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &panicFile{File: file, fs: f}, nil
-}
-
-type panicFile struct {
-	vfs.File
-	fs *panicFS
-}
-
-func (h *panicFile) WriteAt(b []byte, off int64) (int, error) {
-	if h.fs.write.CompareAndSwap(true, false) {
-		panic("test: write path bug")
-	}
-	return h.File.WriteAt(b, off)
-}
-
-func (h *panicFile) Write(b []byte) (int, error) {
-	if h.fs.write.CompareAndSwap(true, false) {
-		panic("test: write path bug")
-	}
-	return h.File.Write(b)
-}
-
-func (h *panicFile) Sync() error {
-	if h.fs.sync.CompareAndSwap(true, false) {
-		panic("test: sync path bug")
-	}
-	return h.File.Sync()
-}
 
 // returnsSoon runs fn and fails the test if it does not return in time.
 func returnsSoon(t *testing.T, what string, fn func()) {
@@ -96,7 +54,7 @@ func TestFileStorePanicReleasesLocks(t *testing.T) {
 		{"stop-fsync", true, (*fileStore).Stop},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pfs := &panicFS{FS: vfs.NewMem()}
+			pfs := &faultfs.PanicFS{FS: vfs.NewMem()}
 			fs := mustOpenFileStore(t, pfs, "/s", FileStoreConfig{BlockSize: 4096}, StoreLimits{})
 			for i := 0; i < 5; i++ {
 				if _, err := fs.StoreMsg("a", nil, []byte("x"), int64(i+1)); err != nil {
@@ -104,9 +62,9 @@ func TestFileStorePanicReleasesLocks(t *testing.T) {
 				}
 			}
 			if tc.sync {
-				pfs.sync.Store(true)
+				pfs.Sync.Store(true)
 			} else {
-				pfs.write.Store(true)
+				pfs.Write.Store(true)
 			}
 			mustPanic(t, tc.name, func() { _ = tc.first(fs) })
 			returnsSoon(t, "FastState", func() {
