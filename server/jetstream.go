@@ -35,6 +35,9 @@ type jetStream struct {
 	storageWiped atomic.Bool
 	// scrub is the background scrub (stream_scrub.go); nil when off.
 	scrub atomic.Pointer[scrubber]
+	// restarts restarts the replicas whose group halted
+	// (stream_halt_restart.go); nil on a single server.
+	restarts atomic.Pointer[haltRestarts]
 	// syncs runs the file streams' periodic store syncs on one timer
 	// (stream_sync_sched.go).
 	syncs *syncSchedule
@@ -105,6 +108,7 @@ func (s *Server) enableJetStream() error {
 			return err
 		}
 	}
+	js.startHaltRestarts() // before any replica starts
 	if js.cluster != nil {
 		// Only now: the meta state restored at start starts the replicas
 		// of these accounts (an account not enabled yet would be skipped).
@@ -165,6 +169,7 @@ func (js *jetStream) accountList() []*jsAccount {
 
 // shutdown stops every stream, syncing stores.
 func (js *jetStream) shutdown() {
+	js.stopHaltRestarts()
 	js.stopScrub()
 	for _, jsa := range js.accountList() {
 		for _, sub := range jsa.apiSubs {

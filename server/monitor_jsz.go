@@ -133,6 +133,9 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if h := s.haltedGroup(); h != "" && !serverOnly {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: h}
 	}
+	if h := js.haltRestartFailed(); h != "" && !serverOnly {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: h}
+	}
 	if js.cluster.metaLeaderName() == "" {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: "JetStream has not established contact with a meta leader"}
 	}

@@ -603,6 +603,15 @@ func (g *raftGroup) fail(err error) {
 	if soft.Role == raft.Leader {
 		g.sm.leaderChanged(raft.SoftState{Role: raft.Follower, Term: soft.Term}) // stop serving, resign
 	}
+	if h, ok := g.sm.(haltObserver); ok && !g.host {
+		h.halted() // a stream's replica is restarted (stream_halt_restart.go)
+	}
+}
+
+// haltObserver is implemented by state machines told that their group
+// halted (raftGroup.fail), on the group goroutine.
+type haltObserver interface {
+	halted()
 }
 
 // Propose queues data for the group; it fails at once when the queue is full.

@@ -19,7 +19,8 @@ import (
 // Sync; on a leader: its sync running behind), never the process, and
 // leaves no lock held: the server's Shutdown returns (it hung in the
 // log's Close on the WAL mutex the panic left locked), the group is
-// reported halted (/healthz) and the other stream keeps working meanwhile.
+// reported halted (/healthz) and the other stream keeps working meanwhile,
+// and a restart pending does not hold Shutdown up.
 func TestJetStreamClusterRaftPanicShutdown(t *testing.T) {
 	for _, where := range []string{"follower", "leader", "loop"} {
 		t.Run(where, func(t *testing.T) { testRaftPanicShutdown(t, where) })
@@ -31,6 +32,7 @@ func TestJetStreamClusterRaftPanicShutdown(t *testing.T) {
 // Sync, or the leader's sync running behind) or "loop" (the group loop
 // itself, outside the driver: a control function).
 func testRaftPanicShutdown(t *testing.T, where string) {
+	setForTest(t, &haltRestartFirst, time.Hour) // the group stays halted (stream_halt_restart_test.go restarts it)
 	fss := make([]*faultfs.PanicFS, 3)
 	for i := range fss {
 		fss[i] = &faultfs.PanicFS{FS: vfs.Default, AtOnly: true, Match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}

@@ -197,7 +197,9 @@ func (mset *stream) scrubbed(missing []uint64, lost int) {
 		return
 	}
 	s.Warnf("%s; restarting the replica to repair it", what)
-	mset.jsa.restartDamaged(mset)
+	if err := mset.jsa.restartReplica(mset); err != nil {
+		s.Errorf("JetStream stream '%s > %s': restarting the damaged replica: %v", mset.jsa.acc.Name, mset.name, err)
+	}
 }
 
 // repairable reports whether the stream has other replicas to repair
@@ -213,27 +215,28 @@ func (mset *stream) repairable() bool {
 	return sa != nil && len(sa.Peers) > 1
 }
 
-// restartDamaged stops the replica mset and starts it again as at server
+// restartReplica stops the replica mset and starts it again as at server
 // start: its store is rebuilt from the group's log and verified, and
-// damage there makes it catch up from the other replicas.
-func (jsa *jsAccount) restartDamaged(mset *stream) {
+// damage there makes it catch up from the other replicas. A damaged
+// replica (the scrub) and a halted one (stream_halt_restart.go) restart
+// so.
+func (jsa *jsAccount) restartReplica(mset *stream) error {
 	jc := jsa.js.cluster
 	if jc == nil {
-		return
+		return nil
 	}
 	jsa.mu.Lock()
 	sa := jc.assignment(jsa.acc.Name, mset.name)
 	if jsa.streams[mset.name] != mset || sa == nil || !jc.isPeer(sa) {
 		jsa.mu.Unlock()
-		return
+		return nil
 	}
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
 	jsa.stopReplicaOf(mset, false, nil)
 	restarted, err := jsa.startReplica(sa, startReplayed)
 	if err != nil {
-		jsa.js.srv.Errorf("JetStream stream '%s > %s': restarting the damaged replica: %v", jsa.acc.Name, mset.name, err)
-		return
+		return err
 	}
 	// The stream may have been deleted, or moved off this server, while
 	// the replica was out of the account's streams (the meta apply found
@@ -244,6 +247,7 @@ func (jsa *jsAccount) restartDamaged(mset *stream) {
 	case now.Created != sa.Created || !jc.isPeer(now):
 		jsa.stopReplicaIf(restarted)
 	}
+	return nil
 }
 
 // scrubDamage is /healthz's error for a stream without other replicas

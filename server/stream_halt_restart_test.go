@@ -1,0 +1,160 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestJetStreamClusterRaftPanicRestart: a replica whose group panicked
+// once (a write to its log on a follower or on the leader, or the group
+// loop itself) is restarted by its server without a process restart: a
+// new group runs, /healthz answers 200 again, the replica catches up, and
+// every replica holds every acknowledged message, byte for byte. Without
+// the restart the replica stays halted (TestJetStreamClusterRaftPanicShutdown).
+func TestJetStreamClusterRaftPanicRestart(t *testing.T) {
+	for _, where := range []string{"follower", "leader", "loop"} {
+		t.Run(where, func(t *testing.T) { testRaftPanicRestart(t, where) })
+	}
+}
+
+func testRaftPanicRestart(t *testing.T, where string) {
+	fss := make([]*faultfs.PanicFS, 3)
+	for i := range fss {
+		fss[i] = &faultfs.PanicFS{FS: vfs.Default, AtOnly: true, Match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}
+	}
+	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.fsys = fss[i] })
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
+
+	// Each message is published until acknowledged, under one message id:
+	// a publish that timed out but was stored is not stored twice.
+	want := map[uint64][32]byte{}
+	next := 0
+	publish := func() {
+		t.Helper()
+		next++
+		data := []byte(fmt.Sprintf("message %d", next))
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			ack, err := js.Publish(pctx, "bad", data, jetstream.WithMsgID(fmt.Sprintf("id-%d", next)))
+			cancel()
+			if err == nil {
+				want[ack.Sequence] = sha256.Sum256(data)
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("message %d never acknowledged: %v", next, err)
+			}
+		}
+	}
+	for range 20 {
+		publish()
+	}
+	victim := -1
+	waitFor(t, 10*time.Second, "a leader of BAD", func() bool {
+		for i, s := range c.servers {
+			if m := c.replicaOn(s, "BAD"); m != nil && m.isLeader() {
+				victim = i
+				return true
+			}
+		}
+		return false
+	})
+	if where != "leader" {
+		victim = (victim + 1) % 3
+	}
+	s := c.servers[victim]
+	name := streamGroupName(globalAccountName, "BAD")
+	g := s.raftGroup(name)
+	old := c.replicaOn(s, "BAD")
+	if g == nil || old == nil {
+		t.Fatal("no replica of BAD on the victim")
+	}
+	if where == "loop" {
+		g.control(func(*raft.Node) { panic("test: loop bug") })
+	} else {
+		fss[victim].Write.Store(true)
+		for i := 0; !fss[victim].Fired.Load(); i++ {
+			if i == 200 {
+				t.Fatal("the armed write never came")
+			}
+			publish()
+		}
+	}
+	waitFor(t, 10*time.Second, "BAD's group halted on the victim", func() bool { return g.healthy() != nil })
+	for range 20 { // the stream stays available meanwhile
+		publish()
+	}
+	waitFor(t, 20*time.Second, "BAD's replica restarted on the victim", func() bool {
+		ng := s.raftGroup(name)
+		m := c.replicaOn(s, "BAD")
+		return ng != nil && ng != g && ng.healthy() == nil && m != nil && m != old
+	})
+	waitFor(t, 10*time.Second, "/healthz 200 on the victim", func() bool {
+		return s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)) == nil
+	})
+	if n := s.js.Load().restarts.Load().restarted.Load(); n != 1 {
+		t.Fatalf("%d restarts, want 1", n)
+	}
+	for range 20 {
+		publish()
+	}
+	c.waitAllApplied(t, "BAD", 3, uint64(len(want)), 20*time.Second)
+	for _, m := range c.replicas("BAD") {
+		if got := replicaDigest(m, want); got != "" {
+			t.Fatalf("%s: %s", m.jsa.js.srv.Name(), got)
+		}
+	}
+}
+
+// TestJetStreamClusterRaftPanicRestartBounded: a replica that keeps
+// halting is restarted haltRestartMax times, then stays halted and
+// reported by /healthz; the stream stays available through the others.
+func TestJetStreamClusterRaftPanicRestartBounded(t *testing.T) {
+	setForTest(t, &haltRestartFirst, 50*time.Millisecond)
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
+	s := c.servers[1]
+	name := streamGroupName(globalAccountName, "BAD")
+	var g *raftGroup
+	for i := 0; i <= haltRestartMax; i++ {
+		waitFor(t, 20*time.Second, fmt.Sprintf("BAD's group running on S2 (restart %d)", i), func() bool {
+			ng := s.raftGroup(name)
+			if ng == nil || ng == g || ng.healthy() != nil {
+				return false
+			}
+			g = ng
+			return true
+		})
+		g.control(func(*raft.Node) { panic("test: loop bug") })
+		waitFor(t, 10*time.Second, "BAD's group halted on S2", func() bool { return g.healthy() != nil })
+	}
+	r := s.js.Load().restarts.Load()
+	waitFor(t, 10*time.Second, "the restarts given up", func() bool { return r.gaveUp.Load() == 1 })
+	if ng := s.raftGroup(name); ng != g {
+		t.Fatal("the replica was restarted more than haltRestartMax times")
+	}
+	if n := r.restarted.Load(); n != haltRestartMax {
+		t.Fatalf("%d restarts, want %d", n, haltRestartMax)
+	}
+	if h := s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)); h == nil || h.StatusCode != 503 {
+		t.Fatalf("/healthz does not report the halted group: %+v", h)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := js.Publish(ctx, "bad", []byte("still available")); err != nil {
+		t.Fatal(err)
+	}
+}
