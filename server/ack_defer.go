@@ -53,7 +53,7 @@ func (b *ackBatch) readBatchEnd(c *client) {
 			continue
 		}
 		b.flushed = append(b.flushed, a.mset)
-		if err := a.mset.st().Flush(); err != nil {
+		if err := a.mset.storeSafely("flush", a.mset.st().Flush); err != nil {
 			if failed == nil {
 				failed = map[*stream]error{}
 			}

@@ -123,6 +123,9 @@ func (s *Server) jsHealth(r *http.Request) *HealthStatus {
 	if d := js.scrubDamage(); d != "" && !serverOnly {
 		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: d}
 	}
+	if d := js.storeFailed(); d != "" && !serverOnly {
+		return &HealthStatus{Status: "unavailable", StatusCode: 503, Error: d}
+	}
 	if js.cluster == nil {
 		return nil
 	}

@@ -84,6 +84,9 @@ type stream struct {
 	// scrubLost is how many live messages the last scrub pass found
 	// without a valid record (stream_scrub.go).
 	scrubLost atomic.Int64
+	// storeBroken is the panic of a store call that made a stream on one
+	// server refuse writes (stream_store_panic.go); nil: none.
+	storeBroken atomic.Pointer[error]
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.
@@ -145,13 +148,7 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 	if err := mset.checkDiscardNew(m); err != nil {
 		return pubOutcome{err: err}
 	}
-	var seq uint64
-	var serr error
-	if mset.noInterestLocked(m.subj) {
-		seq, serr = mset.skipNoInterestLocked() // interest retention: nobody would ever read it
-	} else {
-		seq, serr = mset.st().StoreMsg(m.subj, m.hdr, m.msg, m.ts)
-	}
+	seq, serr := mset.storeMsgLocked(m) // stream_store_panic.go
 	if serr != nil {
 		return pubOutcome{err: errStoreFailed(serr)}
 	}

@@ -563,6 +563,8 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 		mset.mu.Unlock()
 		return
 	}
+	locked := true
+	defer mset.releaseOnPanic(&locked) // stream_store_panic.go
 	var resp []byte
 	var flush []*consumer
 	switch e.op {
@@ -603,6 +605,7 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 		}
 	}
 	mset.mu.Unlock()
+	locked = false
 	if e.op == streamOpConfig {
 		mset.syncIngest() // the subjects may have changed (stream_ingest.go)
 		if e.origin == s.Name() && e.reply != "" {

@@ -322,6 +322,12 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 		}
 		return
 	}
+	if err := mset.storeFailure(); err != nil { // its store panicked (stream_store_panic.go)
+		if reply != "" {
+			mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, ""))
+		}
+		return
+	}
 	m := inMsg{subj: strings.Clone(subject), hdr: hdr, msg: msg, ts: mset.jsa.js.srv.clock.Now().UnixNano()}
 	mset.mu.Lock()
 	if mset.closed {
@@ -352,7 +358,7 @@ func (mset *stream) inbound(_ *subscription, c *client, _ *Account, subject, rep
 	case syncer != nil && out.err == nil && c != nil && c.route == nil:
 		deferAck(c, mset, reply, ack) // after this read's write to the OS
 	case syncer != nil && out.err == nil:
-		if err := mset.st().Flush(); err != nil {
+		if err := mset.storeSafely("flush", mset.st().Flush); err != nil {
 			ack = mset.pubAckJSON(pubOutcome{err: errStoreFailed(err)}, "")
 		}
 		mset.jsa.js.srv.deliver(c, mset.jsa.acc, reply, "", nil, ack)
