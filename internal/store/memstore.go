@@ -43,6 +43,9 @@ type memStore struct {
 	tsUnordered bool
 	// watcher, when set, sees every message before it is removed.
 	watcher RemovalWatcher
+	// werr is set by a panic under mu (memstore_lock.go): the store is
+	// read-only from then on.
+	werr error
 }
 
 func newMemStore(limits StoreLimits) *memStore {
@@ -51,9 +54,9 @@ func newMemStore(limits StoreLimits) *memStore {
 
 func (ms *memStore) StoreMsg(subj string, hdr, msg []byte, ts int64) (uint64, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
-	if ms.closed {
-		return 0, ErrStoreClosed
+	defer ms.unlock()
+	if err := ms.writable(); err != nil {
+		return 0, err
 	}
 	ms.last++
 	seq := ms.last
@@ -163,7 +166,10 @@ func (ms *memStore) removeSubjectLocked(m *memMsg, seq uint64) {
 
 func (ms *memStore) SkipMsgs(n uint64) error {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return err
+	}
 	ms.last += n
 	if len(ms.msgs) == 0 {
 		ms.first = ms.last + 1
@@ -207,9 +213,7 @@ func (ms *memStore) lastSeqLocked(filter string) uint64 {
 }
 
 func (ms *memStore) LoadLastMsg(filter string, sm *StoreMsg) (*StoreMsg, error) {
-	ms.mu.RLock()
-	seq := ms.lastSeqLocked(filter)
-	ms.mu.RUnlock()
+	seq := ms.LastSeqForSubject(filter) // a deferred unlock (memstore_lock.go)
 	if seq == 0 {
 		return nil, ErrStoreMsgNotFound
 	}
@@ -250,19 +254,28 @@ func (ms *memStore) LoadNextMsg(filter string, start uint64, sm *StoreMsg) (*Sto
 
 func (ms *memStore) RemoveMsg(seq uint64) (bool, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return false, err
+	}
 	return ms.removeLocked(seq, false), nil
 }
 
 func (ms *memStore) EraseMsg(seq uint64) (bool, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return false, err
+	}
 	return ms.removeLocked(seq, true), nil
 }
 
 func (ms *memStore) Purge() (uint64, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return 0, err
+	}
 	n := uint64(len(ms.msgs))
 	if ms.watcher != nil {
 		ms.watcher.Abandon()
@@ -279,7 +292,10 @@ func (ms *memStore) PurgeEx(subject string, seq, keep uint64) (uint64, error) {
 		return ms.Purge()
 	}
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return 0, err
+	}
 	victims := ms.matchingLocked(subject)
 	if seq > 0 {
 		victims = filterSeqs(victims, func(s uint64) bool { return s < seq })
@@ -333,7 +349,10 @@ func filterSeqs(seqs []uint64, keep func(uint64) bool) []uint64 {
 
 func (ms *memStore) Compact(seq uint64) (uint64, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return 0, err
+	}
 	var n uint64
 	for s := ms.first; s < seq && s <= ms.last; s++ {
 		if ms.removeLocked(s, false) {
@@ -353,7 +372,10 @@ func (ms *memStore) Compact(seq uint64) (uint64, error) {
 
 func (ms *memStore) ExpireBefore(cutoff int64) (uint64, error) {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return 0, err
+	}
 	var n uint64
 	for len(ms.msgs) > 0 {
 		seq := ms.firstLiveLocked()
@@ -444,7 +466,10 @@ func (ms *memStore) FilteredState(seq uint64, subject string) SimpleState {
 
 func (ms *memStore) UpdateLimits(l StoreLimits) error {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
+	if err := ms.werr; err != nil {
+		return err
+	}
 	ms.limits = l
 	// Per-subject limits first, subjects in sorted order, then the global
 	// limits: the outcome must not depend on map iteration order.
@@ -469,7 +494,7 @@ func (ms *memStore) Flush() error { return nil }
 
 func (ms *memStore) Stop() error {
 	ms.mu.Lock()
-	defer ms.mu.Unlock()
+	defer ms.unlock()
 	ms.closed = true
 	return nil
 }
