@@ -9,7 +9,8 @@ import (
 // A panic in a raft group (a bug in its log, its state machine or the
 // core) must not end the process nor keep the server from shutting down:
 // it halts that group only (raftGroup.fail: reported unhealthy, its
-// proposals refused) and the group's goroutine ends as on Shutdown. The
+// proposals refused) and the group's goroutine ends as on Shutdown (a
+// stream's replica is then restarted: stream_halt_restart.go). The
 // driver (internal/raft) recovers the panics of the calls it makes; the
 // group loop and the goroutines a group starts to sync its log recover
 // here. What the panicking code held is released by its own defers (the
@@ -39,7 +40,8 @@ func (g *raftGroup) failOnPanic() {
 // haltedGroup names a group of this server that halted (a panic, a
 // failed write) and why, in one line; "" when none did. /healthz
 // reports it: the server runs on, but that replica serves nothing until
-// it is restarted.
+// it is restarted (a stream's is, stream_halt_restart.go, a bounded
+// number of times; the meta group's is not).
 func (s *Server) haltedGroup() string {
 	s.raft.mu.Lock()
 	groups := make([]*raftGroup, 0, len(s.raft.groups))
