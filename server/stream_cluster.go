@@ -105,6 +105,9 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		}
 		sm.mset.applyEntry(se, e.Index, sm.wake)
 		se.m.hdr, se.m.msg = nil, nil // views of the entry: not kept past it
+		if err := sm.mset.storeFailure(); err != nil { // stream_store_panic.go
+			return fmt.Errorf("stream store failed: %w", err) // the group halts, the replica restarts
+		}
 	}
 	return nil
 }
@@ -574,8 +577,9 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 		if mset.leader && out.err == nil && !out.dup && len(mset.consumers) > 0 {
 			flush = mset.pumpConsumersLocked()
 		}
-		// Only the server that proposed the entry answers the client.
-		if e.reply != "" && !mset.cfg.NoAck && e.origin == s.Name() {
+		// Only the server that proposed the entry answers the client; not
+		// with a failure of its own store, which the others may not share.
+		if e.reply != "" && !mset.cfg.NoAck && e.origin == s.Name() && (out.err == nil || mset.storeBroken.Load() == nil) {
 			resp = mset.pubAckJSON(out, s.getOpts().JetStreamDomain)
 		}
 		if mset.leader && mset.expiry == nil && mset.cfg.MaxAge > 0 {

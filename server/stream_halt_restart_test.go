@@ -16,21 +16,29 @@ import (
 )
 
 // TestJetStreamClusterRaftPanicRestart: a replica whose group panicked
-// once (a write to its log on a follower or on the leader, or the group
-// loop itself) is restarted by its server without a process restart: a
+// once (a write to its log on a follower or on the leader, the group loop
+// itself, or a write of the follower's store) is restarted by its server
+// without a process restart: a
 // new group runs, /healthz answers 200 again, the replica catches up, and
 // every replica holds every acknowledged message, byte for byte. Without
 // the restart the replica stays halted (TestJetStreamClusterRaftPanicShutdown).
 func TestJetStreamClusterRaftPanicRestart(t *testing.T) {
-	for _, where := range []string{"follower", "leader", "loop"} {
+	for _, where := range []string{"follower", "leader", "loop", "store"} {
 		t.Run(where, func(t *testing.T) { testRaftPanicRestart(t, where) })
 	}
 }
 
 func testRaftPanicRestart(t *testing.T, where string) {
+	sep := string(os.PathSeparator)
 	fss := make([]*faultfs.PanicFS, 3)
 	for i := range fss {
-		fss[i] = &faultfs.PanicFS{FS: vfs.Default, AtOnly: true, Match: string(os.PathSeparator) + streamGroupName(globalAccountName, "BAD") + string(os.PathSeparator)}
+		fss[i] = &faultfs.PanicFS{FS: vfs.Default, AtOnly: true, Match: sep + streamGroupName(globalAccountName, "BAD") + sep}
+		if where == "store" { // its apply writes when a block fills (the block sealed, its index written)
+			fss[i] = &faultfs.PanicFS{FS: vfs.Default, Match: sep + "BAD" + sep + "msgs" + sep}
+		}
+	}
+	if where == "store" {
+		setForTest(t, &fileStoreBlockSize, 4<<10)
 	}
 	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.fsys = fss[i] })
 	_, js := jsClient(t, c.servers[0])
@@ -43,7 +51,7 @@ func testRaftPanicRestart(t *testing.T, where string) {
 	publish := func() {
 		t.Helper()
 		next++
-		data := []byte(fmt.Sprintf("message %d", next))
+		data := []byte(fmt.Sprintf("message %d %0100d", next, 0))
 		deadline := time.Now().Add(30 * time.Second)
 		for {
 			pctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)

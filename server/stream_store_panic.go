@@ -14,8 +14,10 @@ import (
 // stream on one server refuses writes from then on (storeBroken: the
 // publisher gets 10077, /healthz reports it) while the server and the
 // other streams go on. A replicated stream's store is written only by its
-// group's apply: a panic there halts the group (never an answer "not
-// stored" for an entry the other replicas stored), and the replica is
+// group's apply: a panic there halts the group, and so does a write after
+// a panic elsewhere (its group commit's sync) broke the store, which would
+// otherwise fail on this replica alone (streamSM.Apply); never an answer
+// "not stored" for an entry the other replicas stored. The replica is then
 // restarted from its log (stream_halt_restart.go).
 
 // storeSafely runs call (a call into mset's store), a panic logged and
