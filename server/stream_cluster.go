@@ -105,8 +105,10 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		}
 		sm.mset.applyEntry(se, e.Index, sm.wake)
 		se.m.hdr, se.m.msg = nil, nil // views of the entry: not kept past it
-		if err := sm.mset.storeFailure(); err != nil { // stream_store_panic.go
-			return fmt.Errorf("stream store failed: %w", err) // the group halts, the replica restarts
+		// A store broken by a panic (stream_store_panic.go) halts the
+		// group; the replica restarts from its log.
+		if err := sm.mset.storeFailure(); err != nil {
+			return fmt.Errorf("stream store failed: %w", err)
 		}
 	}
 	return nil
