@@ -35,7 +35,9 @@ func (mset *stream) storeSafely(what string, call func() error) (err error) {
 func (mset *stream) storePanicked(what string, p any) error {
 	err := fmt.Errorf("store %s panicked: %v", what, p)
 	mset.jsa.js.srv.Errorf("JetStream: stream %q: %v\n%s", mset.name, err, debug.Stack())
-	mset.storeBroken.CompareAndSwap(nil, &err)
+	if mset.storeBroken.CompareAndSwap(nil, &err) {
+		mset.jsa.js.brokenStores.Add(1)
+	}
 	return err
 }
 
@@ -81,6 +83,9 @@ func (mset *stream) releaseOnPanic(locked *bool) {
 // storeFailed is /healthz's error for a stream whose store panicked
 // (storeBroken); "" when none.
 func (js *jetStream) storeFailed() string {
+	if js.brokenStores.Load() == 0 {
+		return ""
+	}
 	for _, jsa := range js.accountList() {
 		for _, mset := range jsa.streamList() {
 			if err := mset.storeFailure(); err != nil {
