@@ -226,3 +226,47 @@ func TestJetStreamClusterBalancerRunsOnChanges(t *testing.T) {
 	c.servers[2].Shutdown()
 	grew(c.servers[:2], base[:2], "a server going away")
 }
+
+// While a stream that can elect has no live leader (its leader's server
+// died: the survivors are electing), the balancer moves no leadership: a
+// transfer then would make another stream leaderless and compete with the
+// elections. It balances once every such stream is led again, or once
+// leaderBalanceHold has passed. The leader map is written by hand (a term
+// no announcement reaches), so the rounds see exactly this.
+func TestJetStreamClusterBalancerWaitsForElections(t *testing.T) {
+	setForTest(t, &leaderBalanceEvery, time.Hour) // rounds run by the test only
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	const n = 6
+	for i := range n {
+		name := fmt.Sprintf("WE%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3})
+	}
+	s := c.servers[0]
+	jc := s.js.Load().cluster
+	const term = 1 << 40
+	mark := func(i int, leader string) {
+		jc.leaders.hold(leaderKey(globalAccountName, fmt.Sprintf("WE%d", i)), leader, term+uint64(i), s.clock.Now())
+	}
+	// s leads five (above its share of two), one is led by a server that
+	// is not in the cluster: an election under way.
+	for i := range n - 1 {
+		mark(i, s.Name())
+	}
+	mark(n-1, "GONE")
+	if moves, held := jc.balanceLeaders(); moves != 0 || !held {
+		t.Fatalf("a round during an election planned %d moves (held %v)", moves, held)
+	}
+	// The election ends: the round goes ahead.
+	jc.leaders.hold(leaderKey(globalAccountName, fmt.Sprintf("WE%d", n-1)), c.servers[1].Name(), term+n, s.clock.Now())
+	if moves, held := jc.balanceLeaders(); moves == 0 || held {
+		t.Fatalf("after the election a round planned %d moves (held %v)", moves, held)
+	}
+	// An election that does not end holds the rounds for leaderBalanceHold
+	// at most.
+	jc.leaders.hold(leaderKey(globalAccountName, fmt.Sprintf("WE%d", n-1)), "GONE", term+2*n, s.clock.Now())
+	setForTest(t, &leaderBalanceHold, 0)
+	if moves, held := jc.balanceLeaders(); moves == 0 || held {
+		t.Fatalf("past the hold a round planned %d moves (held %v)", moves, held)
+	}
+}
