@@ -28,17 +28,6 @@ import (
 // batches. The bound keeps a round's transfers, each one election of the
 // target, from flooding the restarted server.
 //
-// No leadership moves while a stream that can elect has no live leader
-// (its leader's server died, or none is known yet): after a kill -9 among
-// 10,000 streams the survivors run thousands of elections at once, and a
-// round that hands some of the new leaderships over while others are still
-// being elected makes those streams leaderless again (a transfer is an
-// election of its target) and takes processor time from the elections that
-// decide when every stream is led again (scripts/stream-scale). The round
-// is held, and tried again each leaderBalanceEvery, until every such
-// stream has a live leader, or for leaderBalanceHold at most (a stream
-// that cannot elect for long must not stop the balancing for good).
-//
 // A round scans every assignment, so it runs only when its outcome may
 // differ from the last one's (balanceDue): a leadership changed, an
 // assignment changed, a route came or went, or the last round started
@@ -52,7 +41,6 @@ var (
 	leaderBalanceIdle  = 30 * time.Second
 	leaderBalanceMax   = 32  // moves a round may always make
 	leaderBalanceCap   = 512 // moves a round makes at most
-	leaderBalanceHold  = 10 * time.Second
 )
 
 // balanceBudget is how many leaderships a round may hand over when this
@@ -68,14 +56,10 @@ type balanceState struct {
 	leaders <-chan struct{} // leaderMap.changed at the last round
 	streams <-chan struct{} // jsCluster.changed at the last round
 	routes  string          // routesFingerprint at the last round
-	moved   bool            // the last round started transfers, or was held
+	moved   bool            // the last round started transfers
 	last    time.Time
-	// holdSince is when rounds began to be held for streams without a
-	// live leader (zero: none is held).
-	holdSince time.Time
-	polls     atomic.Uint64 // looks taken (tests)
-	rounds    atomic.Uint64 // rounds run (tests)
-	held      atomic.Uint64 // rounds held for elections (tests)
+	polls   atomic.Uint64 // looks taken (tests)
+	rounds  atomic.Uint64 // rounds run (tests)
 }
 
 // balanceDue reports whether a round is due now, and if so notes what it
@@ -144,16 +128,14 @@ func (jc *jsCluster) balanceLoop() {
 	for !s.sleepOnClock(leaderBalanceEvery) {
 		jc.balance.polls.Add(1)
 		if jc.balanceDue(s.clock.Now()) {
-			moves, held := jc.balanceLeaders()
-			jc.balance.moved = moves > 0 || held
+			jc.balance.moved = jc.balanceLeaders() > 0
 		}
 	}
 }
 
 // balanceLeaders runs one round: counts, plans, and starts the transfers;
-// it returns the number of transfers asked for, and whether the round was
-// held for elections under way (balanceHeld).
-func (jc *jsCluster) balanceLeaders() (int, bool) {
+// it returns the number of transfers asked for.
+func (jc *jsCluster) balanceLeaders() int {
 	jc.balance.rounds.Add(1)
 	s := jc.js.srv
 	me := s.Name()
@@ -164,7 +146,6 @@ func (jc *jsCluster) balanceLeaders() (int, bool) {
 	now := s.clock.Now()
 	leads, share := map[string]int{}, map[string]float64{}
 	var led []*streamAssignment
-	electing := 0
 	for _, r := range jc.replicatedAssignments() {
 		sa := r.sa
 		n := 0
@@ -181,43 +162,18 @@ func (jc *jsCluster) balanceLeaders() (int, bool) {
 				share[p] += 1 / float64(n)
 			}
 		}
-		l := jc.leaders.get(leaderKey(r.account, sa.Config.Name), now)
-		if l != "" {
+		if l := jc.leaders.get(leaderKey(r.account, sa.Config.Name), now); l != "" {
 			leads[l]++
 			if l == me {
 				led = append(led, sa)
 			}
 		}
-		if !live[l] && 2*n > len(sa.Peers) {
-			electing++ // can elect (a live quorum), has no live leader
-		}
-	}
-	if jc.balanceHeld(electing, now) {
-		return 0, true
 	}
 	moves := planLeaderMoves(me, led, leads, share, balanceBudget(float64(leads[me])-share[me]))
 	for _, mv := range moves {
 		jc.moveLeader(mv)
 	}
-	return len(moves), false
-}
-
-// balanceHeld reports whether a round must wait: electing streams that
-// can elect have no live leader, since less than leaderBalanceHold.
-func (jc *jsCluster) balanceHeld(electing int, now time.Time) bool {
-	b := &jc.balance
-	if electing == 0 {
-		b.holdSince = time.Time{}
-		return false
-	}
-	if b.holdSince.IsZero() {
-		b.holdSince = now
-	}
-	if now.Sub(b.holdSince) >= leaderBalanceHold {
-		return false
-	}
-	b.held.Add(1)
-	return true
+	return len(moves)
 }
 
 // assignmentRef is an assignment with its account.
