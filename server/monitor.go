@@ -44,7 +44,7 @@ func (s *Server) startMonitoring() error {
 		"/accountz":       s.jsonHandler(func(*http.Request) (any, int) { return s.accountz(), 200 }),
 		"/routez":         s.jsonHandler(func(*http.Request) (any, int) { return s.routez(), 200 }),
 		"/healthz":        s.jsonHandler(s.handleHealthz),
-		"/jsz":            s.jsonHandler(func(*http.Request) (any, int) { return s.jsz(), 200 }),
+		"/jsz":            s.jsonHandler(s.handleJsz),
 	}
 	for path, h := range routes {
 		mux.HandleFunc(base+path, h)

@@ -8,15 +8,20 @@ import (
 // JSInfo is /jsz.
 type JSInfo struct {
 	JetStreamStats
-	ID        string           `json:"server_id"`
-	Now       time.Time        `json:"now"`
-	Disabled  bool             `json:"disabled,omitempty"`
-	Config    JetStreamConfig  `json:"config,omitempty"`
-	Streams   int              `json:"streams"`
-	Consumers int              `json:"consumers"`
-	Messages  uint64           `json:"messages"`
-	Bytes     uint64           `json:"bytes"`
-	Meta      *MetaClusterInfo `json:"meta_cluster,omitempty"`
+	ID       string          `json:"server_id"`
+	Now      time.Time       `json:"now"`
+	Disabled bool            `json:"disabled,omitempty"`
+	Config   JetStreamConfig `json:"config,omitempty"`
+	Streams  int             `json:"streams"`
+	// StreamsLeader counts the streams whose group this server leads (a
+	// stream without a group counts), with ?raft=true only, as in
+	// nats-server: each survivor's count, summed, says whether every
+	// stream has a leader again after a server died (scripts/stream-scale).
+	StreamsLeader int              `json:"streams_leader,omitempty"`
+	Consumers     int              `json:"consumers"`
+	Messages      uint64           `json:"messages"`
+	Bytes         uint64           `json:"bytes"`
+	Meta          *MetaClusterInfo `json:"meta_cluster,omitempty"`
 	// RaftGroups counts the server's raft groups and, of them, those
 	// asleep (quiescent: no ticks, no heartbeats); Tern only.
 	RaftGroups      int `json:"raft_groups,omitempty"`
@@ -70,7 +75,14 @@ type MetaClusterInfo struct {
 	ClusterSize int    `json:"cluster_size"`
 }
 
-func (s *Server) jsz() *JSInfo {
+func (s *Server) jsz() *JSInfo { return s.jszWith(false) }
+
+// handleJsz is /jsz; ?raft=true adds the count of streams led here.
+func (s *Server) handleJsz(r *http.Request) (any, int) {
+	return s.jszWith(r.URL.Query().Get("raft") == "true"), 200
+}
+
+func (s *Server) jszWith(raft bool) *JSInfo {
 	o := s.getOpts()
 	info := &JSInfo{ID: s.id, Now: time.Now().UTC()}
 	js := s.js.Load()
@@ -86,6 +98,9 @@ func (s *Server) jsz() *JSInfo {
 			var st StreamState
 			mset.st().FastState(&st)
 			info.Streams++
+			if raft && mset.groupLeads() {
+				info.StreamsLeader++
+			}
 			info.Messages += st.Msgs
 			info.Bytes += st.Bytes
 			if mset.config().Storage == MemoryStorage {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -40,4 +41,54 @@ func TestMonitorJszAndJetStreamHealth(t *testing.T) {
 			t.Fatalf("healthz%s: %v", q, h)
 		}
 	}
+}
+
+// streamsLed sums /jsz?raft=true's streams_leader over the running
+// servers of c.
+func streamsLed(t *testing.T, c *jsTestCluster) int {
+	t.Helper()
+	sum := 0
+	for _, s := range c.servers {
+		if !s.Running() {
+			continue
+		}
+		var jsz JSInfo
+		httpJSON(t, s, "/jsz?raft=true", &jsz)
+		sum += jsz.StreamsLeader
+	}
+	return sum
+}
+
+// TestMonitorJszStreamsLeader: /jsz?raft=true counts the streams each
+// server leads (what scripts/stream-scale polls for "every stream has a
+// leader again"): over the cluster one per stream, again once the
+// survivors of a shut-down server have taken its leaderships; plain /jsz
+// leaves the count out.
+func TestMonitorJszStreamsLeader(t *testing.T) {
+	c := runJSClusterWith(t, 3, func(_ int, o *Options) { o.HTTPHost, o.HTTPPort = "127.0.0.1", RANDOM_PORT })
+	_, js := jsClient(t, c.servers[0])
+	const n = 4
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("L%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{name}, Replicas: 3})
+	}
+	waitFor(t, 10*time.Second, "every stream led once", func() bool { return streamsLed(t, c) == n })
+	var plain JSInfo
+	httpJSON(t, c.servers[0], "/jsz", &plain)
+	if plain.StreamsLeader != 0 || plain.Streams != n {
+		t.Fatalf("plain /jsz: streams %d streams_leader %d", plain.Streams, plain.StreamsLeader)
+	}
+	var victim *Server
+	for _, s := range c.servers {
+		var jsz JSInfo
+		httpJSON(t, s, "/jsz?raft=true", &jsz)
+		if jsz.StreamsLeader > 0 && s != c.servers[0] {
+			victim = s
+		}
+	}
+	if victim == nil {
+		victim = c.servers[1]
+	}
+	victim.Shutdown()
+	waitFor(t, 15*time.Second, "the survivors lead every stream", func() bool { return streamsLed(t, c) == n })
 }

@@ -173,7 +173,9 @@ func runStreamsUp(url string, n int, sinceNs int64, limit time.Duration) {
 // runStreamsIn polls STREAM.INFO of n streams until server is the leader or
 // a current replica of every one (or limit), and prints the time since
 // sinceNs at which the last one got there, then the leader of each stream
-// counted per server. An empty server only counts leaders.
+// counted per server. An empty server only counts leaders. The time is
+// late by up to one round of polls of the streams still pending: the last
+// round's length is printed too.
 func runStreamsIn(url string, n int, server string, sinceNs int64, limit time.Duration) {
 	nc, js := connect(url)
 	defer nc.Close()
@@ -184,7 +186,9 @@ func runStreamsIn(url string, n int, server string, sinceNs int64, limit time.Du
 	for i := range pending {
 		pending[i] = i
 	}
+	var lastRound time.Duration
 	for len(pending) > 0 && time.Now().Before(deadline) {
+		roundStart := time.Now()
 		var mu sync.Mutex
 		var still []int
 		parallel(pending, 16, func(i int) {
@@ -198,6 +202,7 @@ func runStreamsIn(url string, n int, server string, sinceNs int64, limit time.Du
 		})
 		sort.Ints(still)
 		pending = still
+		lastRound = time.Since(roundStart)
 		if len(pending) > 0 {
 			time.Sleep(100 * time.Millisecond)
 		}
@@ -214,8 +219,8 @@ func runStreamsIn(url string, n int, server string, sinceNs int64, limit time.Du
 		spread = append(spread, k+":"+strconv.Itoa(v))
 	}
 	sort.Strings(spread)
-	fmt.Printf("in=%d of=%d in_s=%.2f leaders=%s\n", n-len(pending), n, time.Since(since).Seconds(),
-		strings.Join(spread, ","))
+	fmt.Printf("in=%d of=%d in_s=%.2f last_round_s=%.2f leaders=%s\n", n-len(pending), n, time.Since(since).Seconds(),
+		lastRound.Seconds(), strings.Join(spread, ","))
 }
 
 // memberCurrent reports whether server leads the stream or is a current
