@@ -101,6 +101,13 @@ type seqState struct {
 type activeFile struct {
 	f       vfs.File
 	flushed int64 // bytes of the active block's data written to f
+	// unmade: the block's file is not created yet. A new store's first
+	// block is created by its first flush (a write, Sync, checkpoint or
+	// snapshot), not at the open: a stream created and never written
+	// costs no file, and a replicated stream's creation one inode less on
+	// every server (its store is rebuilt from the raft log at each start,
+	// so nothing of it has to be on disk before its first message).
+	unmade bool
 }
 
 // diskWork is what the next Sync or checkpoint has to do.
