@@ -1,6 +1,10 @@
 package store
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+)
 
 // blockFiles counts the block files in the store's directory.
 func blockFiles(h *fsHarness) int { return len(h.files(".blk")) }
@@ -113,4 +117,42 @@ func TestFileStoreWithoutBlockFile(t *testing.T) {
 			h.fs.Stop()
 		})
 	}
+}
+
+// A store opened New (a replica's: its directory just emptied) makes no
+// directory at the open; its first flush makes the directory and the
+// block file, and a Sync then makes the messages durable in it. Opened
+// New over a directory that is there after all, it recovers it as usual.
+func TestFileStoreNewMakesDirAtFirstFlush(t *testing.T) {
+	m := vfs.NewMem()
+	dir := "/data/S/msgs"
+	ops := 0
+	m.InjectError(func(op, name string) error {
+		if op != "stat" {
+			ops++
+		}
+		return nil
+	})
+	fs := mustOpenFileStore(t, m, dir, FileStoreConfig{BlockSize: 1024, New: true}, StoreLimits{})
+	if ops != 0 {
+		t.Fatalf("the open of a new store made %d file system operations besides a stat", ops)
+	}
+	if _, err := m.Stat("/data/S"); err == nil {
+		t.Fatal("the open of a new store made its directory")
+	}
+	if _, err := fs.StoreMsg("a", nil, []byte("one"), 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	m.InjectError(nil)
+	if ents, err := m.ReadDir(dir); err != nil || len(ents) != 1 {
+		t.Fatalf("after the first Sync the directory holds %v (%v), want the block file", ents, err)
+	}
+	want := cloneStore(t, fs)
+	m.Kill() // the process dies; what it wrote stays
+	again := mustOpenFileStore(t, m, dir, FileStoreConfig{BlockSize: 1024, New: true}, StoreLimits{})
+	compareStores(t, again, want, "a store opened New over its directory")
+	again.Stop()
 }

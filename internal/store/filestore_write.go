@@ -92,6 +92,12 @@ func (fs *fileStore) flush() error {
 // closed it, or created when it is not made yet.
 func (fs *fileStore) activeW() (vfs.File, error) {
 	if fs.aw.unmade {
+		if fs.aw.dirUnmade {
+			if err := fs.fsys.MkdirAll(fs.dir, 0o750); err != nil {
+				return nil, fs.fail(fmt.Errorf("file store create directory: %w", err))
+			}
+			fs.aw.dirUnmade = false
+		}
 		f, err := fs.createBlock(fs.active().index)
 		if err != nil {
 			return nil, err
