@@ -249,12 +249,10 @@ func (jsa *jsAccount) startReplica(sa *streamAssignment, how replicaStart) (*str
 	// The store is rebuilt from the group's log at every start: what the
 	// directory holds is set aside and deleted in the background
 	// (stream_discard.go). It need not survive a power loss, so its
-	// directories are made without the fsyncs openStore makes.
+	// directories are made without fsyncs, by its first write (a replica
+	// created costs no directory, nor file, until it has a message).
 	jsa.js.emptyStoreDir(dir)
-	if cfg.Storage == FileStorage {
-		_ = jsa.js.fs.MkdirAll(filepath.Join(dir, "msgs"), 0o750)
-	}
-	store, err := jsa.openStore(dir, &cfg)
+	store, err := jsa.openReplicaStore(dir, &cfg)
 	var mset *stream
 	if err == nil {
 		mset = &stream{jsa: jsa, name: cfg.Name, quoted: strconv.Quote(cfg.Name), cfg: cfg, created: sa.Created, ddmap: map[string]*dedupeEntry{}, replicated: true}

@@ -173,6 +173,18 @@ func (jsa *jsAccount) openStoreIn(dir, msgs string, cfg *StreamConfig) (StreamSt
 	return store.OpenFileStore(jsa.js.fs, msgs, fileStoreConfig(cfg, jsa.js.srv.Errorf), limits)
 }
 
+// openReplicaStore opens the empty store of a replica whose directory dir
+// was just emptied (startReplica): a file store is made in dir/msgs by its
+// first write, unsynced (store.FileStoreConfig.New).
+func (jsa *jsAccount) openReplicaStore(dir string, cfg *StreamConfig) (StreamStore, error) {
+	if cfg.Storage == MemoryStorage {
+		return store.NewMemStore(limitsOf(cfg)), nil
+	}
+	fc := fileStoreConfig(cfg, jsa.js.srv.Errorf)
+	fc.New = true
+	return store.OpenFileStore(jsa.js.fs, filepath.Join(dir, "msgs"), fc, limitsOf(cfg))
+}
+
 // fileStoreBlockSize is the block size of streams' file stores (0: the
 // store's default); a variable for tests.
 var fileStoreBlockSize uint64

@@ -23,8 +23,17 @@ import (
 func TestJetStreamClusterStoreFailureLeavesGroupDirSynced(t *testing.T) {
 	fss := []*vfs.MemFS{vfs.NewMem(), vfs.NewMem(), vfs.NewMem()}
 	var failed atomic.Bool
+	// A replica's store touches the disk at its open only to look for its
+	// directory (store.FileStoreConfig.New): an I/O error there makes it
+	// open the usual way, which fails when the directory cannot be made.
 	fss[2].InjectError(func(op, name string) error {
-		if op == "open" && strings.Contains(name, "/SF/msgs/") && strings.HasSuffix(name, ".blk") && failed.CompareAndSwap(false, true) {
+		if failed.Load() || !strings.HasSuffix(name, "/SF/msgs") {
+			return nil
+		}
+		if op == "mkdir" {
+			failed.Store(true)
+		}
+		if op == "stat" || op == "mkdir" {
 			return errors.New("injected store failure")
 		}
 		return nil

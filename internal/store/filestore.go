@@ -39,6 +39,13 @@ type FileStoreConfig struct {
 	BlockSize   uint64                           // target size of a block file; default 4 MiB
 	Compression string                           // "none" (or "") or "s2": compress sealed blocks
 	Logf        func(format string, args ...any) // reports corruption and recovery; may be nil
+	// New: the caller knows the directory is not there (a replicated
+	// stream's store, emptied at each start and rebuilt from its raft
+	// log, whose files need not survive a power loss before its first
+	// Sync). The store starts empty without making or reading it, and
+	// makes it (and missing parents) unsynced with its first block file.
+	// A directory found there after all is opened as usual.
+	New bool
 }
 
 const (
@@ -101,6 +108,16 @@ type seqState struct {
 type activeFile struct {
 	f       vfs.File
 	flushed int64 // bytes of the active block's data written to f
+	// unmade: the block's file is not created yet. A new store's first
+	// block is created by its first flush (a write, Sync, checkpoint or
+	// snapshot), not at the open: a stream created and never written
+	// costs no file, and a replicated stream's creation one inode less on
+	// every server (its store is rebuilt from the raft log at each start,
+	// so nothing of it has to be on disk before its first message).
+	unmade bool
+	// dirUnmade: nor is the store's directory (FileStoreConfig.New); it
+	// is made with the block's file.
+	dirUnmade bool
 }
 
 // diskWork is what the next Sync or checkpoint has to do.
@@ -149,11 +166,20 @@ func newFileStore(fsys vfs.FS, dir string, cfg FileStoreConfig, limits StoreLimi
 	default:
 		return nil, fmt.Errorf("file store: unknown compression %q", cfg.Compression)
 	}
+	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: subjects.New()}
+	fs.seqs.first = 1
+	if cfg.New {
+		if _, err := fsys.Stat(dir); errors.Is(err, os.ErrNotExist) {
+			if err := fs.startActive(1, true); err != nil {
+				return nil, err
+			}
+			fs.aw.dirUnmade = true
+			return fs, nil
+		}
+	}
 	if err := vfs.MkdirAllSynced(fsys, dir, 0o750); err != nil {
 		return nil, err
 	}
-	fs := &fileStore{fsys: fsys, dir: dir, cfg: cfg, limits: limits, fss: subjects.New()}
-	fs.seqs.first = 1
 	// Limits are not enforced here: after a crash the store holds a prefix
 	// of its history, and trimming it to the limits would discard synced
 	// messages the lost removals made room for. The next write or

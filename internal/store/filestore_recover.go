@@ -85,7 +85,8 @@ func (fs *fileStore) recover() error {
 		// work). A sealed block or a stop writes one.
 		fs.disk.ckptDue = len(files) > 0 || ck != nil
 	}
-	return fs.startActive(maxIndex + 1)
+	// A new store's first block file waits for its first flush.
+	return fs.startActive(maxIndex+1, len(files) == 0 && ck == nil)
 }
 
 func (fs *fileStore) resetState() {
@@ -364,14 +365,15 @@ func (fs *fileStore) lastAssignedBefore(b *msgBlock) uint64 {
 	return last
 }
 
-// startActive opens a new active block after recovery and drops the
-// blocks recovery left without messages.
-func (fs *fileStore) startActive(index uint32) error {
+// startActive opens a new active block after recovery (its file made
+// by its first flush when lazy) and drops the blocks recovery left
+// without messages.
+func (fs *fileStore) startActive(index uint32, lazy bool) error {
 	var prevLast uint64
 	if n := len(fs.blocks); n > 0 && fs.blocks[n-1].first != 0 {
 		prevLast = fs.blocks[n-1].last
 	}
-	if err := fs.newActive(max(index, 1), fs.seqs.last, prevLast); err != nil {
+	if err := fs.newActive(max(index, 1), fs.seqs.last, prevLast, lazy); err != nil {
 		return err
 	}
 	for _, b := range append([]*msgBlock(nil), fs.blocks...) {

@@ -298,7 +298,7 @@ func (fs *fileStore) purgeLocked() (uint64, error) {
 	}
 	old, oldFile := fs.blocks, fs.aw.f
 	fs.blocks = nil
-	if err := fs.newActive(old[len(old)-1].index+1, fs.seqs.last, 0); err != nil {
+	if err := fs.newActive(old[len(old)-1].index+1, fs.seqs.last, 0, false); err != nil {
 		fs.blocks, fs.aw.f = old, oldFile
 		return 0, err
 	}

@@ -89,8 +89,21 @@ func (fs *fileStore) flush() error {
 }
 
 // activeW is the active block's open file, reopened when an idle Sync
-// closed it.
+// closed it, or created when it is not made yet.
 func (fs *fileStore) activeW() (vfs.File, error) {
+	if fs.aw.unmade {
+		if fs.aw.dirUnmade {
+			if err := fs.fsys.MkdirAll(fs.dir, 0o750); err != nil {
+				return nil, fs.fail(fmt.Errorf("file store create directory: %w", err))
+			}
+			fs.aw.dirUnmade = false
+		}
+		f, err := fs.createBlock(fs.active().index)
+		if err != nil {
+			return nil, err
+		}
+		fs.aw.f, fs.aw.unmade = f, false
+	}
 	if fs.aw.f == nil {
 		f, err := fs.fsys.OpenFile(blockName(fs.dir, fs.active().index, false), os.O_RDWR, 0o640)
 		if err != nil {
@@ -130,21 +143,39 @@ func (fs *fileStore) seal(base uint64) error {
 		fs.disk.compress = append(fs.disk.compress, mb.index)
 	}
 	fs.touch(mb)
-	err := fs.newActive(mb.index+1, base, mb.last)
+	err := fs.newActive(mb.index+1, base, mb.last, false)
 	fs.trimCaches()
 	return err
 }
 
-// newActive creates the block file index and makes it the active block.
-// Its first record says every sequence up to base is assigned and, when
-// prevLast > 0, that the previous block's messages end at prevLast (so a
-// recovery can tell a lost tail of that block from a skip).
-func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
+// createBlock creates the (empty) file of block index and removes any
+// index file of that number left over; the directory is then dirty.
+func (fs *fileStore) createBlock(index uint32) (vfs.File, error) {
 	f, err := fs.fsys.OpenFile(blockName(fs.dir, index, false), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o640)
 	if err != nil {
-		return fs.fail(fmt.Errorf("file store create block: %w", err))
+		return nil, fs.fail(fmt.Errorf("file store create block: %w", err))
 	}
 	fs.fsys.Remove(indexName(fs.dir, index))
+	fs.disk.dirDirty = true
+	return f, nil
+}
+
+// newActive makes block index the active block, creating its file unless
+// lazy (then the first flush creates it: activeW). Its first record says
+// every sequence up to base is assigned and, when prevLast > 0, that the
+// previous block's messages end at prevLast (so a recovery can tell a
+// lost tail of that block from a skip). That record is buffered, so a
+// flush always has something to write and makes the file: every Sync,
+// checkpoint and snapshot flushes first, so none lists a block without
+// a file.
+func (fs *fileStore) newActive(index uint32, base, prevLast uint64, lazy bool) error {
+	var f vfs.File
+	if !lazy {
+		var err error
+		if f, err = fs.createBlock(index); err != nil {
+			return err
+		}
+	}
 	// A stream that filled its last block gets a full-size buffer at once
 	// (no regrowth copies); a slow one starts empty and grows with its
 	// records (appendRecord doubles it), so an idle stream holds a few
@@ -171,8 +202,7 @@ func (fs *fileStore) newActive(index uint32, base, prevLast uint64) error {
 	mb.idx.ids, mb.idx.sizes = make([]uint32, 0, count), make([]uint32, 0, count)
 	mb.idx.subjs, mb.idx.posts = make([]string, 0, subjs), make([][]uint32, 0, subjs)
 	fs.blocks = append(fs.blocks, mb)
-	fs.aw = activeFile{f: f}
-	fs.disk.dirDirty = true
+	fs.aw = activeFile{f: f, unmade: lazy}
 	mb.cache.data = appendRecord(mb.cache.data, recBase, base, int64(prevLast), "", nil, nil)
 	mb.rawLen = int64(len(mb.cache.data))
 	return nil

@@ -47,7 +47,7 @@ var Default FS = osFS{}
 type osFS struct{}
 
 func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
+	f, err := openOS(name, flag, perm)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (osFS) ReadDir(dir string) ([]os.DirEntry, error)   { return os.ReadDir(dir
 func (osFS) Stat(name string) (os.FileInfo, error)       { return os.Stat(name) }
 
 func (osFS) SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := openOS(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
