@@ -133,6 +133,10 @@ func (jsa *jsAccount) apiRequest(_ *subscription, c *client, _ *Account, subject
 			r.answerUnavailableLater(typ, ul)
 			return
 		}
+		if h, ok := resp.(*metaHold); ok {
+			r.holdMeta(h)
+			return
+		}
 	} else {
 		typ, resp = r.dispatch()
 	}

@@ -99,8 +99,11 @@ type jsCluster struct {
 	// graceWaiters counts requests waiting for a leader to become known
 	// before they are answered 10008 (jetstream_leader_grace.go).
 	graceWaiters atomic.Int32
-	usage        remoteUsage // the other servers' account usage (jetstream_usage.go)
-	usageSend    usageSender // reportUsage's caller only (jetstream_usage.go)
+	// metaHolds counts meta requests held over a leader's death
+	// (jetstream_meta_hold.go).
+	metaHolds atomic.Int32
+	usage     remoteUsage // the other servers' account usage (jetstream_usage.go)
+	usageSend usageSender // reportUsage's caller only (jetstream_usage.go)
 	// leavers are the replicas leaving under a raftHost (stepLeavers).
 	leavers []*leaver
 	// balance is what the leader balancer's last round saw (jetstream_balance.go).

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
 )
 
 // In a cluster every server hears every API request; exactly one answers:
@@ -28,8 +30,12 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 				}
 				return route.typ, route.handler(r), true
 			}
-			if local && !jc.metaLeaderKnown() {
+			lead := jc.metaLead()
+			if local && lead == raft.None {
 				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
+			}
+			if h := r.newMetaHold(route.prefix, lead); local && h != nil {
+				return route.typ, h, true // jetstream_meta_hold.go
 			}
 			return "", nil, false
 		}

@@ -107,6 +107,7 @@ func TestJetStreamClusterReplayKeepsMovedInGroupDir(t *testing.T) {
 		t.Fatalf("%s removed its group directory leaving RK (it keeps it until the stream is deleted)", c.servers[li].Name())
 	}
 	c.servers[li].Shutdown()
+	c.waitMetaLeader() // li may have led the meta group: its survivors drop the delete until they elect
 	_, js = jsClient(t, c.servers[(li+1)%3])
 	if err := js.DeleteStream(ctx(t), "RK"); err != nil {
 		t.Fatal(err)

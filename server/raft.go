@@ -172,6 +172,11 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	_, meta := sm.(*metaSM)
 	cfg.DeferCommit = !meta
 	cfg.Lease, cfg.Now = raftLeaseTicks*raftTick, s.clock.Now
+	salt := raftJitterSalt
+	if s.getOpts().raftHost != nil {
+		salt = 0
+	}
+	cfg.Rand = raftJitter(name, cfg.ID, salt)
 	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
 		cfg.LeadsFirstTerm = true // no election: see campaignFirst
 	}

@@ -107,7 +107,7 @@ func TestJetStreamClusterShunnedRejoinKeepsAcks(t *testing.T) {
 	b.Shutdown()
 	publish(20) // acknowledged by the leader and cc only
 
-	place := func(peers ...*Server) { t.Helper(); placeStream(t, a, cc, "SH", peers...) }
+	place := func(peers ...*Server) { t.Helper(); placeStream(t, c, cc, "SH", peers...) }
 	old := c.replicaOn(cc, "SH")
 	place(a, b) // a appends cc's removal, which b's absence keeps from committing
 	select {
@@ -150,10 +150,15 @@ func TestJetStreamClusterShunnedRejoinKeepsAcks(t *testing.T) {
 	checkReplicasAgree(t, c, "SH", uint64(sent))
 }
 
-// placeStream has from propose the placement peers for stream name and
-// waits until watch applied one that places it as peers do.
-func placeStream(t *testing.T, from, watch *Server, name string, peers ...*Server) {
+// placeStream has the meta leader propose the placement peers for stream
+// name and waits until watch applied one that places it as peers do. Only
+// the leader's proposal is taken (a follower's is refused): proposed by the
+// stream's leader, it was lost whenever that server did not lead the meta
+// group too, as the per-group election jitter makes likely once a server
+// was shut down.
+func placeStream(t *testing.T, c *jsTestCluster, watch *Server, name string, peers ...*Server) {
 	t.Helper()
+	from := c.waitMetaLeader()
 	jc := from.js.Load().cluster
 	cur := jc.assignment(globalAccountName, name)
 	next := *cur
@@ -199,14 +204,14 @@ func TestJetStreamClusterLeftLogRetired(t *testing.T) {
 	}
 	c.waitAllApplied(t, "LR", 3, 10, 10*time.Second)
 	_, held := recoveringOf(t, c.replicaOn(cc, "LR"))
-	placeStream(t, a, cc, "LR", a, b)
+	placeStream(t, c, cc, "LR", a, b)
 	waitFor(t, 15*time.Second, "the replica that left stopped", func() bool { return c.replicaOn(cc, "LR") == nil })
 	jsC := cc.js.Load()
 	dir := jsC.groupDir(jsC.cluster.assignment(globalAccountName, "LR"))
 	if !jsC.hasGroupLog(dir) {
 		t.Fatalf("the replica that left did not keep its log")
 	}
-	placeStream(t, a, cc, "LR", b, a) // the server still out
+	placeStream(t, c, cc, "LR", b, a) // the server still out
 	marker := filepath.Join(dir, repairMarker)
 	waitFor(t, 10*time.Second, "the kept log retired or deleted", func() bool {
 		return jsC.exists(marker) || !jsC.exists(dir)

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/sublist"
+	"github.com/nats-io/nuid"
+)
+
+// A meta API request reaches every server and only the meta leader
+// answers it. When the leader's server dies, its survivors keep believing
+// in it until an election timeout passes (an awake group), then elect: a
+// request sent meanwhile went unanswered, as in nats-server, and the
+// client timed out after 5 s although a new leader was ready in under one.
+//
+// The server the client is connected to therefore holds such a request
+// (metaHold): it watches the request's reply subject, and if the leader
+// it believed in (or that leader's server incarnation) is gone before an
+// answer passed, it sends the request again, with a reply subject of its
+// own, once a new leader is known, and hands the first answer on to the
+// client unless one passed meanwhile. A leader that was not ready yet
+// (itself, newly elected) is treated the same way once it is ready.
+//
+// Exactly once: the old leader cannot answer any more (its route to this
+// server is gone, and the client's reply subject has interest only here);
+// the new leader was not leading when the original request reached it
+// (it needed this server's vote, sent after the request on the same
+// route, in a cluster of three), so it dropped it; an answer to the
+// original that comes from it anyway comes over the same route before the
+// answer to the copy and is seen first. Only calls that may be applied
+// twice are held: a create of the same config, an update to the same
+// config, the account and stream listings. A delete or a peer removal is
+// not (the second would answer "not found" for something done).
+
+// metaHoldFor bounds a held request: under nats.go's default 5 s timeout.
+var metaHoldFor = 4 * time.Second
+
+// metaResendEvery: a new leader that is not ready yet drops the copy;
+// another follows (an extra create of the same config is a no-op, and
+// only the first answer is handed on).
+var metaResendEvery = 500 * time.Millisecond
+
+const metaHoldPoll = 20 * time.Millisecond
+
+// metaHold is clusteredDispatch's answer "nothing now; maybe a copy to
+// the next leader": lead is the leader believed in, epoch its server's
+// route incarnation.
+type metaHold struct {
+	lead  raft.ID
+	epoch uint64
+}
+
+// heldMeta reports whether a meta call may be held and sent again.
+func heldMeta(prefix string) bool {
+	switch prefix {
+	case "INFO", "STREAM.CREATE.", "STREAM.UPDATE.", "STREAM.NAMES", "STREAM.LIST":
+		return true
+	}
+	return false
+}
+
+// metaLead is the meta group's leader as this server knows it.
+func (jc *jsCluster) metaLead() raft.ID {
+	jc.mu.Lock()
+	g := jc.meta
+	jc.mu.Unlock()
+	if g == nil {
+		return raft.None
+	}
+	return g.softState().Lead
+}
+
+// newMetaHold is the hold for a meta call from a client connected here
+// while lead is believed to lead, or nil if the call is not held.
+func (r *apiRequest) newMetaHold(prefix string, lead raft.ID) *metaHold {
+	if !heldMeta(prefix) || lead == raft.None {
+		return nil
+	}
+	return &metaHold{lead: lead, epoch: r.jsa.js.srv.raftPeerHealth(lead).Epoch}
+}
+
+// maxMetaHolds bounds the meta requests held at once; beyond it a request
+// is left to the leader as before.
+const maxMetaHolds = 1024
+
+// holdMeta runs the hold on a goroutine of its own (a server shutting
+// down ends it).
+func (r *apiRequest) holdMeta(h *metaHold) {
+	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
+	r.reply = strings.Clone(r.reply)
+	r.hdr, r.body = cloneBytes(r.hdr), cloneBytes(r.body)
+	if !sublist.ValidLiteralSubject(r.reply) || s.shutdown.Load() {
+		return
+	}
+	if jc.metaHolds.Add(1) > maxMetaHolds {
+		jc.metaHolds.Add(-1)
+		return
+	}
+	seen := make(chan struct{})
+	sub, err := acc.subscribeLocalOnly(r.reply, func(*subscription, *client, *Account, string, string, []byte, []byte) {
+		select {
+		case <-seen:
+		default:
+			close(seen)
+		}
+	})
+	if err != nil {
+		jc.metaHolds.Add(-1)
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer jc.metaHolds.Add(-1)
+		defer acc.unsubscribe(sub)
+		r.runMetaHold(h, seen)
+	}()
+}
+
+// metaAnswer is an answer to a held request's copy.
+type metaAnswer struct{ hdr, msg []byte }
+
+func (r *apiRequest) runMetaHold(h *metaHold, seen chan struct{}) {
+	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
+	deadline := s.clock.Now().Add(metaHoldFor)
+	tick := s.clock.NewTicker(metaHoldPoll)
+	defer tick.Stop()
+	var got chan metaAnswer // non-nil once a copy went out
+	var lastSent time.Time
+	var inbox string
+	for {
+		select {
+		case <-seen:
+			return
+		case <-s.quit:
+			return
+		case a := <-got:
+			select {
+			case <-seen: // the original's answer passed first
+			default:
+				s.deliver(nil, acc, r.reply, "", a.hdr, a.msg)
+			}
+			return
+		case <-tick.C():
+		}
+		now := s.clock.Now()
+		if now.After(deadline) {
+			return
+		}
+		if !r.metaHoldGone(h) || !jc.metaTarget(h) || now.Sub(lastSent) < metaResendEvery {
+			continue
+		}
+		if got == nil {
+			var sub *subscription
+			if got, sub, inbox = r.metaCopyInbox(); got == nil {
+				return
+			}
+			defer acc.unsubscribe(sub)
+		}
+		lastSent = now
+		s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+	}
+}
+
+// metaHoldGone reports whether the leader believed in cannot answer: its
+// server's route is gone or came back as a new incarnation, or it is this
+// server (which dropped the request, leading but not ready).
+func (r *apiRequest) metaHoldGone(h *metaHold) bool {
+	s := r.jsa.js.srv
+	if h.lead == raftID(s.Name()) {
+		return true
+	}
+	ph := s.raftPeerHealth(h.lead)
+	return !ph.Live || ph.Epoch != h.epoch
+}
+
+// metaTarget reports whether a copy of a held request may go out now: a
+// leader is known that is not the one believed in (or is a new
+// incarnation of it), and if it is this server it is ready.
+func (jc *jsCluster) metaTarget(h *metaHold) bool {
+	cur := jc.metaLead()
+	if cur == raft.None {
+		return false
+	}
+	if cur == raftID(jc.js.srv.Name()) {
+		return jc.isMetaLeader()
+	}
+	return cur != h.lead || jc.js.srv.raftPeerHealth(cur).Epoch != h.epoch
+}
+
+// metaCopyInbox subscribes a reply subject of this server's own for the
+// copies (its interest reaches the routes before the copy does) and
+// returns the channel its first answer arrives on.
+func (r *apiRequest) metaCopyInbox() (chan metaAnswer, *subscription, string) {
+	got := make(chan metaAnswer, 1)
+	inbox := "$JSH." + nuid.Next()
+	sub, err := r.jsa.acc.subscribeInternal(inbox, "", func(_ *subscription, _ *client, _ *Account, _, _ string, hdr, msg []byte) {
+		select {
+		case got <- metaAnswer{cloneBytes(hdr), cloneBytes(msg)}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, nil, ""
+	}
+	return got, sub, inbox
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
