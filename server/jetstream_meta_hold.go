@@ -29,17 +29,23 @@ import (
 // (it needed this server's vote, sent after the request on the same
 // route, in a cluster of three), so it dropped it; an answer to the
 // original that comes from it anyway comes over the same route before the
-// answer to the copy and is seen first. Only calls that may be applied
-// twice are held: a create of the same config, an update to the same
-// config, the account and stream listings. A delete or a peer removal is
-// not (the second would answer "not found" for something done).
+// answer to the copy and is seen first.
+//
+// Only calls that change nothing are held: the account info and the
+// stream listings. A create or an update is not: the old leader may have
+// committed it and died before its answer passed here (or the answer
+// passed nowhere: nobody listened on the reply subject any more), and a
+// copy applied again would re-create a stream deleted since or undo a
+// later update another client was told succeeded
+// (TestJetStreamClusterMetaHoldNeverReappliesCreate, -Update). Holding
+// them safely needs a request id carried in the meta entry, so that the
+// new leader can answer a copy of an applied request from its state.
 
 // metaHoldFor bounds a held request: under nats.go's default 5 s timeout.
 var metaHoldFor = 4 * time.Second
 
 // metaResendEvery: a new leader that is not ready yet drops the copy;
-// another follows (an extra create of the same config is a no-op, and
-// only the first answer is handed on).
+// another follows (only the first answer is handed on).
 var metaResendEvery = 500 * time.Millisecond
 
 const metaHoldPoll = 20 * time.Millisecond
@@ -55,7 +61,7 @@ type metaHold struct {
 // heldMeta reports whether a meta call may be held and sent again.
 func heldMeta(prefix string) bool {
 	switch prefix {
-	case "INFO", "STREAM.CREATE.", "STREAM.UPDATE.", "STREAM.NAMES", "STREAM.LIST":
+	case "INFO", "STREAM.NAMES", "STREAM.LIST":
 		return true
 	}
 	return false

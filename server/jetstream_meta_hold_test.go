@@ -9,12 +9,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A stream create sent through a survivor right after the meta leader's
+// A stream listing sent through a survivor right after the meta leader's
 // server shut down, while the survivors (their meta group awake) still
 // believe in it, is answered once, by the new leader, within the client's
 // timeout. It used to go unanswered until the client's 5 s ran out,
 // although a new leader was ready in under a second.
-func TestJetStreamClusterMetaCreateHeldOverLeaderDeath(t *testing.T) {
+func TestJetStreamClusterMetaListingHeldOverLeaderDeath(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
 	var via *Server
@@ -37,8 +37,7 @@ func TestJetStreamClusterMetaCreateHeldOverLeaderDeath(t *testing.T) {
 	}
 	ml.Shutdown()
 	start := time.Now()
-	req := mustJSON(t, jetstream.StreamConfig{Name: "B", Subjects: []string{"b"}, Replicas: 2})
-	if err := nc.PublishRequest("$JS.API.STREAM.CREATE.B", inbox, req); err != nil {
+	if err := nc.PublishRequest("$JS.API.STREAM.NAMES", inbox, nil); err != nil {
 		t.Fatal(err)
 	}
 	m, err := answers.NextMsg(4500 * time.Millisecond)
@@ -46,8 +45,9 @@ func TestJetStreamClusterMetaCreateHeldOverLeaderDeath(t *testing.T) {
 		t.Fatalf("no answer %v after the meta leader's shutdown: %v", time.Since(start).Round(time.Millisecond), err)
 	}
 	t.Logf("answered %v after the meta leader's shutdown", time.Since(start).Round(time.Millisecond))
-	if !strings.Contains(string(m.Data), "stream_create_response") || strings.Contains(string(m.Data), `"error"`) {
-		t.Fatalf("create: %s", m.Data)
+	if !strings.Contains(string(m.Data), "stream_names_response") || !strings.Contains(string(m.Data), `"A"`) ||
+		strings.Contains(string(m.Data), `"error"`) {
+		t.Fatalf("names: %s", m.Data)
 	}
 	if m, err := answers.NextMsg(2 * metaResendEvery); err == nil {
 		t.Fatalf("a second answer: %s", m.Data)
@@ -55,14 +55,85 @@ func TestJetStreamClusterMetaCreateHeldOverLeaderDeath(t *testing.T) {
 	if nl := c.waitMetaLeader(); nl == ml {
 		t.Fatal("the server shut down still leads")
 	}
-	names := 0
-	for name := range js.StreamNames(ctx(t)).Name() {
-		if name != "A" && name != "B" {
-			t.Fatalf("unexpected stream %s", name)
-		}
-		names++
+}
+
+// The review's finding: a create whose original the old meta leader
+// applied (its answer passed nowhere: nobody listened on the reply
+// subject) must not be sent again after that leader's death. Held and
+// re-sent, it re-created the stream deleted in between.
+func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	via := c.servers[0]
+	if via == ml {
+		via = c.servers[1]
 	}
-	if names != 2 {
-		t.Fatalf("%d streams, want A and B", names)
+	nc, js := jsClient(t, via)
+	// keeps the meta group awake, as in the listing test above
+	createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}, Replicas: 3})
+	req := mustJSON(t, jetstream.StreamConfig{Name: "X", Subjects: []string{"x"}, Replicas: 3})
+	if err := nc.PublishRequest("$JS.API.STREAM.CREATE.X", nats.NewInbox(), req); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	exists := func(s *Server) bool {
+		return s.js.Load().cluster.assignment(globalAccountName, "X") != nil
+	}
+	waitFor(t, 3*time.Second, "X created", func() bool { return exists(via) })
+	if err := js.DeleteStream(ctx(t), "X"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, "X deleted", func() bool { return !exists(via) })
+	ml.Shutdown()
+	c.waitMetaLeader()
+	neverWithin(t, metaHoldFor+time.Second, "the deleted stream X created again", func() bool { return exists(via) })
+}
+
+// The same for an update: re-sent, it undid a later update another client
+// was told succeeded.
+func TestJetStreamClusterMetaHoldNeverReappliesUpdate(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	via := c.servers[0]
+	if via == ml {
+		via = c.servers[1]
+	}
+	nc, js := jsClient(t, via)
+	cfg := jetstream.StreamConfig{Name: "U", Subjects: []string{"u"}, Replicas: 3}
+	createStream(t, js, cfg)
+	cfg.Description = "first"
+	if err := nc.PublishRequest("$JS.API.STREAM.UPDATE.U", nats.NewInbox(), mustJSON(t, cfg)); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	desc := func() string {
+		if sa := via.js.Load().cluster.assignment(globalAccountName, "U"); sa != nil {
+			return sa.Config.Description
+		}
+		return ""
+	}
+	waitFor(t, 3*time.Second, "the first update applied", func() bool { return desc() == "first" })
+	cfg.Description = "second"
+	if _, err := js.UpdateStream(ctx(t), cfg); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, "the second update applied", func() bool { return desc() == "second" })
+	ml.Shutdown()
+	c.waitMetaLeader()
+	neverWithin(t, metaHoldFor+time.Second, "the acknowledged second update undone", func() bool { return desc() != "second" })
+}
+
+// neverWithin fails if bad holds at any poll during d: a condition that
+// must stay false for a whole window (no sleep stands in for a wait).
+func neverWithin(t *testing.T, d time.Duration, what string, bad func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if bad() {
+			t.Fatal(what)
+		}
 	}
 }

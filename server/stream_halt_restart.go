@@ -128,6 +128,11 @@ func (r *haltRestarts) schedule(mset *stream) {
 	s := r.js.srv
 	key := mset.jsa.acc.Name + " > " + mset.name
 	now := s.clock.Now()
+	for k, t := range r.tries { // forgiven counts go: the map holds recent halts only
+		if now.Sub(t.last) > haltRestartForgive {
+			delete(r.tries, k)
+		}
+	}
 	t := r.tries[key]
 	if now.Sub(t.last) > haltRestartForgive {
 		t.n = 0

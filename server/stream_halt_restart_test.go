@@ -112,7 +112,10 @@ func testRaftPanicRestart(t *testing.T, where string) {
 	waitFor(t, 10*time.Second, "/healthz 200 on the victim", func() bool {
 		return s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)) == nil
 	})
-	if n := s.js.Load().restarts.Load().restarted.Load(); n != 1 {
+	// the counter moves after the new replica is visible: wait for it
+	restarted := s.js.Load().restarts.Load().restarted.Load
+	waitFor(t, 5*time.Second, "the restart counted", func() bool { return restarted() >= 1 })
+	if n := restarted(); n != 1 {
 		t.Fatalf("%d restarts, want 1", n)
 	}
 	for range 20 {
@@ -164,5 +167,28 @@ func TestJetStreamClusterRaftPanicRestartBounded(t *testing.T) {
 	defer cancel()
 	if _, err := js.Publish(ctx, "bad", []byte("still available")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The restart counts are kept only for recent halts: a count forgiven
+// (haltRestartForgive after its last restart) leaves the map, so streams
+// that halted once and were deleted do not accumulate.
+func TestHaltRestartTriesForgotten(t *testing.T) {
+	s, clk, nc := runManualClockServer(t, nil)
+	for _, name := range []string{"H1", "H2", "H3"} {
+		jsCreate(t, nc, name, `{"name":"`+name+`","subjects":["`+name+`"],"storage":"file"}`)
+	}
+	js := s.js.Load()
+	r := &haltRestarts{js: js, tries: map[string]haltTries{}}
+	acc := js.account(globalAccountName)
+	r.schedule(acc.lookup("H1"))
+	r.schedule(acc.lookup("H2"))
+	if len(r.tries) != 2 {
+		t.Fatalf("%d counts, want 2", len(r.tries))
+	}
+	clk.Advance(haltRestartForgive + haltRestartFirst + time.Second)
+	r.schedule(acc.lookup("H3"))
+	if len(r.tries) != 1 {
+		t.Fatalf("%d counts kept after the forgiveness window, want 1 (H3's): %v", len(r.tries), r.tries)
 	}
 }
