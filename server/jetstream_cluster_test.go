@@ -123,6 +123,35 @@ func (c *jsTestCluster) waitMetaLeader() *Server {
 	return leader
 }
 
+// notMetaLeader is a running server other than ml (the meta leader), to
+// send requests through a follower of the meta group.
+func (c *jsTestCluster) notMetaLeader(ml *Server) *Server {
+	for _, s := range c.servers {
+		if s != ml && s.Running() {
+			return s
+		}
+	}
+	c.t.Fatal("no running server but the meta leader")
+	return nil
+}
+
+// waitLeaderIndex waits for a replica of stream that leads it and returns
+// its server's index in c.servers.
+func (c *jsTestCluster) waitLeaderIndex(t *testing.T, stream string) int {
+	t.Helper()
+	idx := -1
+	waitFor(t, 10*time.Second, "a leader of "+stream, func() bool {
+		for i, s := range c.servers {
+			if m := c.replicaOn(s, stream); m != nil && m.isLeader() {
+				idx = i
+				return true
+			}
+		}
+		return false
+	})
+	return idx
+}
+
 // replicas returns every server's local replica of the stream.
 // waitAllApplied waits until stream name has replicas on n servers and
 // each has stored up to sequence last (a follower may lag the acks).

@@ -17,12 +17,7 @@ import (
 func TestJetStreamClusterMetaLeaderShutdownCreatesResume(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
-	var via *Server
-	for _, s := range c.servers {
-		if s != ml {
-			via = s
-		}
-	}
+	via := c.notMetaLeader(ml)
 	_, js := jsClient(t, via)
 	createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}, Replicas: 3})
 	ml.Shutdown()
@@ -49,12 +44,7 @@ func TestJetStreamClusterMetaLeaderShutdownCreatesResume(t *testing.T) {
 func TestJetStreamClusterWaitMetaLeaderAfterLeaderShutdown(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
-	var via *Server
-	for _, s := range c.servers {
-		if s != ml {
-			via = s
-		}
-	}
+	via := c.notMetaLeader(ml)
 	nc, _ := jsClient(t, via)
 	ml.Shutdown()
 	if nl := c.waitMetaLeader(); nl == ml {

@@ -17,12 +17,7 @@ import (
 func TestJetStreamClusterMetaListingHeldOverLeaderDeath(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
-	var via *Server
-	for _, s := range c.servers {
-		if s != ml {
-			via = s
-		}
-	}
+	via := c.notMetaLeader(ml)
 	nc, js := jsClient(t, via)
 	// A create just before keeps the meta group awake: a quiet follower
 	// forgets a dead leader at once and answers 10008 instead.
@@ -64,10 +59,7 @@ func TestJetStreamClusterMetaListingHeldOverLeaderDeath(t *testing.T) {
 func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
-	via := c.servers[0]
-	if via == ml {
-		via = c.servers[1]
-	}
+	via := c.notMetaLeader(ml)
 	nc, js := jsClient(t, via)
 	// keeps the meta group awake, as in the listing test above
 	createStream(t, js, jetstream.StreamConfig{Name: "A", Subjects: []string{"a"}, Replicas: 3})
@@ -96,10 +88,7 @@ func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 func TestJetStreamClusterMetaHoldNeverReappliesUpdate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
-	via := c.servers[0]
-	if via == ml {
-		via = c.servers[1]
-	}
+	via := c.notMetaLeader(ml)
 	nc, js := jsClient(t, via)
 	cfg := jetstream.StreamConfig{Name: "U", Subjects: []string{"u"}, Replicas: 3}
 	createStream(t, js, cfg)

@@ -46,16 +46,7 @@ func testRaftPanicShutdown(t *testing.T, where string) {
 	if _, err := js.Publish(ctx, "bad", []byte("before")); err != nil {
 		t.Fatal(err)
 	}
-	victim := -1
-	waitFor(t, 10*time.Second, "a leader of BAD", func() bool {
-		for i, s := range c.servers {
-			if m := c.replicaOn(s, "BAD"); m != nil && m.isLeader() {
-				victim = i
-				return true
-			}
-		}
-		return false
-	})
+	victim := c.waitLeaderIndex(t, "BAD")
 	if where != "leader" {
 		victim = (victim + 1) % 3
 	}

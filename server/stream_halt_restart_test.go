@@ -69,16 +69,7 @@ func testRaftPanicRestart(t *testing.T, where string) {
 	for range 20 {
 		publish()
 	}
-	victim := -1
-	waitFor(t, 10*time.Second, "a leader of BAD", func() bool {
-		for i, s := range c.servers {
-			if m := c.replicaOn(s, "BAD"); m != nil && m.isLeader() {
-				victim = i
-				return true
-			}
-		}
-		return false
-	})
+	victim := c.waitLeaderIndex(t, "BAD")
 	if where != "leader" {
 		victim = (victim + 1) % 3
 	}

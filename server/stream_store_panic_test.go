@@ -13,17 +13,24 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// TestJetStreamStorePanicAtShutdown: a panic in a file stream's store
-// write while Shutdown stops the stream (its final sync and checkpoint)
-// ended the whole process. Now the panic is logged, the stream's stop goes
-// on and Shutdown returns.
-func TestJetStreamStorePanicAtShutdown(t *testing.T) {
+// badStorePanicOptions is a JetStream server's options whose file system
+// panics, once armed, in a write to stream BAD's store.
+func badStorePanicOptions(t *testing.T) (*faultfs.PanicFS, *Options) {
 	sep := string(os.PathSeparator)
 	pfs := &faultfs.PanicFS{FS: vfs.Default, Match: sep + "BAD" + sep + "msgs" + sep}
 	o := testOptions()
 	o.JetStream = true
 	o.StoreDir = t.TempDir()
 	o.fsys = pfs
+	return pfs, o
+}
+
+// TestJetStreamStorePanicAtShutdown: a panic in a file stream's store
+// write while Shutdown stops the stream (its final sync and checkpoint)
+// ended the whole process. Now the panic is logged, the stream's stop goes
+// on and Shutdown returns.
+func TestJetStreamStorePanicAtShutdown(t *testing.T) {
+	pfs, o := badStorePanicOptions(t)
 	s := runServer(t, o)
 	nc, js := jsClient(t, s)
 	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Storage: jetstream.FileStorage})
@@ -65,12 +72,7 @@ func TestJetStreamStorePanicOnPublish(t *testing.T) {
 
 func testStorePanicOnPublish(t *testing.T, where string) {
 	setForTest(t, &fileStoreBlockSize, 64<<10)
-	sep := string(os.PathSeparator)
-	pfs := &faultfs.PanicFS{FS: vfs.Default, Match: sep + "BAD" + sep + "msgs" + sep}
-	o := testOptions()
-	o.JetStream = true
-	o.StoreDir = t.TempDir()
-	o.fsys = pfs
+	pfs, o := badStorePanicOptions(t)
 	o.SyncInterval = 2 * time.Minute // acks wait for a flush, not an fsync
 	s := runServer(t, o)
 	_, js := jsClient(t, s)
