@@ -50,18 +50,26 @@ func (mset *stream) storeFailure() error {
 }
 
 // storeMsgLocked stores m (or skips its sequence: interest retention, and
-// nobody would ever read it); a panic of a stream on one server becomes
-// the error, a replicated one's goes on to its group (mset.mu is released
-// by applyEntry's deferred releaseOnPanic).
-func (mset *stream) storeMsgLocked(m *inMsg) (seq uint64, err error) {
+// nobody would ever read it). A replicated stream's panic goes on to its
+// group as it is (mset.mu is released by applyEntry's deferred
+// releaseOnPanic); a stream on one server's becomes the error.
+func (mset *stream) storeMsgLocked(m *inMsg) (uint64, error) {
+	if mset.replicated {
+		return mset.storeOrSkipLocked(m)
+	}
+	return mset.storeMsgRecoveredLocked(m)
+}
+
+func (mset *stream) storeMsgRecoveredLocked(m *inMsg) (seq uint64, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			if mset.replicated {
-				panic(p)
-			}
 			err = mset.storePanicked("write", p)
 		}
 	}()
+	return mset.storeOrSkipLocked(m)
+}
+
+func (mset *stream) storeOrSkipLocked(m *inMsg) (uint64, error) {
 	if mset.noInterestLocked(m.subj) {
 		return mset.skipNoInterestLocked()
 	}
