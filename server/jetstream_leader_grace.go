@@ -1,11 +1,5 @@
 package server
 
-import (
-	"strings"
-
-	"github.com/nats-io/nats-server/v2/internal/sublist"
-)
-
 // A stream's API request reaches every server; the stream's leader
 // answers it. The server the client is connected to answers "temporarily
 // unavailable" (10008) when it knows no leader, but leader announcements
@@ -45,37 +39,9 @@ type unavailableLater struct{ prefix, account, stream string }
 // to that leader, and the client may time out. Only while no leader is
 // known at all does it get 10008.
 func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
-	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
-	r.reply = strings.Clone(r.reply)
-	reply := r.reply
+	jc, s := r.jsa.js.cluster, r.jsa.js.srv
 	answer := func() { r.respond(nil, typ, routeErr(ul.prefix, errClusterNotAvail())) }
-	if !sublist.ValidLiteralSubject(reply) || s.shutdown.Load() {
-		answer()
-		return
-	}
-	if jc.graceWaiters.Add(1) > maxGraceWaiters {
-		jc.graceWaiters.Add(-1)
-		answer()
-		return
-	}
-	seen := make(chan struct{})
-	sub, err := acc.subscribeLocalOnly(reply, func(*subscription, *client, *Account, string, string, []byte, []byte) {
-		select {
-		case <-seen:
-		default:
-			close(seen)
-		}
-	})
-	if err != nil {
-		jc.graceWaiters.Add(-1)
-		answer()
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer jc.graceWaiters.Add(-1)
-		defer acc.unsubscribe(sub)
+	started := r.watchReply(&jc.graceWaiters, maxGraceWaiters, func(seen <-chan struct{}) {
 		t := s.clock.NewTimer(leaderGrace)
 		defer t.Stop()
 		select {
@@ -86,5 +52,8 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 				answer()
 			}
 		}
-	}()
+	})
+	if !started {
+		answer()
+	}
 }

@@ -1,11 +1,10 @@
 package server
 
 import (
-	"strings"
+	"bytes"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
-	"github.com/nats-io/nats-server/v2/internal/sublist"
 	"github.com/nats-io/nuid"
 )
 
@@ -94,41 +93,16 @@ const maxMetaHolds = 1024
 // holdMeta runs the hold on a goroutine of its own (a server shutting
 // down ends it).
 func (r *apiRequest) holdMeta(h *metaHold) {
-	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
-	r.reply = strings.Clone(r.reply)
-	r.hdr, r.body = cloneBytes(r.hdr), cloneBytes(r.body)
-	if !sublist.ValidLiteralSubject(r.reply) || s.shutdown.Load() {
-		return
-	}
-	if jc.metaHolds.Add(1) > maxMetaHolds {
-		jc.metaHolds.Add(-1)
-		return
-	}
-	seen := make(chan struct{})
-	sub, err := acc.subscribeLocalOnly(r.reply, func(*subscription, *client, *Account, string, string, []byte, []byte) {
-		select {
-		case <-seen:
-		default:
-			close(seen)
-		}
-	})
-	if err != nil {
-		jc.metaHolds.Add(-1)
-		return
-	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer jc.metaHolds.Add(-1)
-		defer acc.unsubscribe(sub)
+	r.hdr, r.body = bytes.Clone(r.hdr), bytes.Clone(r.body)
+	r.watchReply(&r.jsa.js.cluster.metaHolds, maxMetaHolds, func(seen <-chan struct{}) {
 		r.runMetaHold(h, seen)
-	}()
+	})
 }
 
 // metaAnswer is an answer to a held request's copy.
 type metaAnswer struct{ hdr, msg []byte }
 
-func (r *apiRequest) runMetaHold(h *metaHold, seen chan struct{}) {
+func (r *apiRequest) runMetaHold(h *metaHold, seen <-chan struct{}) {
 	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
 	deadline := s.clock.Now().Add(metaHoldFor)
 	tick := s.clock.NewTicker(metaHoldPoll)
@@ -204,7 +178,7 @@ func (r *apiRequest) metaCopyInbox() (chan metaAnswer, *subscription, string) {
 	inbox := "$JSH." + nuid.Next()
 	sub, err := r.jsa.acc.subscribeInternal(inbox, "", func(_ *subscription, _ *client, _ *Account, _, _ string, hdr, msg []byte) {
 		select {
-		case got <- metaAnswer{cloneBytes(hdr), cloneBytes(msg)}:
+		case got <- metaAnswer{bytes.Clone(hdr), bytes.Clone(msg)}:
 		default:
 		}
 	})
@@ -212,11 +186,4 @@ func (r *apiRequest) metaCopyInbox() (chan metaAnswer, *subscription, string) {
 		return nil, nil, ""
 	}
 	return got, sub, inbox
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
