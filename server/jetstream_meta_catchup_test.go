@@ -36,11 +36,20 @@ func waitTagsKnown(t *testing.T, c *jsTestCluster) {
 	})
 }
 
+// metaLeaderIndex is the index in c.servers of the meta leader.
+func (c *jsTestCluster) metaLeaderIndex() int {
+	return slices.Index(c.servers, c.waitMetaLeader())
+}
+
 // compactMeta makes the meta group compact its log on every running
 // server but skip (-1: none): streams come and go until each one's meta
 // log starts later than it did. round names the streams.
 func compactMeta(t *testing.T, c *jsTestCluster, js jetstream.JetStream, skip int, round string) {
 	t.Helper()
+	// With skip shut down just before, the survivors may still believe in
+	// it as the meta leader; a create sent before they elect another is
+	// never answered.
+	c.waitMetaLeader()
 	floor := make([]uint64, len(c.servers))
 	for i, s := range c.servers {
 		if i != skip {
@@ -75,7 +84,7 @@ func TestJetStreamClusterR1AfterMetaSnapshotCatchUp(t *testing.T) {
 	setForTest(t, &metaSnapshotEvery, 8)
 	setForTest(t, &snapshotEvery, 4) // the streams' logs are compacted too
 	c := runTaggedJSCluster(t)
-	down := 2
+	down := c.metaLeaderIndex() // its survivors must elect another first
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one"}, Replicas: 1,
 		Placement: &jetstream.Placement{Tags: []string{fmt.Sprintf("node:%d", down)}}})
@@ -130,7 +139,7 @@ func TestJetStreamClusterR1AfterMetaSnapshotCatchUp(t *testing.T) {
 func TestJetStreamClusterWipedR1FromMetaSnapshot(t *testing.T) {
 	setForTest(t, &metaSnapshotEvery, 8)
 	c := runTaggedJSCluster(t)
-	down := 2
+	down := c.metaLeaderIndex() // its survivors must elect another first
 	nc, js := jsClient(t, c.servers[0])
 	defer nc.Close()
 	createStream(t, js, jetstream.StreamConfig{Name: "ONE", Subjects: []string{"one"}, Replicas: 1,
