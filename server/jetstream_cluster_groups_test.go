@@ -66,11 +66,14 @@ func TestJetStreamClusterNewStreamElectsAtOnce(t *testing.T) {
 		start := time.Now()
 		createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"new." + name}, Replicas: 3})
 		took := time.Since(start)
-		sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, name)
+		// The answer may come before server 0 applied the create (it
+		// need not lead the meta group): wait for its view.
+		var sa *streamAssignment
 		var leader string
-		waitFor(t, 5*time.Second, "leader of "+name, func() bool {
-			leader = c.servers[0].js.Load().cluster.streamLeader(globalAccountName, name)
-			return leader != ""
+		waitFor(t, 5*time.Second, "assignment and leader of "+name, func() bool {
+			jc := c.servers[0].js.Load().cluster
+			sa, leader = jc.assignment(globalAccountName, name), jc.streamLeader(globalAccountName, name)
+			return sa != nil && leader != ""
 		})
 		t.Logf("%s created in %v, led by %s", name, took, leader)
 		if leader == sa.firstLeader() {
