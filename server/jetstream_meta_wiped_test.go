@@ -176,7 +176,11 @@ func TestJetStreamClusterWipedFirstLeaderNotTermOneAgain(t *testing.T) {
 	nc, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "S", Subjects: []string{"s"}, Replicas: 3})
 	nc.Close()
-	sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "S")
+	var sa *streamAssignment // server 0 may apply the create after its answer
+	waitFor(t, 5*time.Second, "server 0's assignment of S", func() bool {
+		sa = c.servers[0].js.Load().cluster.assignment(globalAccountName, "S")
+		return sa != nil
+	})
 	down := slices.IndexFunc(c.servers, func(s *Server) bool { return s.Name() == sa.firstLeader() })
 	pc, pjs := jsClient(t, c.servers[(down+1)%3])
 	defer pc.Close()

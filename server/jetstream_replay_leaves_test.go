@@ -49,7 +49,9 @@ func TestJetStreamClusterReplayKeepsMovedInGroupDir(t *testing.T) {
 					return false
 				}
 			}
-			return len(c.replicas("RK")) == n
+			// Server 0 (not necessarily the meta leader) applied the scale.
+			sa := c.servers[0].js.Load().cluster.assignment(globalAccountName, "RK")
+			return len(c.replicas("RK")) == n && sa != nil && len(sa.Peers) == n
 		})
 		return c.servers[0].js.Load().cluster.assignment(globalAccountName, "RK").Peers
 	}
