@@ -60,6 +60,7 @@ func (g *groupCommit) periodic() {
 	}
 	if err := g.mset.storeSafely("sync", g.mset.st().Sync); err != nil {
 		g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
+		g.mset.storeSyncFailed(err) // stream_store_failure.go
 	}
 	g.sched.add(g.item, g.every)
 }
@@ -125,6 +126,7 @@ func (g *groupCommit) flush() {
 		g.mu.Unlock()
 	}()
 	err := g.mset.storeSafely("sync", g.mset.st().Sync)
+	g.mset.storeWriteFailed(err)
 	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
 	for _, p := range batch {
 		ack := p.ack
