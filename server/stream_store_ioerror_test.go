@@ -62,22 +62,32 @@ func (p *ackedPublisher) publish() {
 // Before, the failing replica's store refused every later write on its
 // own: a follower silently diverged (its group never halted: "halted"
 // times out), a leader answered 10077 to every publish (the stream
-// refused writes cluster-wide).
+// refused writes cluster-wide). "sync": the write that fails is an idle
+// follower's periodic store sync (sync_interval set): its group halts at
+// once, not at its next entry, which may be long in coming (without it
+// "halted" times out, as nothing is published meanwhile).
 func TestJetStreamClusterStoreWriteErrorHalts(t *testing.T) {
-	for _, where := range []string{"follower", "leader"} {
+	for _, where := range []string{"follower", "leader", "sync"} {
 		t.Run(where, func(t *testing.T) { testStoreWriteErrorHalts(t, where) })
 	}
 }
 
 func testStoreWriteErrorHalts(t *testing.T, where string) {
 	sep := string(os.PathSeparator)
-	setForTest(t, &fileStoreBlockSize, 4<<10) // the apply writes when a block fills (sealed, its index written)
+	if where != "sync" {
+		setForTest(t, &fileStoreBlockSize, 4<<10) // the apply writes when a block fills (sealed, its index written)
+	}
 	setForTest(t, &haltRestartFirst, 200*time.Millisecond)
 	fss := make([]*faultfs.ErrFS, 3)
 	for i := range fss {
 		fss[i] = &faultfs.ErrFS{FS: vfs.Default, Match: sep + "BAD" + sep + "msgs" + sep}
 	}
-	c := runJSClusterWith(t, 3, func(i int, o *Options) { o.fsys = fss[i] })
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		o.fsys = fss[i]
+		if where == "sync" {
+			o.SyncInterval = 100 * time.Millisecond
+		}
+	})
 	_, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
 	p := &ackedPublisher{t: t, js: js, subj: "bad", want: map[uint64][32]byte{}}
@@ -96,6 +106,10 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 		t.Fatal("no replica of BAD on the victim")
 	}
 	fss[victim].Fails.Store(1)
+	if where == "sync" { // one message buffered for the victim's next sync, then nothing
+		p.publish()
+		waitFor(t, 10*time.Second, "the periodic sync's write failed", func() bool { return fss[victim].Failed.Load() > 0 })
+	}
 	for i := 0; fss[victim].Failed.Load() == 0; i++ {
 		if i == 200 {
 			t.Fatal("the failing write never came")
