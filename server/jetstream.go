@@ -38,8 +38,10 @@ type jetStream struct {
 	// restarts restarts the replicas whose group halted
 	// (stream_halt_restart.go); nil on a single server.
 	restarts atomic.Pointer[haltRestarts]
-	// brokenStores counts the streams whose store panicked (storeBroken;
-	// /healthz looks for them only when there are some).
+	// brokenStores counts this server's running streams whose store is
+	// broken now (storeBroken: a panic or a write error; a stopped or
+	// restarted replica no longer counts): /jsz stores_broken, and
+	// /healthz looks for them only when there are some.
 	brokenStores atomic.Int64
 	// syncs runs the file streams' periodic store syncs on one timer
 	// (stream_sync_sched.go).

@@ -614,6 +614,9 @@ func (jc *jsCluster) applyLocal(me *metaEntry, sa, old *streamAssignment, how re
 			}
 			mset.propose(e)
 		}
+		if jc.isPeer(sa) { // an operator's way back for a halted replica
+			jc.js.reviveHalted(sa.Account, sa.Config.Name) // stream_halt_revive.go
+		}
 	case !jc.isPeer(sa): // add and del concern the stream's servers only
 	case op == "add":
 		if old == nil || jsa.lookup(sa.Config.Name) == nil {

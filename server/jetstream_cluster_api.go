@@ -40,6 +40,9 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			return "", nil, false
 		}
 		name := r.routeStream(route.prefix)
+		if route.prefix == "STREAM.LEADER.STEPDOWN." { // every server gets it
+			r.jsa.js.reviveHalted(r.jsa.acc.Name, name) // stream_halt_revive.go
+		}
 		mset := r.jsa.lookup(name)
 		if mset != nil && mset.isLeader() {
 			if !readOnly(route.prefix) && !mset.groupLeads() {

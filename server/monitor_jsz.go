@@ -32,6 +32,16 @@ type JSInfo struct {
 	MaxOpenFiles int    `json:"max_open_files,omitempty"`
 	OpenFiles    int    `json:"open_files,omitempty"`
 	FileReopens  uint64 `json:"file_reopens,omitempty"`
+	// What is broken now (Tern only; /healthz answers 503 while any is):
+	// StoresBroken counts the running streams whose store refuses
+	// writes (a panic or a write error: jetStream.brokenStores),
+	// RaftGroupsHalted the halted raft groups (a replica waiting for its
+	// restart, or given up: stream_halt_restart.go), RestartsFailed the
+	// replicas whose restart could not start them and whose stream is
+	// still placed here.
+	StoresBroken     int `json:"stores_broken,omitempty"`
+	RaftGroupsHalted int `json:"raft_groups_halted,omitempty"`
+	RestartsFailed   int `json:"replica_restarts_failed,omitempty"`
 }
 
 // JetStreamStats is what the server's streams hold, and its API counts.
@@ -111,6 +121,9 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 		}
 	}
 	info.RaftGroups, info.RaftGroupsQuiet = s.raftGroupsAsleep()
+	info.StoresBroken = int(js.brokenStores.Load())
+	info.RaftGroupsHalted = s.haltedGroups()
+	info.RestartsFailed = js.restartsFailedNow()
 	js.openFilesStats(info)
 	if jc := js.cluster; jc != nil {
 		info.Meta = &MetaClusterInfo{Name: o.Cluster.Name, Leader: jc.metaLeaderName()}

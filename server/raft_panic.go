@@ -43,17 +43,33 @@ func (g *raftGroup) failOnPanic() {
 // it is restarted (a stream's is, stream_halt_restart.go, a bounded
 // number of times; the meta group's is not).
 func (s *Server) haltedGroup() string {
+	for _, g := range s.raftGroupList() {
+		if err := g.healthy(); err != nil {
+			why, _, _ := strings.Cut(err.Error(), "\n")
+			return fmt.Sprintf("JetStream raft group %q halted: %v", g.name, why)
+		}
+	}
+	return ""
+}
+
+// haltedGroups counts the server's halted groups (/jsz).
+func (s *Server) haltedGroups() int {
+	n := 0
+	for _, g := range s.raftGroupList() {
+		if g.healthy() != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// raftGroupList is a copy of the server's groups.
+func (s *Server) raftGroupList() []*raftGroup {
 	s.raft.mu.Lock()
+	defer s.raft.mu.Unlock()
 	groups := make([]*raftGroup, 0, len(s.raft.groups))
 	for _, g := range s.raft.groups {
 		groups = append(groups, g)
 	}
-	s.raft.mu.Unlock()
-	for _, g := range groups {
-		if err := g.healthy(); err != nil {
-			why, _, _ := strings.Cut(err.Error(), "\n")
-			return fmt.Sprintf("JetStream raft group %q halted: %s", g.name, why)
-		}
-	}
-	return ""
+	return groups
 }

@@ -84,9 +84,13 @@ type stream struct {
 	// scrubLost is how many live messages the last scrub pass found
 	// without a valid record (stream_scrub.go).
 	scrubLost atomic.Int64
-	// storeBroken is the panic of a store call that made a stream on one
-	// server refuse writes (stream_store_panic.go); nil: none.
-	storeBroken atomic.Pointer[error]
+	// storeBroken is the panic of a store call, or the store's write
+	// error, that made this replica's store refuse writes
+	// (stream_store_panic.go, stream_store_failure.go); nil: none.
+	// brokenCounted says whether js.brokenStores counts it (brokenNo,
+	// brokenYes, brokenGone once the stream stopped).
+	storeBroken   atomic.Pointer[error]
+	brokenCounted atomic.Int32
 }
 
 // storeRef holds the stream's store; installing a snapshot swaps it.
@@ -150,6 +154,7 @@ func (mset *stream) decide(m *inMsg) pubOutcome {
 	}
 	seq, serr := mset.storeMsgLocked(m) // stream_store_panic.go
 	if serr != nil {
+		mset.storeWriteFailed(serr) // stream_store_failure.go
 		return pubOutcome{err: errStoreFailed(serr)}
 	}
 	if msgID != "" {

@@ -105,7 +105,8 @@ func (sm *streamSM) Apply(ents []raft.Entry) error {
 		}
 		sm.mset.applyEntry(se, e.Index, sm.wake)
 		se.m.hdr, se.m.msg = nil, nil // views of the entry: not kept past it
-		// A store broken by a panic (stream_store_panic.go) halts the
+		// A store broken by a panic or a write error
+		// (stream_store_panic.go, stream_store_failure.go) halts the
 		// group; the replica restarts from its log.
 		if err := sm.mset.storeFailure(); err != nil {
 			return fmt.Errorf("stream store failed: %w", err)
@@ -597,7 +598,7 @@ func (mset *stream) applyEntry(e *streamEntry, index uint64, wake map[*client]st
 	case streamOpConfig:
 		oldRet := mset.cfg.Retention
 		mset.cfg = *e.cfg
-		_ = mset.st().UpdateLimits(limitsOf(e.cfg))
+		mset.storeWriteFailed(mset.st().UpdateLimits(limitsOf(e.cfg)))
 		mset.retentionChangedLocked(oldRet) // from the log, so on every replica alike
 		if mset.leader {
 			mset.scheduleExpiryLocked() // a changed max_age: re-armed (or stopped)
@@ -632,6 +633,9 @@ func (mset *stream) applyPurgeEntry(req *purgeRequest) []byte {
 		resp.Error = errPurgeFailed("stream purge not permitted")
 	default:
 		n, err := mset.applyPurge(req)
+		if err != nil && mset.brokeOn(err) {
+			return nil // this replica's failure: the group halts (stream_store_failure.go)
+		}
 		if err != nil {
 			resp.Error = errPurgeFailed(err.Error())
 		} else {
@@ -652,6 +656,8 @@ func (mset *stream) applyDeleteEntry(seq uint64, erase bool) []byte {
 	default:
 		ok, err := mset.applyDelete(seq, erase)
 		switch {
+		case err != nil && mset.brokeOn(err):
+			return nil // this replica's failure: the group halts (stream_store_failure.go)
 		case err != nil:
 			resp.Error = errMsgDeleteFailed(err.Error())
 		case !ok:

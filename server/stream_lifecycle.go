@@ -310,6 +310,7 @@ func (mset *stream) stop(deleteData bool) error {
 	if syncer != nil {
 		syncer.stop()
 	}
+	defer mset.forgetStoreBroken() // stream_store_failure.go
 	if deleteData {
 		err := mset.storeSafely("delete", mset.st().Delete)
 		vfs.RemoveAllSynced(mset.jsa.js.fs, filepath.Join(mset.jsa.dir, mset.name))
@@ -478,7 +479,11 @@ const expiryRetry = time.Second
 
 // applyExpire is the deterministic expiry operation.
 func (mset *stream) applyExpire(cutoff int64) {
-	if n, _ := mset.st().ExpireBefore(cutoff); n > 0 {
+	n, err := mset.st().ExpireBefore(cutoff)
+	if err != nil {
+		mset.storeWriteFailed(err) // stream_store_failure.go
+	}
+	if n > 0 {
 		mset.consumersTrimmedLocked()
 	}
 }

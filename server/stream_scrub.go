@@ -197,7 +197,7 @@ func (mset *stream) scrubbed(missing []uint64, lost int) {
 		return
 	}
 	s.Warnf("%s; restarting the replica to repair it", what)
-	if err := mset.jsa.restartReplica(mset); err != nil {
+	if _, err := mset.jsa.restartReplica(mset); err != nil {
 		s.Errorf("JetStream stream '%s > %s': restarting the damaged replica: %v", mset.jsa.acc.Name, mset.name, err)
 	}
 }
@@ -220,34 +220,43 @@ func (mset *stream) repairable() bool {
 // damage there makes it catch up from the other replicas. A damaged
 // replica (the scrub) and a halted one (stream_halt_restart.go) restart
 // so.
-func (jsa *jsAccount) restartReplica(mset *stream) error {
+func (jsa *jsAccount) restartReplica(mset *stream) (*stream, error) {
 	jc := jsa.js.cluster
 	if jc == nil {
-		return nil
+		return nil, nil
 	}
 	jsa.mu.Lock()
 	sa := jc.assignment(jsa.acc.Name, mset.name)
 	if jsa.streams[mset.name] != mset || sa == nil || !jc.isPeer(sa) {
 		jsa.mu.Unlock()
-		return nil
+		return nil, nil
 	}
 	delete(jsa.streams, mset.name)
 	jsa.mu.Unlock()
 	jsa.stopReplicaOf(mset, false, nil)
+	return jsa.startReplayed(sa)
+}
+
+// startReplayed starts this server's replica of sa from its log (a
+// restart, or a replica whose restart failed started again).
+func (jsa *jsAccount) startReplayed(sa *streamAssignment) (*stream, error) {
+	jc := jsa.js.cluster
 	restarted, err := jsa.startReplica(sa, startReplayed)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// The stream may have been deleted, or moved off this server, while
 	// the replica was out of the account's streams (the meta apply found
 	// nothing to stop then): stop the restarted one as it would have.
-	switch now := jc.assignment(jsa.acc.Name, mset.name); {
+	switch now := jc.assignment(jsa.acc.Name, sa.Config.Name); {
 	case now == nil:
-		jsa.stopReplica(mset.name, true, sa)
+		jsa.stopReplica(sa.Config.Name, true, sa)
+		return nil, nil
 	case now.Created != sa.Created || !jc.isPeer(now):
 		jsa.stopReplicaIf(restarted)
+		return nil, nil
 	}
-	return nil
+	return restarted, nil
 }
 
 // scrubDamage is /healthz's error for a stream without other replicas

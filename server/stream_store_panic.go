@@ -35,9 +35,7 @@ func (mset *stream) storeSafely(what string, call func() error) (err error) {
 func (mset *stream) storePanicked(what string, p any) error {
 	err := fmt.Errorf("store %s panicked: %v", what, p)
 	mset.jsa.js.srv.Errorf("JetStream: stream %q: %v\n%s", mset.name, err, debug.Stack())
-	if mset.storeBroken.CompareAndSwap(nil, &err) {
-		mset.jsa.js.brokenStores.Add(1)
-	}
+	mset.markStoreBroken(err) // stream_store_failure.go
 	return err
 }
 
@@ -88,8 +86,8 @@ func (mset *stream) releaseOnPanic(locked *bool) {
 	}
 }
 
-// storeFailed is /healthz's error for a stream whose store panicked
-// (storeBroken); "" when none.
+// storeFailed is /healthz's error for a stream whose store failed
+// (storeBroken: a panic or a write error); "" when none.
 func (js *jetStream) storeFailed() string {
 	if js.brokenStores.Load() == 0 {
 		return ""

@@ -50,18 +50,28 @@ func newGroupCommit(mset *stream, always bool, interval time.Duration) *groupCom
 	return g
 }
 
-// periodic is the schedule's sync. It runs under mu, so stop waits for it
-// and no sync starts (nor is scheduled) after stop.
+// periodic is the schedule's sync; a failure is handled after mu (it
+// takes stream.mu: stream_store_failure.go).
 func (g *groupCommit) periodic() {
+	if err := g.periodicLocked(); err != nil {
+		g.mset.storeSyncFailed(err)
+	}
+}
+
+// periodicLocked syncs under mu, so stop waits for it and no sync starts
+// (nor is scheduled) after stop.
+func (g *groupCommit) periodicLocked() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.stopped {
-		return
+		return nil
 	}
-	if err := g.mset.storeSafely("sync", g.mset.st().Sync); err != nil {
+	err := g.mset.storeSafely("sync", g.mset.st().Sync)
+	if err != nil {
 		g.mset.jsa.js.srv.Errorf("JetStream: stream %q sync failed: %v", g.mset.name, err)
 	}
 	g.sched.add(g.item, g.every)
+	return err
 }
 
 // ackAfterSync queues an ack to be sent once the message is on disk.
@@ -125,6 +135,7 @@ func (g *groupCommit) flush() {
 		g.mu.Unlock()
 	}()
 	err := g.mset.storeSafely("sync", g.mset.st().Sync)
+	g.mset.storeWriteFailed(err)
 	srv, acc := g.mset.jsa.js.srv, g.mset.jsa.acc
 	for _, p := range batch {
 		ack := p.ack

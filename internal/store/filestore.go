@@ -523,7 +523,9 @@ func (fs *fileStore) Delete() error {
 	if rerr := fs.fsys.RemoveAll(fs.dir); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 		return rerr
 	}
-	if errors.Is(err, ErrStoreClosed) {
+	// Once its files are gone, a store that had failed (its final sync
+	// refused: a write failure, sticky) is deleted all the same.
+	if errors.Is(err, ErrStoreClosed) || IsWriteFailure(err) {
 		err = nil
 	}
 	return err

@@ -114,10 +114,11 @@ func (fs *fileStore) activeW() (vfs.File, error) {
 	return fs.aw.f, nil
 }
 
-// fail makes err sticky: the store refuses writes from now on.
+// fail makes err sticky: the store refuses writes from now on
+// (store_failure.go).
 func (fs *fileStore) fail(err error) error {
 	if fs.werr == nil {
-		fs.werr = err
+		fs.werr = &WriteFailure{Err: err}
 		fs.logf("%v", err)
 	}
 	return fs.werr

@@ -13,7 +13,7 @@ import "fmt"
 func (ms *memStore) unlock() {
 	if p := recover(); p != nil {
 		if ms.werr == nil {
-			ms.werr = fmt.Errorf("memory store: panic: %v", p)
+			ms.werr = &WriteFailure{Err: fmt.Errorf("memory store: panic: %v", p)}
 		}
 		ms.mu.Unlock()
 		panic(p)
