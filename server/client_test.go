@@ -14,6 +14,11 @@ import (
 
 func connectNATS(t testing.TB, url string, opts ...nats.Option) *nats.Conn {
 	t.Helper()
+	// nats.go's 2 s connect timeout (for the INFO after the TCP accept)
+	// failed once in CI while the race-instrumented servers replayed
+	// 20,000 messages on a machine loaded well beyond its two cores; a
+	// test's own Timeout option still wins (options apply in order).
+	opts = append([]nats.Option{nats.Timeout(10 * time.Second)}, opts...)
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
