@@ -185,7 +185,8 @@ func (r *apiRequest) clusterStreamCreate() any {
 // proposeMeta proposes a meta entry that the apply answers.
 func (r *apiRequest) proposeMeta(op string, sa *streamAssignment) any {
 	jc := r.jsa.js.cluster
-	me := &metaEntry{Op: op, SA: sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply)}
+	me := r.newMetaEntry(op, sa) // jetstream_meta_reqid.go
+	me.Reply = strings.Clone(me.Reply)
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }
@@ -320,8 +321,8 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	}
 	sa := *old
 	sa.Config, sa.Peers = cfg, peers
-	me := &metaEntry{Op: "upd", SA: &sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply), Scale: true,
-		From: slices.Clone(old.Peers)}
+	me := r.newMetaEntry("upd", &sa)
+	me.Reply, me.Scale, me.From = strings.Clone(me.Reply), true, slices.Clone(old.Peers)
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }

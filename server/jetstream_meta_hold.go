@@ -55,6 +55,7 @@ const metaHoldPoll = 20 * time.Millisecond
 type metaHold struct {
 	lead  raft.ID
 	epoch uint64
+	write bool // a copy goes out through metaCopySubject
 }
 
 // heldMeta reports whether a meta call may be held and sent again.
@@ -63,7 +64,7 @@ func heldMeta(prefix string) bool {
 	case "INFO", "STREAM.NAMES", "STREAM.LIST":
 		return true
 	}
-	return false
+	return heldWrite(prefix)
 }
 
 // metaLead is the meta group's leader as this server knows it.
@@ -83,7 +84,11 @@ func (r *apiRequest) newMetaHold(prefix string, lead raft.ID) *metaHold {
 	if !heldMeta(prefix) || lead == raft.None {
 		return nil
 	}
-	return &metaHold{lead: lead, epoch: r.jsa.js.srv.raftPeerHealth(lead).Epoch}
+	write := heldWrite(prefix)
+	if write && (r.requestID() == "" || r.jsa.js.srv.SystemAccount() == nil) {
+		return nil // an older peer would apply a copy again
+	}
+	return &metaHold{lead: lead, epoch: r.jsa.js.srv.raftPeerHealth(lead).Epoch, write: write}
 }
 
 // maxMetaHolds bounds the meta requests held at once; beyond it a request
@@ -140,7 +145,11 @@ func (r *apiRequest) runMetaHold(h *metaHold, seen <-chan struct{}) {
 			defer acc.unsubscribe(sub)
 		}
 		lastSent = now
-		s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+		if h.write {
+			r.sendMetaCopy(inbox) // jetstream_meta_copy.go
+		} else {
+			s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+		}
 	}
 }
 
