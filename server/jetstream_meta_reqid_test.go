@@ -1,0 +1,147 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// A meta entry whose request id was applied already is skipped on every
+// server, and its caller gets the first apply's outcome: a create's copy
+// proposed after the stream was deleted does not re-create it (answered
+// success), and a delete's copy proposed after the stream was created
+// again does not delete it (answered with the first delete's not found).
+func TestJetStreamClusterMetaRequestIDAppliedOnce(t *testing.T) {
+	var mu sync.Mutex
+	var created *metaEntry
+	testHookMetaAnswer = func(s *Server, me *metaEntry) {
+		mu.Lock()
+		defer mu.Unlock()
+		if me.Op == "add" && me.SA.Config.Name == "X" && created == nil {
+			cp := *me
+			created = &cp
+		}
+	}
+	t.Cleanup(func() { testHookMetaAnswer = nil }) // after the cluster stopped
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	jc := ml.js.Load().cluster
+	nc, js := jsClient(t, ml)
+	answers := func() (string, *nats.Subscription) {
+		inbox := nats.NewInbox()
+		sub, err := nc.SubscribeSync(inbox)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		return inbox, sub
+	}
+	propose := func(me *metaEntry) {
+		jc.proposeMeta(me, func(e *ApiError) { t.Errorf("proposal refused: %v", e) })
+	}
+
+	createStream(t, js, jetstream.StreamConfig{Name: "X", Subjects: []string{"x"}, Replicas: 3})
+	mu.Lock()
+	dupCreate := created
+	mu.Unlock()
+	if dupCreate == nil || dupCreate.ID == "" {
+		t.Fatalf("the create's entry carries no request id: %+v", dupCreate)
+	}
+	if err := js.DeleteStream(ctx(t), "X"); err != nil {
+		t.Fatal(err)
+	}
+	inCreate, subCreate := answers()
+	dupCreate.Reply = inCreate
+	propose(dupCreate)
+
+	del := &metaEntry{Op: "del", SA: &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "W"}},
+		Origin: ml.Name(), ID: "test-delete-W", At: time.Now().UnixNano()}
+	inFirst, subFirst := answers()
+	del.Reply = inFirst
+	propose(del)
+	first, err := subFirst.NextMsg(3 * time.Second)
+	if err != nil {
+		t.Fatal("the first delete unanswered")
+	}
+	createStream(t, js, jetstream.StreamConfig{Name: "W", Subjects: []string{"w"}, Replicas: 3})
+	inDup, subDup := answers()
+	del.Reply = inDup
+	propose(del)
+
+	// A create after both: once it is applied everywhere, so are they.
+	createStream(t, js, jetstream.StreamConfig{Name: "Z", Subjects: []string{"z"}, Replicas: 3})
+	survivorsAgree(t, c, "Z", "Z everywhere", func(sa *streamAssignment) bool { return sa != nil })
+	for _, s := range c.servers {
+		sjc := s.js.Load().cluster
+		if sjc.assignment(globalAccountName, "X") != nil {
+			t.Errorf("%s: the create's copy re-created X", s.Name())
+		}
+		if sjc.assignment(globalAccountName, "W") == nil {
+			t.Errorf("%s: the delete's copy deleted W created since", s.Name())
+		}
+		if got, want := sjc.reqList(), jc.reqList(); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: request table differs from the leader's:\n%v\n%v", s.Name(), got, want)
+		}
+	}
+
+	m, err := subCreate.NextMsg(3 * time.Second)
+	if err != nil {
+		t.Fatal("the create's copy unanswered")
+	}
+	var cr streamAnswerLite
+	if json.Unmarshal(m.Data, &cr) != nil || cr.Error != nil || cr.Config.Name != "X" {
+		t.Fatalf("the create's copy answered %s", m.Data)
+	}
+	m, err = subDup.NextMsg(3 * time.Second)
+	if err != nil {
+		t.Fatal("the delete's copy unanswered")
+	}
+	var a, b successResponse
+	if json.Unmarshal(first.Data, &a) != nil || json.Unmarshal(m.Data, &b) != nil || a.Error == nil ||
+		a.Error.ErrCode != 10059 || !reflect.DeepEqual(a, b) {
+		t.Fatalf("the delete answered %s, its copy %s", first.Data, m.Data)
+	}
+}
+
+// The table keeps the last metaReqsKept ids, in order, through a meta
+// snapshot; a snapshot of an older version (no table) loads empty.
+func TestMetaRequestTableSnapshot(t *testing.T) {
+	var tab metaReqs
+	for i := range metaReqsKept + 2 {
+		rec := metaReqRec{ID: fmt.Sprint(i), At: int64(i)}
+		if i%2 == 1 {
+			rec.Err = errStreamNotFound()
+		}
+		tab.record(rec)
+	}
+	if _, ok := tab.find("0", 0); ok || len(tab.list()) != metaReqsKept {
+		t.Fatalf("kept %d, the oldest still there: %v", len(tab.list()), ok)
+	}
+	var ms metaSnapshot
+	if err := json.Unmarshal(encodeMetaSnapshot(nil, tab.list()), &ms); err != nil {
+		t.Fatal(err)
+	}
+	var back metaReqs
+	back.restore(ms.Reqs)
+	if !reflect.DeepEqual(back.list(), tab.list()) {
+		t.Fatal("the table changed through a snapshot")
+	}
+	if rec, ok := back.find("3", 3+int64(metaReqWindow)); !ok || rec.Err == nil || rec.Err.ErrCode != 10059 {
+		t.Fatalf("id 3 after the snapshot: %v %+v", ok, rec)
+	}
+	if _, ok := back.find("3", 4+int64(metaReqWindow)); ok {
+		t.Fatal("an id found past its window")
+	}
+	var old metaSnapshot
+	if err := json.Unmarshal([]byte(`{"streams":[]}`), &old); err != nil || old.Reqs != nil {
+		t.Fatalf("an older snapshot: %v %v", err, old.Reqs)
+	}
+}
