@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +144,27 @@ func TestMetaRequestTableSnapshot(t *testing.T) {
 	var old metaSnapshot
 	if err := json.Unmarshal([]byte(`{"streams":[]}`), &old); err != nil || old.Reqs != nil {
 		t.Fatalf("an older snapshot: %v %v", err, old.Reqs)
+	}
+}
+
+// A server that catches up the meta group from a snapshot takes the
+// request table from it, so it skips the same entries as the others: its
+// table equals the leader's once it caught up (without the table in the
+// snapshot it held only the ids it applied itself).
+func TestJetStreamClusterMetaRequestTableInSnapshot(t *testing.T) {
+	setForTest(t, &metaSnapshotEvery, 8)
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	down := slices.Index(c.servers, c.notMetaLeader(ml))
+	_, js := jsClient(t, ml)
+	createStream(t, js, jetstream.StreamConfig{Name: "FIRST", Subjects: []string{"first"}, Replicas: 3})
+	c.servers[down].Shutdown()
+	compactMeta(t, c, js, down, "B")
+	c.servers[down] = runServer(t, c.opts[down])
+	createStream(t, js, jetstream.StreamConfig{Name: "LAST", Subjects: []string{"last"}, Replicas: 3})
+	survivorsAgree(t, c, "LAST", "LAST everywhere", func(sa *streamAssignment) bool { return sa != nil })
+	got, want := c.servers[down].js.Load().cluster.reqList(), ml.js.Load().cluster.reqList()
+	if len(want) < 13 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("restarted server's request table (%d ids) differs from the leader's (%d ids)", len(got), len(want))
 	}
 }
