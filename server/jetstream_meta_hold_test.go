@@ -54,8 +54,10 @@ func TestJetStreamClusterMetaListingHeldOverLeaderDeath(t *testing.T) {
 
 // The review's finding: a create whose original the old meta leader
 // applied (its answer passed nowhere: nobody listened on the reply
-// subject) must not be sent again after that leader's death. Held and
-// re-sent, it re-created the stream deleted in between.
+// subject) is held, and its copy sent to the next leader after that
+// leader's death, but never applied again: its request id is in the meta
+// state's table. Re-sent without one, it re-created the stream deleted in
+// between.
 func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
@@ -83,8 +85,8 @@ func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 	neverWithin(t, metaHoldFor+time.Second, "the deleted stream X created again", func() bool { return exists(via) })
 }
 
-// The same for an update: re-sent, it undid a later update another client
-// was told succeeded.
+// The same for an update: re-sent without its request id, it undid a
+// later update another client was told succeeded.
 func TestJetStreamClusterMetaHoldNeverReappliesUpdate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
