@@ -128,3 +128,37 @@ func neverWithin(t *testing.T, d time.Duration, what string, bad func() bool) {
 		}
 	}
 }
+
+// A delete whose original the old leader applied (its answer passed
+// nowhere) is held and sent again after that leader's death; the copy
+// finds no stream, and is answered with the first outcome (success), not
+// with "stream not found" from the call's own check.
+func TestJetStreamClusterMetaHoldAppliedDeleteAnswersFirstOutcome(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	via := c.notMetaLeader(ml)
+	nc, js := jsClient(t, via)
+	createStream(t, js, jetstream.StreamConfig{Name: "D", Subjects: []string{"d"}, Replicas: 3})
+	// The copy's answer goes to the holding server's inbox in the account.
+	copies, err := nc.SubscribeSync("$JSH.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("$JS.API.STREAM.DELETE.D", nats.NewInbox(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, "D deleted", func() bool {
+		return via.js.Load().cluster.assignment(globalAccountName, "D") == nil
+	})
+	ml.Shutdown()
+	m, err := copies.NextMsg(4500 * time.Millisecond)
+	if err != nil {
+		t.Fatalf("the delete's copy unanswered: %v", err)
+	}
+	if !strings.Contains(string(m.Data), `"success":true`) || strings.Contains(string(m.Data), `"error"`) {
+		t.Fatalf("the delete's copy answered %s", m.Data)
+	}
+}

@@ -168,3 +168,23 @@ func TestJetStreamClusterMetaRequestTableInSnapshot(t *testing.T) {
 		t.Fatalf("restarted server's request table (%d ids) differs from the leader's (%d ids)", len(got), len(want))
 	}
 }
+
+// A client cannot send a copy (and so name another request's id): copies
+// are taken only from the system account, and one published in a client's
+// account runs nothing.
+func TestJetStreamClusterMetaCopyOnlyFromSystemAccount(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	nc, _ := jsClient(t, ml)
+	body := mustJSON(t, metaCopy{Account: globalAccountName, Subject: "STREAM.CREATE.F", Orig: "_INBOX.someone",
+		Reply: nats.NewInbox(), Body: mustJSON(t, jetstream.StreamConfig{Name: "F", Subjects: []string{"f"}})})
+	if err := nc.Publish(metaCopySubject, body); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	neverWithin(t, time.Second, "a client's copy created F", func() bool {
+		return ml.js.Load().cluster.assignment(globalAccountName, "F") != nil
+	})
+}
