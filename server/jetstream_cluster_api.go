@@ -186,7 +186,6 @@ func (r *apiRequest) clusterStreamCreate() any {
 func (r *apiRequest) proposeMeta(op string, sa *streamAssignment) any {
 	jc := r.jsa.js.cluster
 	me := r.newMetaEntry(op, sa) // jetstream_meta_reqid.go
-	me.Reply = strings.Clone(me.Reply)
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }
@@ -322,7 +321,7 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	sa := *old
 	sa.Config, sa.Peers = cfg, peers
 	me := r.newMetaEntry("upd", &sa)
-	me.Reply, me.Scale, me.From = strings.Clone(me.Reply), true, slices.Clone(old.Peers)
+	me.Scale, me.From = true, slices.Clone(old.Peers)
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -137,7 +138,7 @@ func (jc *jsCluster) metaIDsSupported() bool {
 // newMetaEntry is the entry of r's meta call op on sa.
 func (r *apiRequest) newMetaEntry(op string, sa *streamAssignment) *metaEntry {
 	s := r.jsa.js.srv
-	me := &metaEntry{Op: op, SA: sa, Origin: s.Name(), Reply: r.reply, ID: r.requestID()}
+	me := &metaEntry{Op: op, SA: sa, Origin: s.Name(), Reply: strings.Clone(r.reply), ID: r.requestID()}
 	if me.ID != "" {
 		me.At = s.clock.Now().UnixNano()
 	}
