@@ -188,3 +188,36 @@ func TestJetStreamClusterMetaCopyOnlyFromSystemAccount(t *testing.T) {
 		return ml.js.Load().cluster.assignment(globalAccountName, "F") != nil
 	})
 }
+
+// While a meta peer speaks an older route protocol, entries carry no
+// request id (that server would apply a copy again) and creates are not
+// held; they apply as before.
+func TestJetStreamClusterMetaRequestIDNotWithOlderPeer(t *testing.T) {
+	var mu sync.Mutex
+	ids := map[string]string{}
+	testHookMetaAnswer = func(s *Server, me *metaEntry) {
+		mu.Lock()
+		defer mu.Unlock()
+		ids[me.SA.Config.Name] = me.ID
+	}
+	t.Cleanup(func() { testHookMetaAnswer = nil }) // after the cluster stopped
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if i == 2 {
+			o.routeProto = routeProtoMetaIDs - 1
+		}
+	})
+	ml := c.waitMetaLeader()
+	via := c.notMetaLeader(ml)
+	_, js := jsClient(t, via)
+	createStream(t, js, jetstream.StreamConfig{Name: "O", Subjects: []string{"o"}, Replicas: 3})
+	mu.Lock()
+	id, ok := ids["O"]
+	mu.Unlock()
+	if !ok || id != "" {
+		t.Fatalf("the create's entry: applied %v, id %q", ok, id)
+	}
+	r := &apiRequest{jsa: via.js.Load().account(globalAccountName), reply: "_INBOX.x", subject: "STREAM.CREATE.P"}
+	if h := r.newMetaHold("STREAM.CREATE.", raftID(ml.Name())); h != nil {
+		t.Fatal("a create held while a peer cannot skip its copy")
+	}
+}
