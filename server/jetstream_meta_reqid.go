@@ -197,6 +197,9 @@ func (jc *jsCluster) respondRecorded(op, reply string, e *ApiError, req *streamA
 		if sa := jc.assignment(req.Account, req.Config.Name); sa != nil {
 			jc.leaders.wait(s.clock, leaderKey(sa.Account, sa.Config.Name), s.clock.Now().Add(5*time.Second), s.done)
 			si = jc.streamInfoFromAssignment(sa)
+			// A replica takes an update from the stream's log a moment
+			// after the meta apply: the answer shows what was accepted.
+			si.Config = sa.Config
 		} else {
 			si = &StreamInfo{Config: req.Config, Created: req.Created, TimeStamp: s.clock.Now().UTC(), State: StreamState{FirstSeq: 1}}
 		}
