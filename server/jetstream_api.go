@@ -38,6 +38,9 @@ type apiRequest struct {
 	reply   string
 	hdr     []byte
 	body    []byte
+	// metaID is the request id of a held write's copy: its original's
+	// (jetstream_meta_copy.go).
+	metaID string
 }
 
 // detached is a copy of r that owns its subject, reply, header and body:

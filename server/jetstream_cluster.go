@@ -70,6 +70,12 @@ type metaEntry struct {
 	// placement is still From.
 	Scale bool     `json:"scale,omitempty"`
 	From  []string `json:"from,omitempty"`
+	// ID is the client's request id, shared by its held copies, and At
+	// the proposing leader's clock (UnixNano): an entry of an id applied
+	// already is skipped (jetstream_meta_reqid.go). Older versions send
+	// none.
+	ID string `json:"rid,omitempty"`
+	At int64  `json:"at,omitempty"`
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -121,6 +127,9 @@ type jsCluster struct {
 	// restart counts the replicas started from what this server held
 	// and those current since (jetstream_restart_progress.go).
 	restart restartProgress
+	// reqs: the request ids of the last meta entries applied with one,
+	// changed only at apply (jetstream_meta_reqid.go).
+	reqs metaReqs
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -152,6 +161,7 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
+		_, _ = sys.subscribeInternal(metaCopySubject, "", jc.metaCopied) // jetstream_meta_copy.go
 	}
 	_ = js.subscribeSysAPI()
 	jc.startUsageReports()
@@ -467,6 +477,9 @@ func (b *startBatch) start(jc *jsCluster) {
 // as it is committed, startReplayed for one this server applies catching
 // up (startOf).
 func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
+	if jc.appliedReq(me) { // a copy of a request applied already
+		return
+	}
 	sa := me.SA
 	jc.mu.Lock()
 	accStreams := jc.streams[sa.Account]
@@ -531,6 +544,7 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			}
 		}
 	}
+	jc.recordReqLocked(me, outcome)
 	jc.countPlacedLocked(old, -1)
 	jc.countPlacedLocked(accStreams[sa.Config.Name], 1)
 	if outcome == nil && (me.Op == "add" && old == nil || me.Op == "del") {

@@ -188,7 +188,7 @@ func (r *apiRequest) clusterStreamCreate() any {
 // proposeMeta proposes a meta entry that the apply answers.
 func (r *apiRequest) proposeMeta(op string, sa *streamAssignment) any {
 	jc := r.jsa.js.cluster
-	me := &metaEntry{Op: op, SA: sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply)}
+	me := r.newMetaEntry(op, sa) // jetstream_meta_reqid.go
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }
@@ -323,8 +323,8 @@ func (r *apiRequest) scaleStream(old *streamAssignment, cfg StreamConfig) any {
 	}
 	sa := *old
 	sa.Config, sa.Peers = cfg, peers
-	me := &metaEntry{Op: "upd", SA: &sa, Origin: jc.js.srv.Name(), Reply: strings.Clone(r.reply), Scale: true,
-		From: slices.Clone(old.Peers)}
+	me := r.newMetaEntry("upd", &sa)
+	me.Scale, me.From = true, slices.Clone(old.Peers)
 	jc.proposeMeta(me, func(e *ApiError) { r.respondLater(e) })
 	return nil
 }

@@ -30,15 +30,23 @@ import (
 // original that comes from it anyway comes over the same route before the
 // answer to the copy and is seen first.
 //
-// Only calls that change nothing are held: the account info and the
-// stream listings. A create or an update is not: the old leader may have
-// committed it and died before its answer passed here (or the answer
-// passed nowhere: nobody listened on the reply subject any more), and a
-// copy applied again would re-create a stream deleted since or undo a
-// later update another client was told succeeded
-// (TestJetStreamClusterMetaHoldNeverReappliesCreate, -Update). Holding
-// them safely needs a request id carried in the meta entry, so that the
-// new leader can answer a copy of an applied request from its state.
+// Calls that change nothing (the account info, the stream listings) are
+// sent again as they came. A stream create, update or delete is held too,
+// but its copy may meet an original the old leader committed (applied or
+// not yet; its answer passed nowhere, or nobody listened on the reply
+// subject any more): applied again it would re-create a stream deleted
+// since or undo a later update another client was told succeeded
+// (TestJetStreamClusterMetaHoldNeverReappliesCreate, -Update). So every
+// meta entry of a client's request carries a request id that its copies
+// share, and the apply, in log order on every server, skips an id applied
+// already and answers the copy with the first outcome
+// (jetstream_meta_reqid.go): an original that never reached a log leaves
+// the copy to be applied; an original committed by the new leader and the
+// copy both in the log apply once; an original applied before the copy
+// arrives is answered from the table without a proposal. The copy goes
+// through the system account (jetstream_meta_copy.go), so no client can
+// claim another's id. Writes are held only while every connected meta
+// peer applies ids (route protocol 9); the peer removal is not held.
 
 // metaHoldFor bounds a held request: under nats.go's default 5 s timeout.
 var metaHoldFor = 4 * time.Second
@@ -55,6 +63,7 @@ const metaHoldPoll = 20 * time.Millisecond
 type metaHold struct {
 	lead  raft.ID
 	epoch uint64
+	write bool // a copy goes out through metaCopySubject
 }
 
 // heldMeta reports whether a meta call may be held and sent again.
@@ -63,7 +72,7 @@ func heldMeta(prefix string) bool {
 	case "INFO", "STREAM.NAMES", "STREAM.LIST":
 		return true
 	}
-	return false
+	return heldWrite(prefix)
 }
 
 // metaLead is the meta group's leader as this server knows it.
@@ -83,7 +92,11 @@ func (r *apiRequest) newMetaHold(prefix string, lead raft.ID) *metaHold {
 	if !heldMeta(prefix) || lead == raft.None {
 		return nil
 	}
-	return &metaHold{lead: lead, epoch: r.jsa.js.srv.raftPeerHealth(lead).Epoch}
+	write := heldWrite(prefix)
+	if write && (r.requestID() == "" || r.jsa.js.srv.SystemAccount() == nil) {
+		return nil // an older peer would apply a copy again
+	}
+	return &metaHold{lead: lead, epoch: r.jsa.js.srv.raftPeerHealth(lead).Epoch, write: write}
 }
 
 // maxMetaHolds bounds the meta requests held at once; beyond it a request
@@ -140,7 +153,11 @@ func (r *apiRequest) runMetaHold(h *metaHold, seen <-chan struct{}) {
 			defer acc.unsubscribe(sub)
 		}
 		lastSent = now
-		s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+		if h.write {
+			r.sendMetaCopy(inbox) // jetstream_meta_copy.go
+		} else {
+			s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+		}
 	}
 }
 

@@ -54,8 +54,10 @@ func TestJetStreamClusterMetaListingHeldOverLeaderDeath(t *testing.T) {
 
 // The review's finding: a create whose original the old meta leader
 // applied (its answer passed nowhere: nobody listened on the reply
-// subject) must not be sent again after that leader's death. Held and
-// re-sent, it re-created the stream deleted in between.
+// subject) is held, and its copy sent to the next leader after that
+// leader's death, but never applied again: its request id is in the meta
+// state's table. Re-sent without one, it re-created the stream deleted in
+// between.
 func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
@@ -83,8 +85,8 @@ func TestJetStreamClusterMetaHoldNeverReappliesCreate(t *testing.T) {
 	neverWithin(t, metaHoldFor+time.Second, "the deleted stream X created again", func() bool { return exists(via) })
 }
 
-// The same for an update: re-sent, it undid a later update another client
-// was told succeeded.
+// The same for an update: re-sent without its request id, it undid a
+// later update another client was told succeeded.
 func TestJetStreamClusterMetaHoldNeverReappliesUpdate(t *testing.T) {
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
@@ -124,5 +126,39 @@ func neverWithin(t *testing.T, d time.Duration, what string, bad func() bool) {
 		if bad() {
 			t.Fatal(what)
 		}
+	}
+}
+
+// A delete whose original the old leader applied (its answer passed
+// nowhere) is held and sent again after that leader's death; the copy
+// finds no stream, and is answered with the first outcome (success), not
+// with "stream not found" from the call's own check.
+func TestJetStreamClusterMetaHoldAppliedDeleteAnswersFirstOutcome(t *testing.T) {
+	c := runJSCluster(t, 3)
+	ml := c.waitMetaLeader()
+	via := c.notMetaLeader(ml)
+	nc, js := jsClient(t, via)
+	createStream(t, js, jetstream.StreamConfig{Name: "D", Subjects: []string{"d"}, Replicas: 3})
+	// The copy's answer goes to the holding server's inbox in the account.
+	copies, err := nc.SubscribeSync("$JSH.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.PublishRequest("$JS.API.STREAM.DELETE.D", nats.NewInbox(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 3*time.Second, "D deleted", func() bool {
+		return via.js.Load().cluster.assignment(globalAccountName, "D") == nil
+	})
+	ml.Shutdown()
+	m, err := copies.NextMsg(4500 * time.Millisecond)
+	if err != nil {
+		t.Fatalf("the delete's copy unanswered: %v", err)
+	}
+	if !strings.Contains(string(m.Data), `"success":true`) || strings.Contains(string(m.Data), `"error"`) {
+		t.Fatalf("the delete's copy answered %s", m.Data)
 	}
 }

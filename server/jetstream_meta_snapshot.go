@@ -21,6 +21,9 @@ var metaSnapshotEvery uint64 = 1024
 
 type metaSnapshot struct {
 	Streams []*streamAssignment `json:"streams"`
+	// Reqs is the table of applied request ids, oldest first
+	// (jetstream_meta_reqid.go); absent from an older version's.
+	Reqs []metaReqRec `json:"reqs,omitempty"`
 }
 
 // wantSnapshot fixes the state at the applied index on the group
@@ -45,7 +48,8 @@ func (m *metaSM) wantSnapshot() (uint64, func() (snapPayload, error), bool) {
 	}
 	m.snapshot = m.applied
 	list := m.jc.assignmentList()
-	return m.applied, func() (snapPayload, error) { return snapPayload{data: encodeMetaSnapshot(list)}, nil }, true
+	reqs := m.jc.reqList()
+	return m.applied, func() (snapPayload, error) { return snapPayload{data: encodeMetaSnapshot(list, reqs)}, nil }, true
 }
 
 // metaSnapshotDue reports whether since applied entries (at least
@@ -76,7 +80,7 @@ func (jc *jsCluster) assignmentList() []*streamAssignment {
 
 // encodeMetaSnapshot sorts list (by account, then name: every replica
 // writes the same bytes) and encodes it.
-func encodeMetaSnapshot(list []*streamAssignment) []byte {
+func encodeMetaSnapshot(list []*streamAssignment, reqs []metaReqRec) []byte {
 	sort.Slice(list, func(i, j int) bool {
 		a, b := list[i], list[j]
 		if a.Account != b.Account {
@@ -84,7 +88,7 @@ func encodeMetaSnapshot(list []*streamAssignment) []byte {
 		}
 		return a.Config.Name < b.Config.Name
 	})
-	b, _ := json.Marshal(&metaSnapshot{Streams: list})
+	b, _ := json.Marshal(&metaSnapshot{Streams: list, Reqs: reqs})
 	return b
 }
 
@@ -105,6 +109,7 @@ func (m *metaSM) Restore(snap raft.Snapshot) error {
 	m.applied, m.snapshot = snap.Index, snap.Index
 	m.jc.js.srv.metaHeld.Store(true)
 	m.jc.restoreAssignments(ms.Streams)
+	m.jc.restoreReqs(ms.Reqs)
 	m.jc.replayedTo(m.applied) // jetstream_group_name.go
 	m.endReplayIfDone()        // jetstream_replay_leaves.go
 	return nil

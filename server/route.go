@@ -58,8 +58,11 @@ import (
 // stream of an account with '-' S<length>-<account>-<stream>
 // (jetstream_group_name.go); it neither sends to nor takes from an older
 // peer a raft message under an old-form name that two streams of the
-// cluster share (routeProtoGroupNames).
-const routeProto = 8
+// cluster share (routeProtoGroupNames). Version 9 adds none: the server
+// skips a meta entry whose request id it applied already and runs copies
+// of held stream writes sent on $JSC.MCOPY (routeProtoMetaIDs,
+// jetstream_meta_reqid.go).
+const routeProto = 9
 
 // routeProtoGroupNames is the first version with unambiguous group names.
 const routeProtoGroupNames = 8

@@ -1,0 +1,105 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Copies of held meta writes (jetstream_meta_hold.go). A copy of a
+// stream create, update or delete must carry its original's request id
+// (jetstream_meta_reqid.go), and no client may set one: a client naming
+// another's reply subject could make that request look applied. So the
+// copy does not go to $JS.API with a header (any client of the account
+// can publish there, and the request reaches the meta leader over a route
+// whatever server it entered by); it goes to metaCopySubject in the system
+// account, where only servers (and system users) publish, with the
+// account, the call and the original reply subject in its body. The meta
+// leader runs the call as if it came from the account, its answer going
+// to the holding server's inbox in the account.
+
+const metaCopySubject = "$JSC.MCOPY"
+
+// metaCopy is a held write sent again.
+type metaCopy struct {
+	Account string `json:"account"`
+	Subject string `json:"subject"` // without $JS.API.
+	Orig    string `json:"orig"`    // the client's reply subject
+	Reply   string `json:"reply"`   // the holding server's inbox
+	Hdr     []byte `json:"hdr,omitempty"`
+	Body    []byte `json:"body,omitempty"`
+}
+
+// heldWrite reports whether a held call of this prefix changes the meta
+// state (its copy goes through metaCopySubject).
+func heldWrite(prefix string) bool {
+	switch prefix {
+	case "STREAM.CREATE.", "STREAM.UPDATE.", "STREAM.DELETE.":
+		return true
+	}
+	return false
+}
+
+// sendMetaCopy sends r again as a copy answered on inbox.
+func (r *apiRequest) sendMetaCopy(inbox string) {
+	s := r.jsa.js.srv
+	sys := s.SystemAccount()
+	if sys == nil {
+		return
+	}
+	b, err := json.Marshal(&metaCopy{Account: r.jsa.acc.Name, Subject: r.subject, Orig: r.reply, Reply: inbox, Hdr: r.hdr, Body: r.body})
+	if err != nil {
+		return
+	}
+	s.deliver(nil, sys, metaCopySubject, "", nil, b)
+}
+
+// metaCopied runs a copy on the meta leader (the others ignore it; the
+// holding server sends another to the next leader).
+func (jc *jsCluster) metaCopied(_ *subscription, _ *client, _ *Account, _, _ string, _, msg []byte) {
+	if !jc.isMetaLeader() {
+		return
+	}
+	var mc metaCopy
+	if json.Unmarshal(msg, &mc) != nil || mc.Orig == "" || mc.Reply == "" {
+		return
+	}
+	jsa := jc.js.account(mc.Account)
+	if jsa == nil {
+		return
+	}
+	r := &apiRequest{jsa: jsa, subject: mc.Subject, reply: mc.Reply, hdr: mc.Hdr, body: mc.Body,
+		metaID: metaReqID(mc.Account, mc.Orig, mc.Subject, mc.Body)}
+	for _, route := range clusterRoutes {
+		if !route.meta || !heldWrite(route.prefix) || !strings.HasPrefix(r.subject, route.prefix) {
+			continue
+		}
+		if r.answerApplied(route.prefix) {
+			return
+		}
+		defer r.recoverPanic()
+		if resp := route.handler(r); resp != nil {
+			r.respond(nil, route.typ, resp)
+		}
+		return
+	}
+}
+
+// answerApplied answers a copy whose original was applied already with
+// the outcome it earned, before the call's checks read a state the
+// original changed (a delete's copy would find no stream). One still in
+// flight is proposed and skipped at apply (jsCluster.appliedReq).
+func (r *apiRequest) answerApplied(prefix string) bool {
+	jc := r.jsa.js.cluster
+	jc.mu.Lock()
+	rec, ok := jc.reqs.find(r.metaID, jc.js.srv.clock.Now().UnixNano())
+	jc.mu.Unlock()
+	if !ok {
+		return false
+	}
+	op := map[string]string{"STREAM.CREATE.": "add", "STREAM.UPDATE.": "upd", "STREAM.DELETE.": "del"}[prefix]
+	req := &streamAssignment{Account: r.jsa.acc.Name}
+	_ = json.Unmarshal(r.body, &req.Config)
+	req.Config.Name = r.streamName(prefix)
+	go jc.respondRecorded(op, r.reply, rec.Err, req)
+	return true
+}
