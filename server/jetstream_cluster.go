@@ -70,6 +70,9 @@ type metaEntry struct {
 	// placement is still From.
 	Scale bool     `json:"scale,omitempty"`
 	From  []string `json:"from,omitempty"`
+	// stoppedLead: the stream's leader as this server knew it when it
+	// applied a deletion (not encoded; jetstream_delete_answer.go).
+	stoppedLead string
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -467,6 +470,9 @@ func (b *startBatch) start(jc *jsCluster) {
 // as it is committed, startReplayed for one this server applies catching
 // up (startOf).
 func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
+	if testHookMetaApply != nil {
+		testHookMetaApply(jc.js.srv, me)
+	}
 	sa := me.SA
 	jc.mu.Lock()
 	accStreams := jc.streams[sa.Account]
@@ -490,7 +496,7 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			outcome = errStreamNotFound()
 		} else {
 			delete(accStreams, sa.Config.Name)
-			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
+			me.stoppedLead = jc.leaders.takeLeader(leaderKey(sa.Account, sa.Config.Name), jc.js.srv.clock.Now())
 		}
 	case "upd", "peers":
 		// Assignments are replaced, never changed in place: readers keep
