@@ -488,6 +488,11 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			outcome = errStreamNameExist()
 		} else if old == nil {
 			accStreams[sa.Config.Name] = sa
+			// A stream deleted under this name may have left its leader's
+			// resignation (heard after the deletion's apply): a tombstone
+			// of a term the new group may not reach for long, hiding the
+			// new stream's leaders (jetstream_delete_answer.go).
+			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
 		} else {
 			sa = old
 		}

@@ -46,3 +46,25 @@ func TestJetStreamClusterDeletedStreamGoneEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestJetStreamClusterRecreateAnsweredAtOnce: a stream created under the
+// name of one just deleted is answered as soon as its leader is elected.
+// The deleted stream's leader's resignation stayed in the leader map as a
+// tombstone of its term, and the new group's leader, of a term not above
+// it, was never recorded: the create's answer waited out its 5 s for a
+// leader, every time but the first (7 of 7 rounds).
+func TestJetStreamClusterRecreateAnsweredAtOnce(t *testing.T) {
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	cfg := jetstream.StreamConfig{Name: "RE", Subjects: []string{"re"}, Replicas: 3}
+	for i := 0; i < 4; i++ {
+		start := time.Now()
+		createStream(t, js, cfg)
+		if d := time.Since(start); d > 4*time.Second {
+			t.Fatalf("round %d: the create was answered after %v: it waited out its wait for a leader", i, d)
+		}
+		if err := js.DeleteStream(ctx(t), "RE"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
