@@ -76,6 +76,9 @@ type metaEntry struct {
 	// none.
 	ID string `json:"rid,omitempty"`
 	At int64  `json:"at,omitempty"`
+	// stoppedLead: the stream's leader as this server knew it when it
+	// applied a deletion (not encoded; jetstream_delete_answer.go).
+	stoppedLead string
 }
 
 // jsCluster is JetStream's cluster state on one server.
@@ -477,6 +480,9 @@ func (b *startBatch) start(jc *jsCluster) {
 // as it is committed, startReplayed for one this server applies catching
 // up (startOf).
 func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) {
+	if testHookMetaApply != nil {
+		testHookMetaApply(jc.js.srv, me)
+	}
 	if jc.appliedReq(me) { // a copy of a request applied already
 		return
 	}
@@ -495,6 +501,11 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			outcome = errStreamNameExist()
 		} else if old == nil {
 			accStreams[sa.Config.Name] = sa
+			// A stream deleted under this name may have left its leader's
+			// resignation (heard after the deletion's apply): a tombstone
+			// of a term the new group may not reach for long, hiding the
+			// new stream's leaders (jetstream_delete_answer.go).
+			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
 		} else {
 			sa = old
 		}
@@ -503,7 +514,7 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			outcome = errStreamNotFound()
 		} else {
 			delete(accStreams, sa.Config.Name)
-			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
+			me.stoppedLead = jc.leaders.takeLeader(leaderKey(sa.Account, sa.Config.Name), jc.js.srv.clock.Now())
 		}
 	case "upd", "peers":
 		// Assignments are replaced, never changed in place: readers keep

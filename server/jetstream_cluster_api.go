@@ -207,6 +207,9 @@ func (jc *jsCluster) respondMeta(me *metaEntry, sa *streamAssignment, e *ApiErro
 	if jsa == nil {
 		return
 	}
+	if me.Op == "del" && e == nil {
+		jc.awaitLeaderStopped(me, sa) // jetstream_delete_answer.go
+	}
 	var resp any
 	switch {
 	case e != nil && me.Op == "del":

@@ -41,6 +41,11 @@ func (c *jsTestCluster) metaLeaderIndex() int {
 	return slices.Index(c.servers, c.waitMetaLeader())
 }
 
+// except is every server of c but the one at index i (shut down, say).
+func (c *jsTestCluster) except(i int) []*Server {
+	return slices.Delete(slices.Clone(c.servers), i, i+1)
+}
+
 // compactMeta makes the meta group compact its log on every running
 // server but skip (-1: none): streams come and go until each one's meta
 // log starts later than it did. round names the streams.

@@ -16,10 +16,12 @@ import (
 func TestJetStreamClusterMetaSnapshot(t *testing.T) {
 	setForTest(t, &metaSnapshotEvery, 8)
 	c := runJSCluster(t, 3)
-	nc, js := jsClient(t, c.servers[0])
+	// The server stopped below leads the meta group: its survivors elect
+	// another before the creates that follow (the failover runs every time).
+	down := c.metaLeaderIndex()
+	nc, js := jsClient(t, c.notMetaLeader(c.servers[down]))
 	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"keep"}, Replicas: 3})
 	createStream(t, js, jetstream.StreamConfig{Name: "GONE", Subjects: []string{"gone"}, Replicas: 3})
-	down := 2
 	c.servers[down].Shutdown()
 	// A meta request sent while the dead server is still believed to lead
 	// the meta group is dropped unanswered (as in nats-server): wait for the
@@ -47,7 +49,7 @@ func TestJetStreamClusterMetaSnapshot(t *testing.T) {
 			t.Fatalf("publish: %+v %v", ack, err)
 		}
 	}
-	for _, s := range c.servers[:down] {
+	for _, s := range c.except(down) {
 		waitFor(t, 5*time.Second, "meta log compacted on "+s.Name(), func() bool {
 			g := s.js.Load().cluster.meta
 			first, _ := g.log.FirstIndex()
@@ -80,6 +82,9 @@ func TestJetStreamClusterMetaSnapshot(t *testing.T) {
 	c.servers[down] = runServer(t, c.opts[down])
 	testHookEnableAccounts = nil
 	checkReplicasAgree(t, c, "KEEP", 20)
+	// The restarted server may have led the meta group again before it
+	// stopped: the listing below is a meta call.
+	c.waitMetaLeader()
 	names := 0
 	for name := range js.StreamNames(ctx(t)).Name() {
 		if !want[name] {

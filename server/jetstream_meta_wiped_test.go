@@ -74,7 +74,7 @@ func metaStarted(s *Server) bool {
 // gone, it holds the stream again, and its API works.
 func TestJetStreamClusterWipedMetaMemberCatchesUp(t *testing.T) {
 	c := runKeepCluster(t)
-	down := 2
+	down := c.metaLeaderIndex() // the survivors elect another meanwhile
 	wipeAndRestart(t, c, down)
 	jc := c.servers[down].js.Load().cluster
 	waitFor(t, 20*time.Second, "the wiped server caught up with the meta leader", func() bool {
@@ -91,6 +91,7 @@ func TestJetStreamClusterWipedMetaMemberCatchesUp(t *testing.T) {
 	defer rc.Close()
 	publishEventually(t, rjs, "keep", "y", 6)
 	checkReplicasAgree(t, c, "KEEP", 6)
+	c.waitMetaLeader() // the wiped server knowing a leader is not all of them knowing it
 	createStream(t, rjs, jetstream.StreamConfig{Name: "AFTER", Subjects: []string{"after"}, Replicas: 3})
 }
 
