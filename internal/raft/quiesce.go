@@ -191,6 +191,7 @@ func (r *raft) quiesceFollower(m Message) bool {
 		return false
 	}
 	r.quiet = true
+	r.leadQuiet = true
 	return true
 }
 
@@ -232,10 +233,17 @@ func (r *raft) livenessChanged() {
 		}
 		return
 	}
-	if r.quiet && r.lead != None && !r.health(r.lead).Live {
-		// The leader's server is gone: elect after a randomized timeout,
-		// and grant votes without protecting the dead leader's lease.
+	if (r.quiet || r.leadQuiet) && r.lead != None && !r.health(r.lead).Live {
+		// The leader's server is gone: the live voters campaign in turn
+		// (ranked.go) and grant votes at once, with no lease of the dead
+		// leader to protect (it went quiet without one). A follower woken
+		// since by another member's message (a survivor that learned of
+		// the death first asked for its vote) still had only the
+		// quiesce heartbeat from its leader: it forgets it too, or it
+		// would refuse every vote for an election timeout.
 		r.unquiet()
 		r.lead = None
+		r.leadQuiet = false
+		r.rankTimer()
 	}
 }

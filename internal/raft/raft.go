@@ -15,6 +15,9 @@ type timers struct {
 	electionTimeout   int
 	heartbeatTimeout  int
 	randomizedTimeout int
+	// ranked: randomizedTimeout is a rank's wait after the quiet
+	// leader's server died (quiesce.go), not a random draw.
+	ranked bool
 }
 
 // leaderState exists only while the node leads.
@@ -67,6 +70,8 @@ type raft struct {
 	quiesce     bool                // idle groups may quiesce (quiesce.go)
 	deferCommit bool                // Config.DeferCommit
 	quiet       bool                // quiescent: ticks do nothing
+	leadQuiet   bool                // the last word of our leader was its quiesce heartbeat
+	seed        uint64              // Config.Seed
 	peerHealth  func(ID) PeerHealth // nil: every peer live and quiescing
 
 	lease      time.Duration    // leader lease length, 0: none (lease.go)
@@ -97,6 +102,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		quiesce:        cfg.Quiesce,
 		deferCommit:    cfg.DeferCommit,
 		peerHealth:     cfg.PeerHealth,
+		seed:           cfg.Seed,
 		lease:          cfg.Lease,
 		now:            cfg.Now,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
@@ -211,9 +217,11 @@ func (r *raft) reset(term uint64) {
 	r.t.electionElapsed = 0
 	r.t.heartbeatElapsed = 0
 	r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
+	r.t.ranked = false
 	r.votes = nil
 	r.ls = nil
 	r.quiet = false
+	r.leadQuiet = false
 }
 
 func (r *raft) becomeFollower(term uint64, lead ID) {
@@ -382,6 +390,7 @@ func (r *raft) hup(transfer bool) {
 	if r.role == Leader || !r.rec.mayCampaign() {
 		return
 	}
+	r.unrank() // it took its turn (ranked.go)
 	r.campaign(r.preVote && !transfer, transfer)
 }
 

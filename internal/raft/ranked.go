@@ -1,0 +1,81 @@
+package raft
+
+// Ranked elections: when the server of a quiet group's leader dies, every
+// surviving follower learns it at about the same moment (node liveness,
+// quiesce.go). Were each to wait out a randomized election timeout, as a
+// follower does whose awake leader falls silent, the group would stay
+// leaderless for half a timeout to a whole one, and two survivors drawing
+// the same tick would split the vote and wait again (10,000 streams, kill
+// -9 of one server: the last stream was led 2.2 s after the kill).
+//
+// A follower told by liveness knows more: its leader is gone, and it
+// holds no lease of it (a quiet leader has none, quiesce.go). So the live
+// voters take turns, in an order every member computes alike from the
+// group's Seed: the first campaigns at its next tick, the k-th rankStagger
+// ticks after the one before it, and only if no candidate asked it for its
+// vote meanwhile. A member that grants a pre-vote while waiting its turn
+// starts its wait again (the candidate's vote request is on its way), and
+// the vote request itself, of a higher term, ends the turn-taking (reset).
+// The order is a hash of the seed and the member's id, so across groups
+// each survivor goes first about equally often and the dead server's
+// leaderships spread evenly. Whoever campaigns once falls back to the
+// randomized timeout, as does a member that hears from a leader.
+
+// rankFirst is the wait, in ticks, of the first in turn: its next tick.
+const rankFirst = 1
+
+// rankStagger is how many ticks the next in turn waits after the one
+// before it: half an election timeout, for a pre-vote round and the vote
+// request of the one before to arrive under load.
+func (r *raft) rankStagger() int { return max(1, r.t.electionTimeout/2) }
+
+// rankTimer starts this member's turn-taking wait (its leader's server
+// died while the group was quiet).
+func (r *raft) rankTimer() {
+	r.t.electionElapsed = 0
+	r.t.randomizedTimeout = rankFirst + r.rank()*r.rankStagger()
+	r.t.ranked = true
+}
+
+// unrank ends the turn-taking: the election timeout is randomized again.
+func (r *raft) unrank() {
+	if r.t.ranked {
+		r.t.ranked = false
+		r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
+	}
+}
+
+// rankGranted restarts the wait of a member that granted a pre-vote
+// while waiting its turn.
+func (r *raft) rankGranted() {
+	if r.t.ranked {
+		r.t.electionElapsed = 0
+	}
+}
+
+// rank is this member's place among the members whose servers are live:
+// how many of them come before it in the group's order.
+func (r *raft) rank() int {
+	mine, k := rankKey(r.seed, r.id), 0
+	for _, id := range r.conf.current() {
+		if id == r.id || !r.health(id).Live {
+			continue
+		}
+		if key := rankKey(r.seed, id); key < mine || key == mine && id < r.id {
+			k++
+		}
+	}
+	return k
+}
+
+// rankKey places member id in the order of the group with seed: a
+// splitmix64 finalizer of both, so that one id's place is unrelated
+// across groups.
+func rankKey(seed uint64, id ID) uint64 {
+	x := seed ^ uint64(id)*0x9e3779b97f4a7c15
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
