@@ -233,17 +233,24 @@ func (r *raft) livenessChanged() {
 		}
 		return
 	}
-	if (r.quiet || r.leadQuiet) && r.lead != None && !r.health(r.lead).Live {
-		// The leader's server is gone: the live voters campaign in turn
-		// (ranked.go) and grant votes at once, with no lease of the dead
-		// leader to protect (it went quiet without one). A follower woken
-		// since by another member's message (a survivor that learned of
-		// the death first asked for its vote) still had only the
-		// quiesce heartbeat from its leader: it forgets it too, or it
-		// would refuse every vote for an election timeout.
+	if r.role != Follower || r.lead == None || r.health(r.lead).Live {
+		return
+	}
+	if r.quiet || r.leadQuiet {
+		// The leader's server is gone: grant votes at once, with no lease
+		// of the dead leader to protect (it went quiet without one), and
+		// campaign in turn from now (ranked.go). A follower woken since by
+		// another member's message (a survivor that learned of the death
+		// first asked for its vote) had only the quiesce heartbeat from
+		// its leader: it forgets it too, or it would refuse every vote for
+		// an election timeout.
 		r.unquiet()
 		r.lead = None
 		r.leadQuiet = false
-		r.rankTimer()
+		r.t.electionElapsed = 0
+		r.rankTimer(0)
+		return
 	}
+	// An awake leader's lease holds: campaign in turn once it ran out.
+	r.rankTimer(r.t.electionTimeout)
 }

@@ -1,27 +1,34 @@
 package raft
 
-// Ranked elections: when the server of a quiet group's leader dies, every
+// Ranked elections: when the server of a group's leader dies, every
 // surviving follower learns it at about the same moment (node liveness,
 // quiesce.go). Were each to wait out a randomized election timeout, as a
-// follower does whose awake leader falls silent, the group would stay
-// leaderless for half a timeout to a whole one, and two survivors drawing
+// follower does whose leader merely falls silent, the group would stay
+// leaderless for up to two election timeouts, and two survivors drawing
 // the same tick would split the vote and wait again (10,000 streams, kill
-// -9 of one server: the last stream was led 2.2 s after the kill).
+// -9 of one server: the last stream was led 2.2 s after the kill, the
+// first one 0.5 s after it).
 //
-// A follower told by liveness knows more: its leader is gone, and it
-// holds no lease of it (a quiet leader has none, quiesce.go). So the live
-// voters take turns, in an order every member computes alike from the
-// group's Seed: the first campaigns at its next tick, the k-th rankStagger
-// ticks after the one before it, and only if no candidate asked it for its
-// vote meanwhile. A member that grants a pre-vote while waiting its turn
-// starts its wait again (the candidate's vote request is on its way), and
-// the vote request itself, of a higher term, ends the turn-taking (reset).
+// A follower told by liveness knows its leader is gone, so the live
+// voters take turns instead, in an order every member computes alike from
+// the group's Seed: the first campaigns as soon as it may, the k-th
+// rankStagger ticks after the one before it, and only if no candidate
+// asked it for its vote meanwhile. As soon as it may: at its next tick in
+// a quiet group (a quiet leader holds no lease, quiesce.go, and the
+// follower forgets it at once); in an awake group one tick after the
+// election timeout since it last heard its leader, when the leader's
+// lease has run out on every member that heard the same heartbeat (the
+// tick more covers the members' clocks ticking out of phase). A member
+// that grants a pre-vote while waiting its turn waits at least
+// rankStagger more (the candidate's vote request is on its way), and the
+// vote request itself, of a higher term, ends the turn-taking (reset).
 // The order is a hash of the seed and the member's id, so across groups
 // each survivor goes first about equally often and the dead server's
 // leaderships spread evenly. Whoever campaigns once falls back to the
 // randomized timeout, as does a member that hears from a leader.
 
-// rankFirst is the wait, in ticks, of the first in turn: its next tick.
+// rankFirst is how many ticks the first in turn waits once it may
+// campaign: one (its next tick).
 const rankFirst = 1
 
 // rankStagger is how many ticks the next in turn waits after the one
@@ -29,11 +36,10 @@ const rankFirst = 1
 // request of the one before to arrive under load.
 func (r *raft) rankStagger() int { return max(1, r.t.electionTimeout/2) }
 
-// rankTimer starts this member's turn-taking wait (its leader's server
-// died while the group was quiet).
-func (r *raft) rankTimer() {
-	r.t.electionElapsed = 0
-	r.t.randomizedTimeout = rankFirst + r.rank()*r.rankStagger()
+// rankTimer starts this member's turn-taking wait: its leader's server
+// died. after is when it may campaign, in ticks of electionElapsed.
+func (r *raft) rankTimer(after int) {
+	r.t.randomizedTimeout = after + rankFirst + r.rank()*r.rankStagger()
 	r.t.ranked = true
 }
 
@@ -45,11 +51,12 @@ func (r *raft) unrank() {
 	}
 }
 
-// rankGranted restarts the wait of a member that granted a pre-vote
-// while waiting its turn.
+// rankGranted delays the turn of a member that granted a pre-vote while
+// waiting it. Its election clock runs on: reset, it would renew the
+// dead leader's lease (inLease) and refuse the candidate's vote request.
 func (r *raft) rankGranted() {
 	if r.t.ranked {
-		r.t.electionElapsed = 0
+		r.t.randomizedTimeout = max(r.t.randomizedTimeout, r.t.electionElapsed+r.rankStagger())
 	}
 }
 

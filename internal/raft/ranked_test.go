@@ -110,3 +110,48 @@ func TestRankedElectionCountsLiveMembersOnly(t *testing.T) {
 		t.Fatalf("leader %d after healing", l)
 	}
 }
+
+// In an awake group (its leader holds a lease) the survivors still take
+// turns after the leader's server died, but only once the lease ran out:
+// nobody is elected before an election timeout since the leader's last
+// heartbeat, the first in turn is one tick later, in one election, and
+// across groups each survivor goes first about as often. With randomized
+// timeouts the first campaign came anywhere up to twice the election
+// timeout, and survivors drawing the same tick split the vote.
+func TestRankedElectionAwakeGroupAfterLease(t *testing.T) {
+	const groups = 60
+	wins := map[ID]int{}
+	for g := range groups {
+		n := quietNetSeed(t, nil, uint64(g)*0x2545f4914f6cdd1d+3)
+		n.elect(1)
+		n.propose(1, "a") // the group is awake: a heartbeat round per tick
+		n.tick(2)
+		if n.node(2).Quiescent() || n.node(3).Quiescent() {
+			t.Fatalf("group %d: followers quiet already", g)
+		}
+		term, timeout := n.raft(1).term, n.raft(2).t.electionTimeout
+		n.down[1] = true
+		n.livenessChanged()
+		k := 0
+		for ; k < 3*timeout && n.leader() == None; k++ {
+			n.tick(1)
+			if n.leader() != None && k+1 < timeout {
+				t.Fatalf("group %d: leader %d elected %d ticks after the last heartbeat, inside the lease", g, n.leader(), k+1)
+			}
+		}
+		l := n.leader()
+		if l == None || k > timeout+rankFirst {
+			t.Fatalf("group %d: leader %d after %d ticks, want one within %d", g, l, k, timeout+rankFirst)
+		}
+		for _, id := range []ID{2, 3} {
+			if r := n.raft(id); r.term != term+1 {
+				t.Fatalf("group %d: node %d at term %d, want %d (one election)", g, id, r.term, term+1)
+			}
+		}
+		wins[l]++
+	}
+	t.Logf("wins: %v", wins)
+	if wins[2] < groups/4 || wins[3] < groups/4 {
+		t.Fatalf("uneven: %v", wins)
+	}
+}
