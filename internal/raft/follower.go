@@ -7,7 +7,7 @@ func (r *raft) stepFollower(m Message) {
 	case MsgApp, MsgHeartbeat, MsgSnap:
 		r.t.electionElapsed = 0
 		r.lead = m.From
-		r.leadQuiet = false // a quiesce heartbeat sets it again
+		r.leadQuiet, r.heldPreVote = false, nil // a quiesce heartbeat sets it again
 		r.unrank()
 		switch m.Type {
 		case MsgApp:

@@ -243,12 +243,13 @@ func (r *raft) livenessChanged() {
 		// another member's message (a survivor that learned of the death
 		// first asked for its vote) had only the quiesce heartbeat from
 		// its leader: it forgets it too, or it would refuse every vote for
-		// an election timeout.
+		// an election timeout, and answers the pre-vote it refused.
 		r.unquiet()
 		r.lead = None
 		r.leadQuiet = false
 		r.t.electionElapsed = 0
 		r.rankTimer(0)
+		r.answerHeldPreVote()
 		return
 	}
 	// An awake leader's lease holds: campaign in turn once it ran out.

@@ -71,6 +71,7 @@ type raft struct {
 	deferCommit bool                // Config.DeferCommit
 	quiet       bool                // quiescent: ticks do nothing
 	leadQuiet   bool                // the last word of our leader was its quiesce heartbeat
+	heldPreVote *Message            // a pre-vote refused for a leader that was quiet (ranked.go)
 	seed        uint64              // Config.Seed
 	peerHealth  func(ID) PeerHealth // nil: every peer live and quiescing
 
@@ -222,6 +223,7 @@ func (r *raft) reset(term uint64) {
 	r.ls = nil
 	r.quiet = false
 	r.leadQuiet = false
+	r.heldPreVote = nil
 }
 
 func (r *raft) becomeFollower(term uint64, lead ID) {
@@ -409,6 +411,7 @@ func (r *raft) step(m Message) {
 	switch {
 	case m.Term > r.term:
 		if (m.Type == MsgVote || m.Type == MsgPreVote) && !m.Transfer && r.inLease() {
+			r.holdPreVote(m)
 			return
 		}
 		switch {
