@@ -15,8 +15,8 @@ type timers struct {
 	electionTimeout   int
 	heartbeatTimeout  int
 	randomizedTimeout int
-	// ranked: randomizedTimeout is a rank's wait after the quiet
-	// leader's server died (quiesce.go), not a random draw.
+	// ranked: randomizedTimeout is this member's turn after its leader's
+	// server died (ranked.go), not a random draw.
 	ranked bool
 }
 

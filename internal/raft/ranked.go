@@ -13,12 +13,13 @@ package raft
 // voters take turns instead, in an order every member computes alike from
 // the group's Seed: the first campaigns as soon as it may, the k-th
 // rankStagger ticks after the one before it (an election timeout), and
-// only if no candidate asked it for its vote meanwhile. As soon as it may: at its next tick in
-// a quiet group (a quiet leader holds no lease, quiesce.go, and the
-// follower forgets it at once); in an awake group one tick after the
-// election timeout since it last heard its leader, when the leader's
-// lease has run out on every member that heard the same heartbeat (the
-// tick more covers the members' clocks ticking out of phase). A member
+// only if no candidate asked it for its vote meanwhile. As soon as it
+// may: at its next tick in a quiet group (a quiet leader holds no lease,
+// quiesce.go, and the follower forgets it at once); in an awake group one
+// tick after the election timeout since it last heard its leader, when
+// the leader's lease has run out on every member that heard the same
+// heartbeat (the tick more covers the members' clocks ticking out of
+// phase). A member
 // that grants a pre-vote while waiting its turn waits at least
 // rankStagger more (the candidate's vote request is on its way), and the
 // vote request itself, of a higher term, ends the turn-taking (reset).
