@@ -375,6 +375,9 @@ func (r *raft) tick() {
 	if r.t.electionElapsed >= r.t.electionTimeout {
 		r.startGuard = false
 	}
+	if r.heldPreVote != nil && !r.inLease() {
+		r.answerHeldPreVote() // the dead leader's lease ran out (ranked.go)
+	}
 	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		if r.rec.mayCampaign() {
 			r.t.electionElapsed = 0

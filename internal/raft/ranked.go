@@ -68,15 +68,21 @@ func (r *raft) rankGranted() {
 	}
 }
 
-// A survivor whose server had not yet heard of the death when the first
-// in turn asked for its pre-vote refused it (in silence: inLease), to
-// protect a leader that was quiet; the candidate would ask again only an
-// election timeout later. It keeps the latest such request and answers it
-// once liveness made it forget that leader.
+// A survivor may refuse the first in turn's pre-vote (in silence:
+// inLease) for a leader whose lease it still protects: in a quiet group
+// when its server had not yet heard of the death (the leader was quiet,
+// no lease), in an awake one when its election clock counted a tick or
+// two fewer than the candidate's since the leader's last heartbeat (the
+// clocks tick out of phase, and a busy group misses ticks). The
+// candidate would ask again only an election timeout later. So the
+// survivor keeps the latest such request and answers it once it stops
+// protecting that leader: when liveness made it forget a quiet leader, or
+// at the tick that ends the awake leader's lease.
 
-// holdPreVote keeps pre-vote request m, refused for a quiet leader.
+// holdPreVote keeps pre-vote request m, refused for a leader that was
+// quiet or whose server died.
 func (r *raft) holdPreVote(m Message) {
-	if m.Type == MsgPreVote && r.leadQuiet {
+	if m.Type == MsgPreVote && (r.leadQuiet || r.t.ranked) {
 		r.heldPreVote = &m
 	}
 }

@@ -152,3 +152,44 @@ func TestRankedElectionAwakeGroupAfterLease(t *testing.T) {
 		t.Fatalf("uneven: %v", wins)
 	}
 }
+
+// In an awake group the first in turn may ask before the other survivor's
+// election clock counted the leader's lease out (the servers' clocks tick
+// out of phase, a busy group misses ticks): the other refuses in silence,
+// but answers at the tick that ends the lease, so the group is led then,
+// not when the other's own turn comes an election timeout later.
+func TestRankedElectionAwakeHeldPreVote(t *testing.T) {
+	for g := range 20 {
+		seed := uint64(g)*0x2545f4914f6cdd1d + 5
+		n := quietNetSeed(t, nil, seed)
+		n.elect(1)
+		n.propose(1, "a")
+		n.tick(2)
+		term, timeout := n.raft(1).term, n.raft(2).t.electionTimeout
+		first := ID(2)
+		if rankKey(seed, 3) < rankKey(seed, 2) {
+			first = 3
+		}
+		other := 5 - first
+		n.down[1] = true
+		n.livenessChanged()
+		lag := 2 // the other's clock is two ticks behind
+		for range lag {
+			n.node(first).Tick()
+			n.settle()
+		}
+		k := 0
+		for ; k < 3*timeout && n.leader() == None; k++ {
+			n.tick(1)
+		}
+		if n.raft(first).t.electionElapsed == 0 && n.leader() == None {
+			t.Fatalf("group %d: the first in turn never campaigned", g)
+		}
+		l := n.leader()
+		// The other's lease ends at its tick number timeout, k-th here.
+		if l != first || k != timeout || n.raft(other).term != term+1 {
+			t.Fatalf("group %d: leader %d after %d ticks of the other (term %d), want %d after %d (term %d)",
+				g, l, k, n.raft(other).term, first, timeout, term+1)
+		}
+	}
+}
