@@ -29,7 +29,8 @@ func (c *jsTestCluster) leaderOf(stream string) string {
 // timeouts from the same sequence (seeded with the server's id alone), so
 // in every group the same survivor timed out first and won: at 3,000
 // streams n1 took 917 of the dead n2's 1,000. The balancer is held off
-// here: the split is the elections' own.
+// here: the split is the elections' own. They are also quick: the groups
+// sleep, so the survivors take turns and need no election timeout.
 func TestJetStreamClusterDeadLeadersSplitEvenly(t *testing.T) {
 	setForTest(t, &leaderBalanceEvery, time.Hour)
 	c := runJSCluster(t, 3)
@@ -65,7 +66,15 @@ func TestJetStreamClusterDeadLeadersSplitEvenly(t *testing.T) {
 		}
 		return true
 	})
-	t.Logf("%d leaderships of %s split %v, all led again %v after its shutdown", len(led), victim, got, time.Since(start))
+	took := time.Since(start)
+	t.Logf("%d leaderships of %s split %v, all led again %v after its shutdown", len(led), victim, got, took)
+	// The survivors take turns (internal/raft/ranked.go): the first in
+	// each group campaigns at its next tick. With randomized timeouts
+	// nobody campaigned before an election timeout (10 ticks) had passed.
+	if took >= 10*raftTick {
+		t.Fatalf("the groups %s led were led again %v after its shutdown, not within an election timeout (%v)",
+			victim, took, 10*raftTick)
+	}
 	// Independent draws: each survivor wins each group with probability
 	// about 1/2; 25-75% leaves more than 3.5 standard deviations at 40.
 	for _, s := range c.servers[:2] {

@@ -176,7 +176,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if s.getOpts().raftHost != nil {
 		salt = 0
 	}
-	cfg.Rand = raftJitter(name, cfg.ID, salt)
+	cfg.Rand, cfg.Seed = raftJitter(name, cfg.ID, salt), raftSeed(name)
 	if fc, ok := sm.(firstCampaigner); ok && fc.campaignsFirst() {
 		cfg.LeadsFirstTerm = true // no election: see campaignFirst
 	}

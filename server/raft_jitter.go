@@ -25,7 +25,14 @@ var raftJitterSalt = rand.Uint64()
 
 // raftJitter is Config.Rand for this server's replica of group.
 func raftJitter(group string, id raft.ID, salt uint64) func(int) int {
+	return rand.New(rand.NewPCG(raftSeed(group), uint64(id)^salt)).IntN
+}
+
+// raftSeed is Config.Seed of group: the same on every server (no salt),
+// for the survivors of a dead leader's server agree on which of them
+// campaigns first in each group (internal/raft/ranked.go).
+func raftSeed(group string) uint64 {
 	h := fnv.New64a()
 	h.Write([]byte(group))
-	return rand.New(rand.NewPCG(h.Sum64(), uint64(id)^salt)).IntN
+	return h.Sum64()
 }

@@ -66,6 +66,12 @@ type Config struct {
 	// inject a seeded source for deterministic simulation. Default: a PCG
 	// seeded with ID.
 	Rand func(n int) int
+	// Seed names the group, the same on every member (the server hashes
+	// the group's name): it orders the live voters that take turns to
+	// campaign once the server of the group's leader died (ranked.go), a
+	// different order in each group. Groups that share servers should
+	// differ in it; 0 is a seed like any other.
+	Seed uint64
 	// Quiesce lets an idle group stop ticking and heartbeating (see
 	// quiesce.go): the embedding server then tells the node of changes
 	// of its peers' health (Node.LivenessChanged).

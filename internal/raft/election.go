@@ -84,6 +84,8 @@ func (r *raft) handleVoteRequest(m Message) {
 		if m.Type == MsgVote {
 			r.t.electionElapsed = 0
 			r.vote = m.From
+		} else {
+			r.rankGranted()
 		}
 		return
 	}

@@ -7,6 +7,8 @@ func (r *raft) stepFollower(m Message) {
 	case MsgApp, MsgHeartbeat, MsgSnap:
 		r.t.electionElapsed = 0
 		r.lead = m.From
+		r.leadQuiet, r.heldPreVote = false, nil // a quiesce heartbeat sets it again
+		r.unrank()
 		switch m.Type {
 		case MsgApp:
 			r.handleAppend(m)

@@ -21,9 +21,11 @@ import "time"
 //     this leader's heartbeats, so no round it acknowledges counts;
 //   - by a leader transfer: the leader that starts one holds no lease
 //     again in its term (transferLeadership);
-//   - by node liveness while quiet: a quiet leader holds no lease, and
-//     only rounds sent after it last woke renew it (quiesce.go); a
-//     follower takes no quiesce heartbeat older than a round it answered;
+//   - by node liveness while quiet, or while the last word it had from
+//     its leader was the quiesce heartbeat (woken since by another
+//     member): a quiet leader holds no lease, and only rounds sent after
+//     it last woke renew it (quiesce.go); a follower takes no quiesce
+//     heartbeat older than a round it answered, and answers none;
 //   - by a restart: a node that may have acknowledged a leader before it
 //     stopped (it has a stored hard state, or lost it: Recovering) grants
 //     no vote for its first election timeout (startGuard).

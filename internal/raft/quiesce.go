@@ -191,6 +191,7 @@ func (r *raft) quiesceFollower(m Message) bool {
 		return false
 	}
 	r.quiet = true
+	r.leadQuiet = true
 	return true
 }
 
@@ -232,10 +233,25 @@ func (r *raft) livenessChanged() {
 		}
 		return
 	}
-	if r.quiet && r.lead != None && !r.health(r.lead).Live {
-		// The leader's server is gone: elect after a randomized timeout,
-		// and grant votes without protecting the dead leader's lease.
+	if r.role != Follower || r.lead == None || r.health(r.lead).Live {
+		return
+	}
+	if r.quiet || r.leadQuiet {
+		// The leader's server is gone: grant votes at once, with no lease
+		// of the dead leader to protect (it went quiet without one), and
+		// campaign in turn from now (ranked.go). A follower woken since by
+		// another member's message (a survivor that learned of the death
+		// first asked for its vote) had only the quiesce heartbeat from
+		// its leader: it forgets it too, or it would refuse every vote for
+		// an election timeout, and answers the pre-vote it refused.
 		r.unquiet()
 		r.lead = None
+		r.leadQuiet = false
+		r.t.electionElapsed = 0
+		r.rankTimer(0)
+		r.answerHeldPreVote()
+		return
 	}
+	// An awake leader's lease holds: campaign in turn once it ran out.
+	r.rankTimer(r.t.electionTimeout)
 }

@@ -1,14 +1,25 @@
 package raft
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // quietNet is a 3-node net with quiescence on; a peer's server is live
 // unless it is down or cut off, and knows quiescence unless old says not.
-func quietNet(t *testing.T, old map[ID]bool) *testNet {
+func quietNet(t *testing.T, old map[ID]bool) *testNet { return quietNetSeed(t, old, 0) }
+
+// quietNetSeed is quietNet for the group with seed (Config.Seed), which
+// also draws its timeouts from its own source (as the server's groups do,
+// server/raft_jitter.go) when the seed is not 0.
+func quietNetSeed(t *testing.T, old map[ID]bool, seed uint64) *testNet {
 	var n *testNet
 	mod := func(c *Config) {
 		self := c.ID
-		c.Quiesce = true
+		c.Quiesce, c.Seed = true, seed
+		if seed != 0 {
+			c.Rand = rand.New(rand.NewPCG(seed, uint64(self))).IntN
+		}
 		c.PeerHealth = func(id ID) PeerHealth {
 			live := !n.down[id] && !n.cut[[2]ID{self, id}] && !n.cut[[2]ID{id, self}]
 			return PeerHealth{Live: live, Quiesces: !old[id]}

@@ -15,6 +15,9 @@ type timers struct {
 	electionTimeout   int
 	heartbeatTimeout  int
 	randomizedTimeout int
+	// ranked: randomizedTimeout is this member's turn after its leader's
+	// server died (ranked.go), not a random draw.
+	ranked bool
 }
 
 // leaderState exists only while the node leads.
@@ -67,6 +70,9 @@ type raft struct {
 	quiesce     bool                // idle groups may quiesce (quiesce.go)
 	deferCommit bool                // Config.DeferCommit
 	quiet       bool                // quiescent: ticks do nothing
+	leadQuiet   bool                // the last word of our leader was its quiesce heartbeat
+	heldPreVote *Message            // a pre-vote refused for a leader that was quiet (ranked.go)
+	seed        uint64              // Config.Seed
 	peerHealth  func(ID) PeerHealth // nil: every peer live and quiescing
 
 	lease      time.Duration    // leader lease length, 0: none (lease.go)
@@ -97,6 +103,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		quiesce:        cfg.Quiesce,
 		deferCommit:    cfg.DeferCommit,
 		peerHealth:     cfg.PeerHealth,
+		seed:           cfg.Seed,
 		lease:          cfg.Lease,
 		now:            cfg.Now,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
@@ -211,9 +218,12 @@ func (r *raft) reset(term uint64) {
 	r.t.electionElapsed = 0
 	r.t.heartbeatElapsed = 0
 	r.t.randomizedTimeout = r.t.electionTimeout + r.rand(r.t.electionTimeout)
+	r.t.ranked = false
 	r.votes = nil
 	r.ls = nil
 	r.quiet = false
+	r.leadQuiet = false
+	r.heldPreVote = nil
 }
 
 func (r *raft) becomeFollower(term uint64, lead ID) {
@@ -365,6 +375,9 @@ func (r *raft) tick() {
 	if r.t.electionElapsed >= r.t.electionTimeout {
 		r.startGuard = false
 	}
+	if r.heldPreVote != nil && !r.inLease() {
+		r.answerHeldPreVote() // the dead leader's lease ran out (ranked.go)
+	}
 	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		if r.rec.mayCampaign() {
 			r.t.electionElapsed = 0
@@ -382,6 +395,7 @@ func (r *raft) hup(transfer bool) {
 	if r.role == Leader || !r.rec.mayCampaign() {
 		return
 	}
+	r.unrank() // it took its turn (ranked.go)
 	r.campaign(r.preVote && !transfer, transfer)
 }
 
@@ -400,6 +414,7 @@ func (r *raft) step(m Message) {
 	switch {
 	case m.Term > r.term:
 		if (m.Type == MsgVote || m.Type == MsgPreVote) && !m.Transfer && r.inLease() {
+			r.holdPreVote(m)
 			return
 		}
 		switch {
