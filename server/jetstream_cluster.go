@@ -76,6 +76,10 @@ type metaEntry struct {
 	// none.
 	ID string `json:"rid,omitempty"`
 	At int64  `json:"at,omitempty"`
+	// Copy marks an entry proposed for a held request's copy: only a
+	// copy is skipped for an id applied already (an original may repeat
+	// an earlier request's id: a client reusing a fixed reply subject).
+	Copy bool `json:"copy,omitempty"`
 	// stoppedLead: the stream's leader as this server knew it when it
 	// applied a deletion (not encoded; jetstream_delete_answer.go).
 	stoppedLead string
@@ -505,7 +509,7 @@ func (jc *jsCluster) apply(me *metaEntry, starts *startBatch, how replicaStart) 
 			// resignation (heard after the deletion's apply): a tombstone
 			// of a term the new group may not reach for long, hiding the
 			// new stream's leaders (jetstream_delete_answer.go).
-			jc.leaders.forget(leaderKey(sa.Account, sa.Config.Name))
+			jc.leaders.forgetResigned(leaderKey(sa.Account, sa.Config.Name))
 		} else {
 			sa = old
 		}

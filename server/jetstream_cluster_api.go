@@ -34,7 +34,10 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			if local && lead == raft.None {
 				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
 			}
-			if h := r.newMetaHold(route.prefix, lead); local && h != nil {
+			if !local {
+				return "", nil, false
+			}
+			if h := r.newMetaHold(route.prefix, lead); h != nil {
 				return route.typ, h, true // jetstream_meta_hold.go
 			}
 			return "", nil, false
@@ -383,6 +386,17 @@ func (jc *jsCluster) routeProtoOf(name string) int {
 		}
 	}
 	return 0
+}
+
+// routeProtoSeen is the route protocol the peer name advertised last,
+// also while its route is down (0: never connected since this start).
+func (s *Server) routeProtoSeen(name string) int {
+	if name == s.Name() {
+		return routeProto
+	}
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	return s.routes.protoSeen[name]
 }
 
 func (r *apiRequest) clusterStreamDelete() any {

@@ -187,6 +187,18 @@ func (lm *leaderMap) forget(key string) {
 	delete(lm.m, key)
 }
 
+// forgetResigned forgets key's entry if it is a resignation: a new
+// stream of a deleted one's name must not stay hidden behind the old
+// leader's tombstone, but a leader the new group announced before this
+// server applied its creation is kept.
+func (lm *leaderMap) forgetResigned(key string) {
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	if cur, ok := lm.m[key]; ok && cur.resigned {
+		delete(lm.m, key)
+	}
+}
+
 // dropServer forgets every stream led by a server whose route went down.
 func (lm *leaderMap) dropServer(name string) {
 	lm.mu.Lock()

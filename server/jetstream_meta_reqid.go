@@ -19,17 +19,22 @@ import (
 // earned. The table changes only at apply, in log order, and travels in
 // the meta snapshot, so every server skips the same entries.
 //
-// The id is taken only within metaReqWindow of the first entry's
-// timestamp (both in the log: deterministic): a client that sends the
-// same request again with the same fixed reply subject a while later
-// gets it applied again.
+// Only a copy (metaEntry.Copy) is skipped: a committed original always
+// precedes its copies in the log (a copy is proposed by a later leader,
+// whose log holds the original if it can still commit), and an original
+// that repeats an earlier request's id (a client reusing a fixed reply
+// subject and body: create, delete, create again) is a new request. A
+// copy is taken as one only within metaReqWindow of the applied entry's
+// timestamp (both in the log: deterministic).
 
 // metaReqsKept bounds the table by count.
 const metaReqsKept = 4096
 
-// metaReqWindow: two entries of one id further apart (by the proposing
-// leaders' clocks) are two requests.
-const metaReqWindow = time.Minute
+// metaReqWindow: a copy stamped further from its id's applied entry (by
+// the proposing leaders' clocks) is not its copy. Copies go out within
+// metaHoldFor (4 s) of the original; the rest is room for the leaders'
+// clocks to differ.
+const metaReqWindow = 30 * time.Second
 
 // routeProtoMetaIDs: a server of this route protocol applies request ids
 // (route.go). Copies of held writes go out only while every connected
@@ -121,8 +126,11 @@ func (r *apiRequest) requestID() string {
 	return metaReqID(r.jsa.acc.Name, r.reply, r.subject, r.body)
 }
 
-// metaIDsSupported reports whether every connected meta peer applies
-// request ids.
+// metaIDsSupported reports whether every meta peer applies request ids:
+// each advertised route protocol 9 or later when it last connected. A
+// peer not heard since this server started, or older when last heard,
+// counts as older even while its route is down: it would apply a copy
+// that the others skip when it catches up.
 func (jc *jsCluster) metaIDsSupported() bool {
 	if own := jc.js.srv.getOpts().routeProto; own != 0 && own < routeProtoMetaIDs {
 		return false // a test's stand-in for an older server
@@ -131,7 +139,7 @@ func (jc *jsCluster) metaIDsSupported() bool {
 	peers := slices.Clone(jc.peers)
 	jc.mu.Unlock()
 	for _, p := range peers {
-		if v := jc.routeProtoOf(p); v != 0 && v < routeProtoMetaIDs {
+		if v := jc.js.srv.routeProtoSeen(p); v < routeProtoMetaIDs {
 			return false
 		}
 	}
@@ -141,7 +149,7 @@ func (jc *jsCluster) metaIDsSupported() bool {
 // newMetaEntry is the entry of r's meta call op on sa.
 func (r *apiRequest) newMetaEntry(op string, sa *streamAssignment) *metaEntry {
 	s := r.jsa.js.srv
-	me := &metaEntry{Op: op, SA: sa, Origin: s.Name(), Reply: strings.Clone(r.reply), ID: r.requestID()}
+	me := &metaEntry{Op: op, SA: sa, Origin: s.Name(), Reply: strings.Clone(r.reply), ID: r.requestID(), Copy: r.metaID != ""}
 	if me.ID != "" {
 		me.At = s.clock.Now().UnixNano()
 	}
@@ -151,7 +159,7 @@ func (r *apiRequest) newMetaEntry(op string, sa *streamAssignment) *metaEntry {
 // appliedReq reports whether the entry me duplicates an applied request,
 // answering its caller (here) with the first outcome if so.
 func (jc *jsCluster) appliedReq(me *metaEntry) bool {
-	if me.ID == "" {
+	if me.ID == "" || !me.Copy {
 		return false
 	}
 	jc.mu.Lock()

@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// A meta entry whose request id was applied already is skipped on every
-// server, and its caller gets the first apply's outcome: a create's copy
+// A copy (metaEntry.Copy) of a meta entry whose request id was applied
+// already is skipped on every server, and its caller gets the first apply's outcome: a create's copy
 // proposed after the stream was deleted does not re-create it (answered
 // success), and a delete's copy proposed after the stream was created
 // again does not delete it (answered with the first delete's not found).
@@ -60,7 +60,7 @@ func TestJetStreamClusterMetaRequestIDAppliedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	inCreate, subCreate := answers()
-	dupCreate.Reply = inCreate
+	dupCreate.Reply, dupCreate.Copy = inCreate, true // a held request's copy
 	propose(dupCreate)
 
 	del := &metaEntry{Op: "del", SA: &streamAssignment{Account: globalAccountName, Config: StreamConfig{Name: "W"}},
@@ -74,7 +74,7 @@ func TestJetStreamClusterMetaRequestIDAppliedOnce(t *testing.T) {
 	}
 	createStream(t, js, jetstream.StreamConfig{Name: "W", Subjects: []string{"w"}, Replicas: 3})
 	inDup, subDup := answers()
-	del.Reply = inDup
+	del.Reply, del.Copy = inDup, true
 	propose(del)
 
 	// A create after both: once it is applied everywhere, so are they.

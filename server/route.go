@@ -106,10 +106,13 @@ type routeTable struct {
 	byID     map[string]*route
 	interest map[string]int // "acc subject queue" → local subscriptions
 	dialing  map[string]bool
-	removed  chan struct{} // closed and replaced whenever a route is removed
-	attempts atomic.Int64  // route handshakes begun, both directions
-	listener net.Listener
-	rid      uint64
+	// protoSeen is the route protocol each peer (by name) advertised
+	// last, kept after its route goes (jetstream_meta_reqid.go).
+	protoSeen map[string]int
+	removed   chan struct{} // closed and replaced whenever a route is removed
+	attempts  atomic.Int64  // route handshakes begun, both directions
+	listener  net.Listener
+	rid       uint64
 	// byPeer maps raft peer ids to routes, for raft's sends: an immutable
 	// map replaced (under mu) whenever byID changes, read without a lock.
 	byPeer atomic.Pointer[map[raft.ID]*route]
@@ -123,6 +126,7 @@ func (s *Server) initRouteTable() {
 	s.routes.byID = map[string]*route{}
 	s.routes.interest = map[string]int{}
 	s.routes.dialing = map[string]bool{}
+	s.routes.protoSeen = map[string]int{}
 	s.routes.removed = make(chan struct{})
 }
 
@@ -409,6 +413,7 @@ func (s *Server) registerRoute(r *route) error {
 			r.remote.ClientURL = old.remote.ClientURL
 		}
 	}
+	s.routes.protoSeen[r.remote.Name] = r.remote.Proto
 	s.routes.rid++
 	r.rid = s.routes.rid
 	r.heard.Store(time.Now().UnixNano())
