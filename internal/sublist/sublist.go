@@ -63,9 +63,12 @@ type Sublist[T comparable] struct {
 	count   uint32
 	// Pad to 128 bytes: the allocator then places a Sublist at a 128-byte
 	// boundary, so the leading hot fields really do share one cache line.
-	_ [12]byte
+	_ [4]byte
 	// seen admits a subject to the cache on its second miss (see admit).
 	seen missFilter
+	// prefix caches Results that do not depend on a subject's last token,
+	// under the subject without it (prefix.go). Guarded by mu.
+	prefix map[string]prefixEntry[T]
 }
 
 // Result is the set of entries matching a literal subject. Plain holds
@@ -128,10 +131,11 @@ type node[T comparable] struct {
 // New returns an empty Sublist.
 func New[T comparable]() *Sublist[T] {
 	return &Sublist[T]{
-		root:  &level[T]{},
-		cache: make(map[string]*Result[T]),
-		empty: &Result[T]{},
-		seen:  newMissFilter(),
+		root:   &level[T]{},
+		cache:  make(map[string]*Result[T]),
+		prefix: make(map[string]prefixEntry[T]),
+		empty:  &Result[T]{},
+		seen:   newMissFilter(),
 	}
 }
 
