@@ -7,7 +7,7 @@
 //
 // Each Sublist is guarded by exactly one RWMutex, mu (internal/lockorder:
 // a sync.RWMutex whose order is checked under -race). It protects the
-// trie, the match cache, the generation counter and the insert/remove
+// trie, the match caches, the generation counter and the insert/remove
 // counters; nothing else is shared except the atomic hit/miss counters.
 //
 //   - Insert and Remove hold mu for writing. They change the trie, bump
@@ -21,7 +21,10 @@
 //     A subject is cached on its second miss in a short while, not its
 //     first: subjects used once (reply inboxes, per-message subjects) would
 //     otherwise cost a write lock, a copy of the subject and an eviction
-//     each, and push out the subjects that repeat.
+//     each, and push out the subjects that repeat. A Result that does not
+//     depend on the subject's last token is cached under the subject
+//     without it instead (prefix.go), tagged with the generation; such
+//     entries are never patched, a stale one is just not used.
 //   - Count, Stats, All and HasInterest hold mu for reading.
 //
 // Results handed out by Match are shared and immutable: callers must not
