@@ -8,14 +8,15 @@ import (
 // The prefix cache serves subjects used once that all share a prefix: the
 // reply inboxes of one connection ("_INBOX.<id>.<n>", one per request, all
 // under its "_INBOX.<id>.*") and per-message subjects under a wildcard
-// ("orders.<n>" under "orders.>"). Each misses the subject cache, and
-// walked the trie at every message. When no level the walk consulted for
-// the last token holds a literal token, the Result does not depend on that
-// token: every subject with the same leading tokens and any last token
-// gets the same one. Such a Result is cached under the subject without its
-// last token, together with the generation it was computed in; an entry is
-// used only while the generation is unchanged (no Insert or Remove since),
-// so it needs no patching and a stale one just misses.
+// ("orders.<n>" under "orders.>"). Each misses the subject cache (it is
+// admitted there only on a second miss), so each walked the trie. When no
+// level the walk consulted for the last token holds a literal token, the
+// Result does not depend on that token: every subject with the same
+// leading tokens and any last token gets the same one. Such a Result is
+// cached under the subject without its last token, together with the
+// generation it was computed in; an entry is used only while the
+// generation is unchanged (no Insert or Remove since), so it needs no
+// patching and a stale one just misses.
 
 // maxPrefix bounds the number of cached prefixes.
 const maxPrefix = 256
