@@ -3,7 +3,6 @@ package sublist
 import (
 	"slices"
 	"strings"
-	"unsafe"
 )
 
 // Match returns every entry whose pattern matches the literal subject.
@@ -16,6 +15,9 @@ import (
 func (s *Sublist[T]) Match(subject string) *Result[T] {
 	s.mu.RLock()
 	r, ok := s.cache[subject]
+	if !ok {
+		r, ok = s.prefixLookup(subject)
+	}
 	s.mu.RUnlock()
 	if ok {
 		s.hits.Add(1)
@@ -29,13 +31,16 @@ func (s *Sublist[T]) Match(subject string) *Result[T] {
 func (s *Sublist[T]) MatchBytes(subject []byte) *Result[T] {
 	s.mu.RLock()
 	r, ok := s.cache[string(subject)]
+	if !ok {
+		r, ok = s.prefixLookup(viewString(subject))
+	}
 	s.mu.RUnlock()
 	if ok {
 		s.hits.Add(1)
 		return r
 	}
 	// A view of the caller's bytes: copied only if the cache keeps it.
-	return s.matchMiss(unsafe.String(unsafe.SliceData(subject), len(subject)), false)
+	return s.matchMiss(viewString(subject), false)
 }
 
 // matchMiss computes the result for subject and caches it, unless the
@@ -46,9 +51,12 @@ func (s *Sublist[T]) matchMiss(subject string, owned bool) *Result[T] {
 		return s.empty
 	}
 	s.mu.RLock()
-	r := s.compute(subject)
+	r, dep := s.compute(subject)
 	gen := s.gen
 	s.mu.RUnlock()
+	if !dep && s.prefixStore(subject, r, gen) { // prefix.go
+		return r
+	}
 	if !s.seen.admit(subject) {
 		return r
 	}
@@ -63,16 +71,21 @@ func (s *Sublist[T]) matchMiss(subject string, owned bool) *Result[T] {
 	return r
 }
 
-// compute builds the Result for a valid literal subject. Caller holds mu.
-func (s *Sublist[T]) compute(subject string) *Result[T] {
+// compute builds the Result for a valid literal subject, and reports
+// whether it depends on the subject's last token (see prefix.go). Caller
+// holds mu.
+func (s *Sublist[T]) compute(subject string) (*Result[T], bool) {
 	var buf [16]*node[T]
-	nodes := collect(s.root, subject, buf[:0])
-	return s.build(nodes)
+	dep := false
+	nodes := collect(s.root, subject, buf[:0], &dep)
+	return s.build(nodes), dep
 }
 
 // collect appends to out every node holding entries that match subject.
-// It recurses only into "*" branches; literal descent is iterative.
-func collect[T comparable](l *level[T], subject string, out []*node[T]) []*node[T] {
+// It recurses only into "*" branches; literal descent is iterative. It
+// sets *dep when a level it consults for the last token has literal
+// tokens: only those make the result depend on which token that is.
+func collect[T comparable](l *level[T], subject string, out []*node[T], dep *bool) []*node[T] {
 	for l != nil {
 		tok, rest, more := strings.Cut(subject, tsep)
 		if n := l.fwc; n != nil {
@@ -80,10 +93,13 @@ func collect[T comparable](l *level[T], subject string, out []*node[T]) []*node[
 		}
 		if n := l.pwc; n != nil {
 			if more {
-				out = collect(n.next, rest, out)
+				out = collect(n.next, rest, out, dep)
 			} else if n.hasEntries() {
 				out = append(out, n)
 			}
+		}
+		if !more && len(l.nodes) > 0 {
+			*dep = true
 		}
 		n := l.nodes[tok]
 		if n == nil {

@@ -7,7 +7,7 @@
 //
 // Each Sublist is guarded by exactly one RWMutex, mu (internal/lockorder:
 // a sync.RWMutex whose order is checked under -race). It protects the
-// trie, the match cache, the generation counter and the insert/remove
+// trie, the match caches, the generation counter and the insert/remove
 // counters; nothing else is shared except the atomic hit/miss counters.
 //
 //   - Insert and Remove hold mu for writing. They change the trie, bump
@@ -21,7 +21,10 @@
 //     A subject is cached on its second miss in a short while, not its
 //     first: subjects used once (reply inboxes, per-message subjects) would
 //     otherwise cost a write lock, a copy of the subject and an eviction
-//     each, and push out the subjects that repeat.
+//     each, and push out the subjects that repeat. A Result that does not
+//     depend on the subject's last token is cached under the subject
+//     without it instead (prefix.go), tagged with the generation; such
+//     entries are never patched, a stale one is just not used.
 //   - Count, Stats, All and HasInterest hold mu for reading.
 //
 // Results handed out by Match are shared and immutable: callers must not
@@ -63,9 +66,12 @@ type Sublist[T comparable] struct {
 	count   uint32
 	// Pad to 128 bytes: the allocator then places a Sublist at a 128-byte
 	// boundary, so the leading hot fields really do share one cache line.
-	_ [12]byte
+	_ [4]byte
 	// seen admits a subject to the cache on its second miss (see admit).
 	seen missFilter
+	// prefix caches Results that do not depend on a subject's last token,
+	// under the subject without it (prefix.go). Guarded by mu.
+	prefix map[string]prefixEntry[T]
 }
 
 // Result is the set of entries matching a literal subject. Plain holds
@@ -128,10 +134,11 @@ type node[T comparable] struct {
 // New returns an empty Sublist.
 func New[T comparable]() *Sublist[T] {
 	return &Sublist[T]{
-		root:  &level[T]{},
-		cache: make(map[string]*Result[T]),
-		empty: &Result[T]{},
-		seen:  newMissFilter(),
+		root:   &level[T]{},
+		cache:  make(map[string]*Result[T]),
+		prefix: make(map[string]prefixEntry[T]),
+		empty:  &Result[T]{},
+		seen:   newMissFilter(),
 	}
 }
 
