@@ -3,13 +3,15 @@ package server
 import (
 	"fmt"
 	"testing"
+
+	"github.com/nats-io/nats-server/v2/internal/clock"
 )
 
 // The overlap check of a create answers from the account's subject index
 // as the full walk over the assignments would, across creates, deletes,
 // subject changes and a re-create of a name with its own subjects.
 func TestSubjectIndexMatchesWalk(t *testing.T) {
-	jc := &jsCluster{js: &jetStream{srv: &Server{}}, streams: map[string]map[string]*streamAssignment{}, leaders: newLeaderMap(), changed: make(chan struct{})}
+	jc := &jsCluster{js: &jetStream{srv: &Server{clock: clock.Real}}, streams: map[string]map[string]*streamAssignment{}, leaders: newLeaderMap(), changed: make(chan struct{})}
 	add := func(op, name string, subjects ...string) {
 		sa := &streamAssignment{Account: "A", Config: StreamConfig{Name: name, Subjects: subjects}}
 		jc.apply(&metaEntry{Op: op, SA: sa}, nil, startCreated)
