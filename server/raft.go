@@ -93,7 +93,8 @@ type raftGroup struct {
 	props *raftQueue[proposal]
 	reads *raftQueue[groupRead] // linearizable reads waiting (raft_read.go)
 	ctrl  chan func(*raft.Node)
-	wake  chan struct{} // the node liveness view changed (raft_live.go)
+	halts chan groupHalt // a halt asked from outside the group (raft_halt.go)
+	wake  chan struct{}  // the node liveness view changed (raft_live.go)
 	quit  chan struct{}
 	done  chan struct{}
 
@@ -182,7 +183,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	}
 	g := &raftGroup{name: name, srv: s, sm: sm, log: log, inbox: newRaftQueue[raft.Message](raftInboxMax),
 		props: newRaftQueue[proposal](raftProposalMax), reads: newRaftQueue[groupRead](raftReadMax), ctrl: make(chan func(*raft.Node), 16),
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
+		halts: make(chan groupHalt, 1), wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		synced: make(chan struct{}, 1)}
 	var tr raft.Transport = &raftTransport{s: s, group: name}
 	host := s.getOpts().raftHost
@@ -340,6 +341,9 @@ func (g *raftGroup) run() {
 			g.startReads()
 		case f := <-g.ctrl:
 			f(g.drv.Node)
+		case h := <-g.halts:
+			g.haltAsked(h) // raft_halt.go
+			return
 		case <-g.quit:
 			return
 		}
@@ -599,12 +603,17 @@ type progressObserver interface {
 
 // fail stops the group and marks it unhealthy; the process keeps running.
 func (g *raftGroup) fail(err error) {
+	g.srv.Errorf("RAFT group %q halted: %v", g.name, err)
+	g.failQuiet(err)
+}
+
+// failQuiet is fail without its log line (the caller logged its own).
+func (g *raftGroup) failQuiet(err error) {
 	g.mu.Lock()
 	g.failure = err
 	soft := g.soft
 	g.soft = raft.SoftState{Role: raft.Follower, Term: soft.Term}
 	g.mu.Unlock()
-	g.srv.Errorf("RAFT group %q halted: %v", g.name, err)
 	if soft.Role == raft.Leader {
 		g.sm.leaderChanged(raft.SoftState{Role: raft.Follower, Term: soft.Term}) // stop serving, resign
 	}

@@ -28,14 +28,18 @@ type raftHost interface {
 // hosted reports whether the group is driven by a raftHost.
 func (g *raftGroup) hosted() bool { return g.host }
 
-// runControls runs the control functions queued for a hosted group.
-func (g *raftGroup) runControls() {
+// runControls runs the control functions queued for a hosted group. A
+// halt asked of it (raft_halt.go) is returned as an event's error would
+// be: the host halts the group with it (raftGroup.fail).
+func (g *raftGroup) runControls() error {
 	for {
 		select {
 		case f := <-g.ctrl:
 			f(g.drv.Node)
+		case h := <-g.halts:
+			return h.err
 		default:
-			return
+			return nil
 		}
 	}
 }

@@ -496,9 +496,11 @@ func (n *simNode) runGroup(g *raftGroup) (bool, error) {
 		g.startReads()
 	default:
 	}
-	if len(g.ctrl) > 0 {
+	if len(g.ctrl) > 0 || len(g.halts) > 0 {
 		did = true
-		g.runControls()
+		if err := g.runControls(); err != nil {
+			return did, err
+		}
 	}
 	if !did {
 		return false, nil

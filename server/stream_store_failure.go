@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 
-	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/store"
 )
 
@@ -55,17 +54,19 @@ func (mset *stream) storeWriteFailed(err error) {
 
 // storeSyncFailed handles a failed periodic sync: a replicated stream's
 // group halts now (an idle stream would otherwise wait for its next entry
-// to halt, reported broken meanwhile). The halt goes through the group's
-// goroutine as a panic of a control call, which its loop recovers into a
-// halt (raft_panic.go failOnPanic); a full control queue skips it, and
-// the next apply halts the group instead.
+// to halt, reported broken meanwhile), on its own goroutine, logging one
+// line (raft_halt.go: an expected failure, no stack). Under a raftHost
+// the host takes the halt as an event's error.
 func (mset *stream) storeSyncFailed(err error) {
 	mset.storeWriteFailed(err)
-	if !mset.replicated || mset.storeBroken.Load() == nil || mset.jsa.js.restarts.Load() == nil {
+	broken := mset.storeFailure()
+	if !mset.replicated || broken == nil {
 		return
 	}
 	if g := mset.groupNow(); g != nil {
-		g.tryControl(func(*raft.Node) { panic(fmt.Sprintf("stream store failed: %v", err)) })
+		g.haltWith(fmt.Errorf("stream store failed: %w", broken),
+			fmt.Sprintf("JetStream stream '%s > %s': store sync failed: %v: halting replica; it restarts and catches up from its peers",
+				mset.jsa.acc.Name, mset.name, err))
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,7 +66,8 @@ func (p *ackedPublisher) publish() {
 // refused writes cluster-wide). "sync": the write that fails is an idle
 // follower's periodic store sync (sync_interval set): its group halts at
 // once, not at its next entry, which may be long in coming (without it
-// "halted" times out, as nothing is published meanwhile).
+// "halted" times out, as nothing is published meanwhile). Every halt is
+// logged without a panic or a stack (checkHaltLogged).
 func TestJetStreamClusterStoreWriteErrorHalts(t *testing.T) {
 	for _, where := range []string{"follower", "leader", "sync"} {
 		t.Run(where, func(t *testing.T) { testStoreWriteErrorHalts(t, where) })
@@ -105,6 +107,8 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 	if g == nil || old == nil {
 		t.Fatal("no replica of BAD on the victim")
 	}
+	logs := &captureLog{} // trace_redact_test.go
+	s.SetLogger(logs, false, false)
 	fss[victim].Fails.Store(1)
 	if where == "sync" { // one message buffered for the victim's next sync, then nothing
 		p.publish()
@@ -117,6 +121,7 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 		p.publish()
 	}
 	waitFor(t, 10*time.Second, "BAD's group halted on the victim", func() bool { return g.healthy() != nil })
+	checkHaltLogged(t, logs, where == "sync")
 	for range 20 { // the stream stays available meanwhile
 		p.publish()
 	}
@@ -139,5 +144,25 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 		if got := replicaDigest(m, p.want); got != "" {
 			t.Fatalf("%s: %s", m.jsa.js.srv.Name(), got)
 		}
+	}
+}
+
+// checkHaltLogged: the halt of a replica whose store failed to write is
+// logged as the expected failure it is (a failing disk), with no
+// goroutine stack nor panic text, which read as a bug; a halt after a
+// failed periodic sync (sync) says the replica restarts and catches up.
+// Before, that halt was a deliberate panic of a control call, recovered
+// by the group loop, which logged the panic and a full stack.
+func checkHaltLogged(t *testing.T, logs *captureLog, sync bool) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the halt logged", func() bool { return strings.Contains(logs.text(), "halt") })
+	text := logs.text()
+	if strings.Contains(text, "goroutine ") || strings.Contains(strings.ToLower(text), "panic") {
+		t.Fatalf("the halt after a store write error logged a panic or a stack:\n%s", text)
+	}
+	const note = "store sync failed: "
+	const restarts = ": halting replica; it restarts and catches up from its peers"
+	if sync && !(strings.Contains(text, "stream '$G > BAD': "+note) && strings.Contains(text, restarts)) {
+		t.Fatalf("no line says the replica halts after its failed sync:\n%s", text)
 	}
 }
