@@ -28,14 +28,19 @@ type raftHost interface {
 // hosted reports whether the group is driven by a raftHost.
 func (g *raftGroup) hosted() bool { return g.host }
 
-// runControls runs the control functions queued for a hosted group. A
-// halt asked of it (raft_halt.go) is returned as an event's error would
-// be: the host halts the group with it (raftGroup.fail).
+// runControls runs the control functions queued for a hosted group, then
+// returns a halt asked of it (raft_halt.go) as an event's error would be:
+// the host halts the group with it (raftGroup.fail). The order is fixed
+// (no select between the two), so a seed replays alike.
 func (g *raftGroup) runControls() error {
 	for {
 		select {
 		case f := <-g.ctrl:
 			f(g.drv.Node)
+			continue
+		default:
+		}
+		select {
 		case h := <-g.halts:
 			return h.err
 		default:
