@@ -54,8 +54,12 @@ func (s *Sublist[T]) matchMiss(subject string, owned bool) *Result[T] {
 	r, dep := s.compute(subject)
 	gen := s.gen
 	s.mu.RUnlock()
-	if !dep && s.prefixStore(subject, r, gen) { // prefix.go
-		return r
+	if !dep {
+		// Its prefix may serve it; it goes on to the subject cache's own
+		// admission too: past maxPrefix hot prefixes (orders.<id>.event
+		// under orders.>) the prefix cache thrashes, and the subjects fit
+		// the subject cache (TestHotPrefixesStayCached).
+		s.prefixStore(subject, r, gen) // prefix.go
 	}
 	if !s.seen.admit(subject) {
 		return r

@@ -56,17 +56,16 @@ func (s *Sublist[T]) prefixLookup(subject string) (*Result[T], bool) {
 
 // prefixStore caches r, computed in generation gen and independent of
 // subject's last token, for every subject with the same leading tokens, on
-// the second miss of that prefix in a short while (the missFilter). It
-// reports false for a subject of one token, which has no prefix; any
-// other never enters the subject cache, its prefix serves it.
-func (s *Sublist[T]) prefixStore(subject string, r *Result[T], gen uint64) bool {
+// the second miss of that prefix in a short while (the missFilter). A
+// subject of one token has no prefix.
+func (s *Sublist[T]) prefixStore(subject string, r *Result[T], gen uint64) {
 	i := lastSep(subject)
 	if i <= 0 {
-		return false
+		return
 	}
 	p := subject[:i]
 	if !s.seen.admit(p) {
-		return true
+		return
 	}
 	p = strings.Clone(p) // subject may be a view of a reusable buffer
 	s.mu.Lock()
@@ -77,7 +76,6 @@ func (s *Sublist[T]) prefixStore(subject string, r *Result[T], gen uint64) bool 
 		s.prefix[p] = prefixEntry[T]{r: r, gen: gen}
 	}
 	s.mu.Unlock()
-	return true
 }
 
 // evictPrefixes drops stale entries, then random ones, down to three

@@ -33,7 +33,9 @@ func TestPrefixCacheServesInboxes(t *testing.T) {
 			t.Fatalf("message %d missed the prefix cache", i)
 		}
 	}
-	if n := len(s.cache); n != 0 {
+	// Only the misses before each prefix was cached (p1, p2) may have
+	// reached the subject cache (its admission admits some at random).
+	if n := len(s.cache); n > 4 {
 		t.Fatalf("%d subjects of a cached prefix went to the subject cache", n)
 	}
 }
