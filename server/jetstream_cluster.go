@@ -137,6 +137,9 @@ type jsCluster struct {
 	// reqs: the request ids of the last meta entries applied with one,
 	// changed only at apply (jetstream_meta_reqid.go).
 	reqs metaReqs
+	// recent: the stream writes this server's clients sent lately
+	// (jetstream_meta_repeat.go).
+	recent recentWrites
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.

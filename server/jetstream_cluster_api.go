@@ -24,6 +24,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			continue
 		}
 		if route.meta {
+			repeated := local && r.repeatedWrite(route.prefix) // jetstream_meta_repeat.go
 			if jc.isMetaLeader() {
 				if answersAside(route.prefix) { // a peer removal waits for its outcome
 					return route.typ, r.answerAside(route.typ, route.handler), true
@@ -37,7 +38,7 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			if !local {
 				return "", nil, false
 			}
-			if h := r.newMetaHold(route.prefix, lead); h != nil {
+			if h := r.newMetaHold(route.prefix, lead); h != nil && !(h.write && repeated) {
 				return route.typ, h, true // jetstream_meta_hold.go
 			}
 			return "", nil, false

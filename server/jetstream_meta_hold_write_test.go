@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +127,51 @@ type streamAnswerLite struct {
 		Name        string `json:"name"`
 		Description string `json:"description"`
 	} `json:"config"`
+}
+
+// A client that reuses one reply subject creates a stream, deletes it and
+// sends the same create again as the meta leader dies. The second
+// create's id repeats the first's, so a copy of it would find the first
+// one's record at the new leader and be answered "created" with nothing
+// applied (found by review). Its server does not hold a write that
+// repeats a recent one: no answer (as nats-server), or a true one.
+func TestJetStreamClusterMetaHoldSkipsRepeatedWrite(t *testing.T) {
+	c, ml, nc, js := heldWriteSetup(t)
+	const reply = "fixed.reply"
+	answers, err := nc.SubscribeSync(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	body := mustJSON(t, jetstream.StreamConfig{Name: "FX", Subjects: []string{"fx"}, Replicas: 3})
+	if err := nc.PublishRequest("$JS.API.STREAM.CREATE.FX", reply, body); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := answers.NextMsg(5 * time.Second); err != nil || strings.Contains(string(m.Data), `"error"`) {
+		t.Fatalf("first create: %v", err)
+	}
+	if err := js.DeleteStream(ctx(t), "FX"); err != nil {
+		t.Fatal(err)
+	}
+	ml.Shutdown()
+	if err := nc.PublishRequest("$JS.API.STREAM.CREATE.FX", reply, body); err != nil {
+		t.Fatal(err)
+	}
+	m, err := answers.NextMsg(4500 * time.Millisecond)
+	if err != nil {
+		return // not held: the client times out, as with nats-server
+	}
+	var resp streamAnswerLite
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil {
+		return
+	}
+	c.waitMetaLeader()
+	if _, err := js.Stream(ctx(t), "FX"); err != nil {
+		t.Fatalf("the repeated create answered success, but FX does not exist: %v", err)
+	}
 }
