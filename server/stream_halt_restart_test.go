@@ -69,17 +69,7 @@ func testRaftPanicRestart(t *testing.T, where string) {
 	for range 20 {
 		publish()
 	}
-	victim := c.waitLeaderIndex(t, "BAD")
-	if where != "leader" {
-		victim = (victim + 1) % 3
-	}
-	s := c.servers[victim]
-	name := streamGroupName(globalAccountName, "BAD")
-	g := s.raftGroup(name)
-	old := c.replicaOn(s, "BAD")
-	if g == nil || old == nil {
-		t.Fatal("no replica of BAD on the victim")
-	}
+	victim, s, name, g, old := c.badVictim(t, where)
 	if where == "loop" {
 		g.control(func(*raft.Node) { panic("test: loop bug") })
 	} else {
@@ -129,30 +119,12 @@ func TestJetStreamClusterRaftPanicRestartBounded(t *testing.T) {
 	_, js := jsClient(t, c.servers[0])
 	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
 	s := c.servers[1]
-	name := streamGroupName(globalAccountName, "BAD")
-	var g *raftGroup
-	for i := 0; i <= haltRestartMax; i++ {
-		waitFor(t, 20*time.Second, fmt.Sprintf("BAD's group running on S2 (restart %d)", i), func() bool {
-			ng := s.raftGroup(name)
-			if ng == nil || ng == g || ng.healthy() != nil {
-				return false
-			}
-			g = ng
-			return true
-		})
-		g.control(func(*raft.Node) { panic("test: loop bug") })
-		waitFor(t, 10*time.Second, "BAD's group halted on S2", func() bool { return g.healthy() != nil })
-	}
-	r := s.js.Load().restarts.Load()
-	waitFor(t, 10*time.Second, "the restarts given up", func() bool { return r.gaveUp.Load() == 1 })
-	if ng := s.raftGroup(name); ng != g {
+	g := haltUntilGivenUp(t, s) // stream_halt_revive_test.go: also /healthz 503
+	if ng := s.raftGroup(streamGroupName(globalAccountName, "BAD")); ng != g {
 		t.Fatal("the replica was restarted more than haltRestartMax times")
 	}
-	if n := r.restarted.Load(); n != haltRestartMax {
+	if n := s.js.Load().restarts.Load().restarted.Load(); n != haltRestartMax {
 		t.Fatalf("%d restarts, want %d", n, haltRestartMax)
-	}
-	if h := s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)); h == nil || h.StatusCode != 503 {
-		t.Fatalf("/healthz does not report the halted group: %+v", h)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -182,4 +154,22 @@ func TestHaltRestartTriesForgotten(t *testing.T) {
 	if len(r.tries) != 1 {
 		t.Fatalf("%d counts kept after the forgiveness window, want 1 (H3's): %v", len(r.tries), r.tries)
 	}
+}
+
+// badVictim is the server whose replica of stream BAD a test breaks: its
+// leader's if where is "leader", a follower's otherwise; with its index,
+// the group's name, the group and the replica.
+func (c *jsTestCluster) badVictim(t *testing.T, where string) (int, *Server, string, *raftGroup, *stream) {
+	t.Helper()
+	victim := c.waitLeaderIndex(t, "BAD")
+	if where != "leader" {
+		victim = (victim + 1) % 3
+	}
+	s := c.servers[victim]
+	name := streamGroupName(globalAccountName, "BAD")
+	g, old := s.raftGroup(name), c.replicaOn(s, "BAD")
+	if g == nil || old == nil {
+		t.Fatal("no replica of BAD on the victim")
+	}
+	return victim, s, name, g, old
 }

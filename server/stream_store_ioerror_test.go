@@ -96,17 +96,7 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 	for range 20 {
 		p.publish()
 	}
-	victim := c.waitLeaderIndex(t, "BAD")
-	if where != "leader" {
-		victim = (victim + 1) % 3
-	}
-	s := c.servers[victim]
-	name := streamGroupName(globalAccountName, "BAD")
-	g := s.raftGroup(name)
-	old := c.replicaOn(s, "BAD")
-	if g == nil || old == nil {
-		t.Fatal("no replica of BAD on the victim")
-	}
+	victim, s, name, g, old := c.badVictim(t, where)
 	logs := &captureLog{} // trace_redact_test.go
 	s.SetLogger(logs, false, false)
 	fss[victim].Fails.Store(1)
