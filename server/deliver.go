@@ -216,7 +216,13 @@ func (f *routeForwards) queue(rc *client, q string) {
 	}
 }
 
+// send returns how many routes took the copy: a closing route, whose
+// interest is still being removed, took none (counted, a stream publish
+// whose leader's server just died was answered by nobody: issue 20; not
+// counted, a publish nobody took gets "no responders" and the client
+// retries at once, certain it was not stored).
 func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account, subject, reply string, hdr, msg []byte) int {
+	sent := 0
 	for i := 0; i < f.n; i++ {
 		e := f.at(i)
 		rc := e.rc
@@ -225,6 +231,7 @@ func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account,
 			rc.mu.Unlock()
 			continue
 		}
+		sent++
 		var qa [1]string
 		queues := e.more
 		if e.q1 != "" {
@@ -235,7 +242,7 @@ func (f *routeForwards) send(c *client, wake map[*client]struct{}, acc *Account,
 		rc.mu.Unlock()
 		wakeLater(c, wake, rc)
 	}
-	return f.n
+	return sent
 }
 
 // deliverTo hands the message to one subscription; wake as in deliverBatch.
