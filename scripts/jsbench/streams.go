@@ -76,7 +76,7 @@ func runStreams(url string, n, parallel int, limit time.Duration) {
 	first5, last5 := blockRates(blocks, 1, float64(made.Load())/el.Seconds())
 	first, last := blockRates(blocks, 2, float64(made.Load())/el.Seconds())
 	pubStart := time.Now()
-	published := publishEach(js, k, 16, time.Now().Add(2*time.Minute))
+	published := publishEach(js, k, 16, time.Now().Add(2*time.Minute), nil)
 	fmt.Printf("created=%d failed=%d elapsed_s=%.1f rate=%.1f first500=%.1f last500=%.1f first1k=%.1f last1k=%.1f published=%d publish_s=%.1f capped=%v parallel=%d%s\n",
 		k, failed.Load(), el.Seconds(), float64(made.Load())/el.Seconds(), first5, last5, first, last, published,
 		time.Since(pubStart).Seconds(), k < n, parallel, codeSummary(&codes))
@@ -131,29 +131,72 @@ func createStream(js jetstream.JetStream, name string, deadline time.Time) error
 
 // publishEach publishes one message into each of the streams s0..s<n-1>
 // from workers goroutines, retrying a stream until it accepts or deadline
-// passes, and returns how many accepted.
-func publishEach(js jetstream.JetStream, n, workers int, deadline time.Time) int {
+// passes, and returns how many accepted; st (nil: none) counts the failed
+// attempts by kind.
+func publishEach(js jetstream.JetStream, n, workers int, deadline time.Time, st *pubFailures) int {
 	items := make([]int, n)
 	for i := range items {
 		items[i] = i
 	}
 	var ok atomic.Int64
 	parallel(items, workers, func(i int) {
-		if publishUntil(js, scaleName(i), deadline) {
+		if publishUntil(js, scaleName(i), deadline, st) {
 			ok.Add(1)
 		}
 	})
 	return int(ok.Load())
 }
 
-func publishUntil(js jetstream.JetStream, name string, deadline time.Time) bool {
-	for time.Now().Before(deadline) {
+// pubFailures counts failed publish attempts: no answer within the
+// timeout, "no responders" (nats.go retried it twice already), any other.
+type pubFailures struct {
+	timeout, noResp, other atomic.Int64
+	lastFirst              atomic.Int64 // when the last stream's first attempt was sent (Unix ns)
+	since                  time.Time
+	mu                     sync.Mutex
+	samples                []string // the first timed-out and other failed attempts: stream@sent (s since)
+}
+
+func (f *pubFailures) count(name string, sent time.Time, err error) {
+	if f != nil && !errors.Is(err, jetstream.ErrNoStreamResponse) {
+		f.mu.Lock()
+		if len(f.samples) < 8 {
+			what := "timeout"
+			var ae *jetstream.APIError
+			if errors.As(err, &ae) {
+				what = strconv.Itoa(int(ae.ErrorCode))
+			} else if !errors.Is(err, context.DeadlineExceeded) {
+				what = "other"
+			}
+			f.samples = append(f.samples, fmt.Sprintf("%s@%.2f:%s", name, sent.Sub(f.since).Seconds(), what))
+		}
+		f.mu.Unlock()
+	}
+	switch {
+	case f == nil:
+	case errors.Is(err, context.DeadlineExceeded):
+		f.timeout.Add(1)
+	case errors.Is(err, jetstream.ErrNoStreamResponse):
+		f.noResp.Add(1)
+	default:
+		f.other.Add(1)
+	}
+}
+
+func publishUntil(js jetstream.JetStream, name string, deadline time.Time, st *pubFailures) bool {
+	for first := true; time.Now().Before(deadline); first = false {
+		sent := time.Now()
+		if first && st != nil {
+			for v := st.lastFirst.Load(); v < sent.UnixNano() && !st.lastFirst.CompareAndSwap(v, sent.UnixNano()); v = st.lastFirst.Load() {
+			}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_, err := js.Publish(ctx, name, []byte("x"))
 		cancel()
 		if err == nil {
 			return true
 		}
+		st.count(name, sent, err)
 		time.Sleep(50 * time.Millisecond)
 	}
 	return false
@@ -161,13 +204,17 @@ func publishUntil(js jetstream.JetStream, name string, deadline time.Time) bool 
 
 // runStreamsUp publishes once into each of n streams through url until every
 // one has accepted (or limit), and prints the time since sinceNs (Unix
-// nanoseconds, the moment a server was killed) at which the last accepted.
+// nanoseconds, the moment a server was killed) at which the last accepted,
+// and the failed attempts by kind (timeouts: no answer in 2 s).
 func runStreamsUp(url string, n int, sinceNs int64, limit time.Duration) {
 	nc, js := connect(url)
 	defer nc.Close()
 	since := time.Unix(0, sinceNs)
-	ok := publishEach(js, n, 64, time.Now().Add(limit))
-	fmt.Printf("accepted=%d of=%d up_s=%.2f\n", ok, n, time.Since(since).Seconds())
+	st := pubFailures{since: since}
+	ok := publishEach(js, n, 64, time.Now().Add(limit), &st)
+	fmt.Printf("accepted=%d of=%d up_s=%.2f last_first_sent_s=%.2f timeouts=%d no_responders=%d other_errors=%d failed_first=%s\n",
+		ok, n, time.Since(since).Seconds(), time.Unix(0, st.lastFirst.Load()).Sub(since).Seconds(),
+		st.timeout.Load(), st.noResp.Load(), st.other.Load(), strings.Join(st.samples, ","))
 }
 
 // runStreamsIn polls STREAM.INFO of n streams until server is the leader or
