@@ -85,11 +85,7 @@ func testRaftPanicRestart(t *testing.T, where string) {
 	for range 20 { // the stream stays available meanwhile
 		publish()
 	}
-	waitFor(t, 20*time.Second, "BAD's replica restarted on the victim", func() bool {
-		ng := s.raftGroup(name)
-		m := c.replicaOn(s, "BAD")
-		return ng != nil && ng != g && ng.healthy() == nil && m != nil && m != old
-	})
+	c.waitReplicaRestarted(t, s, name, g, old)
 	waitFor(t, 10*time.Second, "/healthz 200 on the victim", func() bool {
 		return s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)) == nil
 	})
@@ -172,4 +168,15 @@ func (c *jsTestCluster) badVictim(t *testing.T, where string) (int, *Server, str
 		t.Fatal("no replica of BAD on the victim")
 	}
 	return victim, s, name, g, old
+}
+
+// waitReplicaRestarted waits until s runs a new, healthy group name and a
+// new replica of BAD in place of g and old (a halted replica restarted).
+func (c *jsTestCluster) waitReplicaRestarted(t *testing.T, s *Server, name string, g *raftGroup, old *stream) {
+	t.Helper()
+	waitFor(t, 20*time.Second, "BAD's replica restarted on the victim", func() bool {
+		ng := s.raftGroup(name)
+		m := c.replicaOn(s, "BAD")
+		return ng != nil && ng != g && ng.healthy() == nil && m != nil && m != old
+	})
 }

@@ -115,11 +115,7 @@ func testStoreWriteErrorHalts(t *testing.T, where string) {
 	for range 20 { // the stream stays available meanwhile
 		p.publish()
 	}
-	waitFor(t, 20*time.Second, "BAD's replica restarted on the victim", func() bool {
-		ng := s.raftGroup(name)
-		m := c.replicaOn(s, "BAD")
-		return ng != nil && ng != g && ng.healthy() == nil && m != nil && m != old
-	})
+	c.waitReplicaRestarted(t, s, name, g, old)
 	waitFor(t, 10*time.Second, "/healthz 200 on the victim", func() bool {
 		return s.jsHealth(httptest.NewRequest("GET", "/healthz", nil)) == nil
 	})
