@@ -54,12 +54,15 @@ func (g *groupNameStream) publish(t *testing.T, js jetstream.JetStream, n int) {
 		subj := fmt.Sprintf("%s.%d", g.prefix, len(g.want))
 		data := fmt.Sprintf("%s > %s #%d", g.account, g.name, len(g.want))
 		// A leader losing its first term under load answers 10008 (it
-		// resigned): the message, with its id, is sent again.
+		// resigned), and right after a restart the stream may not be led
+		// yet (no leader subscribes: 503, not stored): the message, with
+		// its id, is sent again.
 		var ack *jetstream.PubAck
 		var err error
 		for try := 0; ; try++ {
 			ack, err = js.Publish(ctx(t), subj, []byte(data), jetstream.WithMsgID(subj))
-			if !isTempUnavailable(err) || try == 50 {
+			retry := isTempUnavailable(err) || errors.Is(err, jetstream.ErrNoStreamResponse)
+			if !retry || try == 50 {
 				break
 			}
 			time.Sleep(100 * time.Millisecond) // a back-off before the retry
