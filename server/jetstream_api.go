@@ -41,6 +41,11 @@ type apiRequest struct {
 	// metaID is the request id of a held write's copy: its original's
 	// (jetstream_meta_copy.go).
 	metaID string
+	// reqID is an original's request id once computed (reqIDSet): the
+	// hold's check and the proposal use the one computed first
+	// (jetstream_meta_reqid.go requestID).
+	reqID    string
+	reqIDSet bool
 }
 
 // detached is a copy of r that owns its subject, reply, header and body:

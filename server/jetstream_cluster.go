@@ -140,6 +140,9 @@ type jsCluster struct {
 	// recent: the stream writes this server's clients sent lately
 	// (jetstream_meta_repeat.go).
 	recent recentWrites
+	// holdWake is closed when the meta leader or a peer's health changes,
+	// made only while a held request waits (jetstream_meta_hold_wake.go).
+	holdWake chan struct{}
 }
 
 // streamsChangedLocked wakes everyone waiting for an assignment change.
@@ -395,7 +398,8 @@ func startOf(replaying bool) replicaStart {
 	return startCreated
 }
 
-func (m *metaSM) leaderChanged(raft.SoftState) {}
+// leaderChanged wakes the held meta requests (jetstream_meta_hold_wake.go).
+func (m *metaSM) leaderChanged(raft.SoftState) { m.jc.wakeHolds() }
 
 // noteTerm notes an applied entry's term: one past the bootstrap's was
 // written by an elected leader, so the cluster has run (Server.metaHeld).

@@ -55,8 +55,6 @@ var metaHoldFor = 4 * time.Second
 // another follows (only the first answer is handed on).
 var metaResendEvery = 500 * time.Millisecond
 
-const metaHoldPoll = 20 * time.Millisecond
-
 // metaHold is clusteredDispatch's answer "nothing now; maybe a copy to
 // the next leader": lead is the leader believed in, epoch its server's
 // route incarnation.
@@ -115,49 +113,67 @@ func (r *apiRequest) holdMeta(h *metaHold) {
 // metaAnswer is an answer to a held request's copy.
 type metaAnswer struct{ hdr, msg []byte }
 
+// testHookMetaHoldPass is told of each look a held request takes.
+var testHookMetaHoldPass func(s *Server)
+
+// runMetaHold waits, woken by the changes it looks for
+// (jetstream_meta_hold_wake.go), its deadline, the copy's resend time or
+// an answer, for the leader believed in to go and another to take the
+// request's copy.
 func (r *apiRequest) runMetaHold(h *metaHold, seen <-chan struct{}) {
 	jc, s, acc := r.jsa.js.cluster, r.jsa.js.srv, r.jsa.acc
 	deadline := s.clock.Now().Add(metaHoldFor)
-	tick := s.clock.NewTicker(metaHoldPoll)
-	defer tick.Stop()
 	var got chan metaAnswer // non-nil once a copy went out
 	var lastSent time.Time
 	var inbox string
 	for {
+		wake := jc.holdWakeChan() // before the look: a change after it closes wake
+		if testHookMetaHoldPass != nil {
+			testHookMetaHoldPass(s)
+		}
+		now := s.clock.Now()
+		if now.After(deadline) {
+			return
+		}
+		if (got == nil || now.Sub(lastSent) >= metaResendEvery) && r.metaHoldGone(h) && jc.metaTarget(h) {
+			if got == nil {
+				var sub *subscription
+				if got, sub, inbox = r.metaCopyInbox(); got == nil {
+					return
+				}
+				defer acc.unsubscribe(sub)
+			}
+			lastSent = now
+			if h.write {
+				r.sendMetaCopy(inbox) // jetstream_meta_copy.go
+			} else {
+				s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
+			}
+		}
+		next := deadline
+		if got != nil && lastSent.Add(metaResendEvery).Before(next) {
+			next = lastSent.Add(metaResendEvery) // a leader not ready yet dropped it
+		}
+		t := s.clock.NewTimer(next.Sub(now) + time.Millisecond)
 		select {
 		case <-seen:
+			t.Stop()
 			return
 		case <-s.quit:
+			t.Stop()
 			return
 		case a := <-got:
+			t.Stop()
 			select {
 			case <-seen: // the original's answer passed first
 			default:
 				s.deliver(nil, acc, r.reply, "", a.hdr, a.msg)
 			}
 			return
-		case <-tick.C():
+		case <-wake:
+		case <-t.C():
 		}
-		now := s.clock.Now()
-		if now.After(deadline) {
-			return
-		}
-		if !r.metaHoldGone(h) || !jc.metaTarget(h) || now.Sub(lastSent) < metaResendEvery {
-			continue
-		}
-		if got == nil {
-			var sub *subscription
-			if got, sub, inbox = r.metaCopyInbox(); got == nil {
-				return
-			}
-			defer acc.unsubscribe(sub)
-		}
-		lastSent = now
-		if h.write {
-			r.sendMetaCopy(inbox) // jetstream_meta_copy.go
-		} else {
-			s.deliver(nil, acc, jsAPIPrefix+r.subject, inbox, r.hdr, r.body)
-		}
+		t.Stop()
 	}
 }
 

@@ -115,10 +115,26 @@ func metaReqID(account, reply, subject string, body []byte) string {
 
 // requestID is the id r's meta entry carries: a copy's was set from the
 // original's reply subject; an original's comes from its own. None while
-// a connected meta peer is older (it would not skip duplicates).
+// a meta peer is older (it would not skip duplicates). It is computed
+// once per request: a write from a client of the meta leader asks for it
+// to check for a repeat and again to propose, a held one to check and to
+// hold, and both must agree (the gate may change in between).
 func (r *apiRequest) requestID() string {
 	if r.metaID != "" {
 		return r.metaID
+	}
+	if !r.reqIDSet {
+		r.reqID, r.reqIDSet = r.computeRequestID(), true
+	}
+	return r.reqID
+}
+
+// testHookRequestID is told of every request id computed for an original.
+var testHookRequestID func(s *Server)
+
+func (r *apiRequest) computeRequestID() string {
+	if testHookRequestID != nil {
+		testHookRequestID(r.jsa.js.srv)
 	}
 	if r.reply == "" || !r.jsa.js.cluster.metaIDsSupported() {
 		return ""

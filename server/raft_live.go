@@ -81,6 +81,7 @@ func (s *Server) checkLiveness(ping bool) {
 	}
 	s.raftLive.Store(&v)
 	s.wakeRaftGroups()
+	s.livenessChanged() // held meta requests (jetstream_meta_hold_wake.go)
 }
 
 // peerHealthOf is the health of the server at the end of route r.
