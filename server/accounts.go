@@ -28,6 +28,9 @@ type subscription struct {
 	// localOnly: interest this server does not announce to its routes
 	// (subscribeLocalOnly).
 	localOnly bool
+	// routeOrigin: an internal subscriber told which route brought a
+	// routed message (subscribeInternalRouteOrigin).
+	routeOrigin bool
 }
 
 // Account is an isolated subject space with its own users.
@@ -86,6 +89,19 @@ func (a *Account) subscribeInternalAfterRoutes(subject string, cb msgHandler) (*
 // to the routes.
 func (a *Account) subscribeLocalOnly(subject string, cb msgHandler) (*subscription, error) {
 	sub := &subscription{icb: cb, subject: subject, sid: "internal", localOnly: true}
+	if err := a.insertSub(sub); err != nil {
+		return nil, err
+	}
+	return sub, nil
+}
+
+// subscribeInternalRouteOrigin is subscribeInternal for a callback that
+// must know where a message came from: c is the route's connection for a
+// message routed here, the publishing client for a client's publish here
+// and nil for this server's own publishes (other internal subscribers get
+// nil for routed messages too).
+func (a *Account) subscribeInternalRouteOrigin(subject string, cb msgHandler) (*subscription, error) {
+	sub := &subscription{icb: cb, subject: subject, sid: "internal", routeOrigin: true}
 	if err := a.insertSub(sub); err != nil {
 		return nil, err
 	}

@@ -34,6 +34,9 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 		c.pubPermissionViolation(subj)
 		return nil
 	}
+	if c.clusterOnlyPub(subj, bytesToString(reply)) { // cluster_only.go
+		return nil
+	}
 	var h []byte
 	if hdr > 0 {
 		h, msg = msg[:hdr], msg[hdr:]

@@ -87,8 +87,16 @@ func (a *Account) AddStreamImport(from *Account, subject, prefix string) error {
 	}
 	si := &streamImport{from: from, subject: subject, prefix: prefix}
 	sub, err := from.subscribeInternal(subject, "", func(_ *subscription, c *client, _ *Account, subj, reply string, hdr, msg []byte) {
+		if clusterOnlySubject(subj) || clusterOnlySubject(reply) {
+			a.srv.refuseClusterOnly("a stream import of account "+a.Name, subj) // cluster_only.go
+			return
+		}
 		if si.prefix != "" {
 			subj = si.prefix + "." + subj
+		}
+		if clusterOnlySubject(subj) {
+			a.srv.refuseClusterOnly("a stream import of account "+a.Name, subj)
+			return
 		}
 		a.srv.deliver(c, a, subj, reply, hdr, msg)
 	})
@@ -144,6 +152,10 @@ func (a *Account) AddServiceImport(destination *Account, to, from string) error 
 
 func (si *serviceImport) forward(a *Account, c *client, subject, reply string, hdr, msg []byte) {
 	remote := si.mapping.apply(subject)
+	if clusterOnlySubject(remote) {
+		a.srv.refuseClusterOnly("a service import of account "+a.Name, remote) // cluster_only.go
+		return
+	}
 	mapped := ""
 	if reply != "" {
 		mapped = si.prefix + nuid.Next()

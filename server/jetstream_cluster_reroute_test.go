@@ -216,7 +216,7 @@ func TestRouteQueueRerouteMode(t *testing.T) {
 		if err := acc.insertSub(sub); err != nil {
 			t.Fatal(err)
 		}
-		s.deliverRouted(acc, "q.x", "_INBOX.r", tc.mode, []string{"g"}, nil, []byte("hi"))
+		s.deliverRouted(nil, acc, "q.x", "_INBOX.r", tc.mode, []string{"g"}, nil, []byte("hi"))
 		chunks, _ := peer.c.out.take()
 		if got := string(bytes.TrimSuffix(bytes.Join(chunks, nil), []byte("\r\n"))); got != tc.want {
 			t.Errorf("proto %d, mode %c: sent %q, want %q", tc.proto, tc.mode, got, tc.want)

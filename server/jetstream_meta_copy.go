@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -54,8 +56,13 @@ func (r *apiRequest) sendMetaCopy(inbox string) {
 }
 
 // metaCopied runs a copy on the meta leader (the others ignore it; the
-// holding server sends another to the next leader).
-func (jc *jsCluster) metaCopied(_ *subscription, _ *client, _ *Account, _, _ string, _, msg []byte) {
+// holding server sends another to the next leader). Only the cluster's
+// own copies run: c tells where it came from (cluster_only.go).
+func (jc *jsCluster) metaCopied(_ *subscription, c *client, _ *Account, _, _ string, _, msg []byte) {
+	if from, ok := jc.copyFromCluster(c); !ok {
+		jc.js.srv.refuseClusterOnly(from, metaCopySubject)
+		return
+	}
 	if !jc.isMetaLeader() {
 		return
 	}
@@ -102,4 +109,25 @@ func (r *apiRequest) answerApplied(prefix string) bool {
 	req.Config.Name = r.streamName(prefix)
 	go jc.respondRecorded(op, r.reply, rec.Err, req)
 	return true
+}
+
+// copyFromCluster reports whether a copy that came by c (nil: published
+// by this server) is the cluster's own: this server's, or routed from a
+// meta peer that keeps its clients off metaCopySubject. from names the
+// sender otherwise.
+func (jc *jsCluster) copyFromCluster(c *client) (from string, ok bool) {
+	switch {
+	case c == nil:
+		return "", true
+	case c.route == nil: // a client's publish (refused before it got here)
+		return c.String(), false
+	}
+	rem := &c.route.remote
+	jc.mu.Lock()
+	peer := slices.Contains(jc.peers, rem.Name)
+	jc.mu.Unlock()
+	if !peer || rem.Proto < routeProtoClusterOnly {
+		return fmt.Sprintf("the route of %s (route protocol %d, meta peer: %v)", rem.Name, rem.Proto, peer), false
+	}
+	return "", true
 }

@@ -61,8 +61,15 @@ import (
 // cluster share (routeProtoGroupNames). Version 9 adds none: the server
 // skips a meta entry whose request id it applied already and runs copies
 // of held stream writes sent on $JSC.MCOPY (routeProtoMetaIDs,
-// jetstream_meta_reqid.go).
-const routeProto = 9
+// jetstream_meta_reqid.go). Version 10 adds none: the server keeps its
+// clients (and imports) off the cluster-only subject $JSC.MCOPY, so a
+// copy routed from it is its own; a copy routed from an older peer is
+// dropped (routeProtoClusterOnly, cluster_only.go).
+const routeProto = 10
+
+// routeProtoClusterOnly is the first version that keeps clients off the
+// cluster-only subjects.
+const routeProtoClusterOnly = 10
 
 // routeProtoGroupNames is the first version with unambiguous group names.
 const routeProtoGroupNames = 8

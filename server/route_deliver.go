@@ -24,8 +24,10 @@ const routeProtoQueueReroute = 7
 // deliverRouted hands a routed message to this server's subscribers:
 // plain ones in modes 1 and 2 (2 comes only from peers older than route
 // protocol 7: a plain copy re-routed), one member of each listed queue
-// group. hdr and msg are views of the route's read buffer.
-func (s *Server) deliverRouted(acc *Account, subject, reply string, mode byte, queues []string, hdr, msg []byte) {
+// group. hdr and msg are views of the route's read buffer; from is the
+// route's connection, given to internal subscribers that ask for it
+// (subscribeInternalRouteOrigin).
+func (s *Server) deliverRouted(from *client, acc *Account, subject, reply string, mode byte, queues []string, hdr, msg []byte) {
 	if len(hdr) == 0 {
 		hdr = nil
 	}
@@ -33,7 +35,11 @@ func (s *Server) deliverRouted(acc *Account, subject, reply string, mode byte, q
 	shown, shownReply := splitShownSubject(subject, reply)
 	if mode == '1' || mode == '2' {
 		for _, sub := range res.Plain {
-			if sub.route == nil {
+			switch {
+			case sub.route != nil:
+			case sub.routeOrigin:
+				s.callInternal(sub, from, acc, shown, shownReply, hdr, msg)
+			default:
 				s.deliverTo(nil, nil, acc, sub, shown, shownReply, hdr, msg)
 			}
 		}

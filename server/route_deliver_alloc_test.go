@@ -21,7 +21,7 @@ func TestRoutedIngestCopyAllocatesNothing(t *testing.T) {
 	}
 	defer acc.unsubscribe(sub)
 	queues, payload := []string{streamIngestQueue}, []byte("hi")
-	deliver := func() { s.deliverRouted(acc, "in.x", "", '0', queues, nil, payload) }
+	deliver := func() { s.deliverRouted(nil, acc, "in.x", "", '0', queues, nil, payload) }
 	for range 3 { // the subject's match is cached by now (admitted on a repeated miss)
 		deliver()
 	}

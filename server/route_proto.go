@@ -90,7 +90,7 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 		return buf, nil
 	}
 	msg := buf[:size]
-	s.deliverRouted(acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
+	s.deliverRouted(r.c, acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
 	return buf, nil
 }
 

@@ -64,6 +64,7 @@ type Server struct {
 	quiesces      bool                         // raftQuiesces, fixed by NewServer (raft_live.go)
 	asides        atomic.Int64                 // stepdowns waiting for their outcome (jetstream_stepdown.go)
 	clock         clock.Clock                  // JetStream's and raft's (Options.clock; clock.Real by default)
+	clusterOnly   clusterOnlyGuard             // refused messages to cluster-only subjects (cluster_only.go)
 }
 
 type serverStats struct {

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// Cluster-only subjects: subjects that only the servers themselves publish
+// on, because what arrives there is acted on as the cluster's own word. The
+// one so far is metaCopySubject ($JSC.MCOPY, jetstream_meta_copy.go): a
+// copy names any account and runs a stream create, update or delete for it
+// with another request's id. The system account's permissions do not make
+// a publisher trusted there: no client connection may publish on it (or
+// name it as a reply subject), whatever its account and permissions; no
+// import may carry a message to or from it; and a copy is run only when
+// this server published it (no connection: c == nil) or it came over a
+// route from a meta peer whose route protocol keeps the subject to the
+// cluster (routeProtoClusterOnly): an older peer would relay its clients'
+// publishes there. A refused message is dropped and counted, and logged
+// at most once a minute.
+//
+// nats-server, for comparison, refuses a client's publish to $NRG. (its
+// raft subjects) only outside the system account, and leaves $JSC. to the
+// system account's permissions: a system user may publish anything there.
+// Tern's raft traffic is a route operation (RAFT), not a subject, so no
+// client can reach it at all; its other $JSC. subjects (leader
+// announcements and lists, stream info questions, resignation
+// acknowledgements, usage reports) stay open to system users, as in
+// nats-server.
+
+// clusterOnlySubject reports whether subject is one only servers publish.
+func clusterOnlySubject(subject string) bool { return subject == metaCopySubject }
+
+// clusterOnlyLogEvery spaces the log lines about refused publishes.
+const clusterOnlyLogEvery = time.Minute
+
+// clusterOnlyGuard counts the refused messages (Server.clusterOnly).
+type clusterOnlyGuard struct {
+	refused  atomic.Int64
+	loggedAt atomic.Int64 // server clock, ns, of the last log line
+}
+
+// refuseClusterOnly counts a message to a cluster-only subject that did
+// not come from the cluster, logging it unless it logged one lately.
+func (s *Server) refuseClusterOnly(from, subject string) {
+	n := s.clusterOnly.refused.Add(1)
+	now := s.clock.Now().UnixNano()
+	last := s.clusterOnly.loggedAt.Load()
+	if last != 0 && now-last < int64(clusterOnlyLogEvery) || !s.clusterOnly.loggedAt.CompareAndSwap(last, now) {
+		return
+	}
+	s.Warnf("Dropped a message to cluster-only subject %q from %s (%d dropped since start; logged at most once a minute)", subject, from, n)
+}
+
+// filtersClusterOnly reports whether this server keeps its clients off
+// the cluster-only subjects: a test that makes it look older than
+// routeProtoClusterOnly (Options.routeProto) turns it off, as an older
+// server does not.
+func (s *Server) filtersClusterOnly() bool {
+	own := s.getOpts().routeProto
+	return own == 0 || own >= routeProtoClusterOnly
+}
+
+// clusterOnlyPub reports whether a client's publish to subject with reply
+// is refused (and answers it as a permissions violation).
+func (c *client) clusterOnlyPub(subject, reply string) bool {
+	bad := subject
+	if !clusterOnlySubject(bad) {
+		if bad = reply; !clusterOnlySubject(bad) {
+			return false
+		}
+	}
+	if !c.srv.filtersClusterOnly() {
+		return false
+	}
+	c.srv.refuseClusterOnly(c.String(), bad)
+	c.sendErr(fmt.Sprintf("Permissions Violation for Publish to %q", bad))
+	return true
+}
