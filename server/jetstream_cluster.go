@@ -140,6 +140,9 @@ type jsCluster struct {
 	// recent: the stream writes this server's clients sent lately
 	// (jetstream_meta_repeat.go).
 	recent recentWrites
+	// protos: the route protocol each peer last advertised, kept on disk
+	// (jetstream_meta_protos.go).
+	protos peerProtos
 	// holdWake is closed when the meta leader or a peer's health changes,
 	// made only while a held request waits (jetstream_meta_hold_wake.go).
 	holdWake chan struct{}
@@ -169,6 +172,7 @@ func (js *jetStream) startJetStreamCluster() {
 	// Transfers a previous run was receiving are of no use now.
 	js.fs.RemoveAll(filepath.Join(js.storeDir, "_raft_", spoolDirName))
 	jc := js.cluster
+	jc.loadPeerProtos() // after the route hook is set (jetstream_meta_protos.go)
 	if sys := s.SystemAccount(); sys != nil {
 		_, _ = sys.subscribeInternal("$JSC.LEADER.>", "", jc.leaderAnnounced)
 		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -398,6 +399,13 @@ func (s *Server) routeProtoSeen(name string) int {
 	s.routes.mu.Lock()
 	defer s.routes.mu.Unlock()
 	return s.routes.protoSeen[name]
+}
+
+// routeProtosSeen is routeProtoSeen for every peer heard since this start.
+func (s *Server) routeProtosSeen() map[string]int {
+	s.routes.mu.Lock()
+	defer s.routes.mu.Unlock()
+	return maps.Clone(s.routes.protoSeen)
 }
 
 func (r *apiRequest) clusterStreamDelete() any {

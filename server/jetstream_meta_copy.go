@@ -83,6 +83,12 @@ func (jc *jsCluster) metaCopied(_ *subscription, c *client, _ *Account, _, _ str
 		if r.answerApplied(route.prefix) {
 			return
 		}
+		if !jc.metaIDsSupported() {
+			// An older peer connected since the copy's server held the
+			// write: it would apply the copy's entry even where its id
+			// was applied. The client times out, as with nats-server.
+			return
+		}
 		defer r.recoverPanic()
 		if resp := route.handler(r); resp != nil {
 			r.respond(nil, route.typ, resp)

@@ -165,3 +165,32 @@ func TestJetStreamClusterMetaCopyNotFromOlderRoute(t *testing.T) {
 		}
 	})
 }
+
+// A copy reaching the meta leader while a meta peer of an older route
+// protocol is connected is not run: its entry would carry the original's
+// id, which that peer does not apply (it would apply the copy again where
+// the others skip it). The holding server checked when it held the write;
+// the older peer may have connected since.
+func TestJetStreamClusterMetaCopyNotRunWithOlderPeer(t *testing.T) {
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if i == 2 {
+			o.routeProto = routeProtoMetaIDs - 1
+		}
+	})
+	old := c.servers[2]
+	waitFor(t, 10*time.Second, "a meta leader other than the older server", func() bool {
+		if ml := c.waitMetaLeader(); ml == old {
+			c.stepDownMeta()
+			return false
+		}
+		return true
+	})
+	ml := c.waitMetaLeader()
+	body := mustJSON(t, metaCopy{Account: globalAccountName, Subject: "STREAM.CREATE.OLDC", Orig: "_INBOX.orig",
+		Reply: nats.NewInbox(), Body: mustJSON(t, jetstream.StreamConfig{Name: "OLDC", Subjects: []string{"oldc"}})})
+	ml.deliver(nil, ml.SystemAccount(), metaCopySubject, "", nil, body) // as a holding server sends it
+	jc := ml.js.Load().cluster
+	neverWithin(t, time.Second, "a copy ran with an older meta peer", func() bool {
+		return jc.assignment(globalAccountName, "OLDC") != nil
+	})
+}

@@ -143,10 +143,10 @@ func (r *apiRequest) computeRequestID() string {
 }
 
 // metaIDsSupported reports whether every meta peer applies request ids:
-// each advertised route protocol 9 or later when it last connected. A
-// peer not heard since this server started, or older when last heard,
-// counts as older even while its route is down: it would apply a copy
-// that the others skip when it catches up.
+// each advertised route protocol 9 or later when it last connected (in
+// this run, or an earlier one: jetstream_meta_protos.go). A peer never
+// heard, or older when last heard, counts as older even while its route
+// is down: it would apply a copy that the others skip when it catches up.
 func (jc *jsCluster) metaIDsSupported() bool {
 	if own := jc.js.srv.getOpts().routeProto; own != 0 && own < routeProtoMetaIDs {
 		return false // a test's stand-in for an older server
@@ -155,7 +155,7 @@ func (jc *jsCluster) metaIDsSupported() bool {
 	peers := slices.Clone(jc.peers)
 	jc.mu.Unlock()
 	for _, p := range peers {
-		if v := jc.js.srv.routeProtoSeen(p); v < routeProtoMetaIDs {
+		if v := jc.metaPeerProto(p); v < routeProtoMetaIDs {
 			return false
 		}
 	}

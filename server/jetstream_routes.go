@@ -4,7 +4,7 @@ package server
 // JetStream starts.
 
 func (s *Server) registerJetStreamRouteHooks() {
-	s.routeHooks.Store(&routeHooks{unserved: s.unservedStreamPublish, serverGone: s.streamServerGone})
+	s.routeHooks.Store(&routeHooks{unserved: s.unservedStreamPublish, serverGone: s.streamServerGone, peerProto: s.peerProtoHeard})
 }
 
 // streamIngestQueue is the queue group a replicated stream's leader
@@ -52,5 +52,13 @@ func (s *Server) unservedStreamPublish(acc *Account, subject, reply, queue strin
 func (s *Server) streamServerGone(name string) {
 	if js := s.js.Load(); js != nil && js.cluster != nil {
 		js.cluster.leaders.dropServer(name)
+	}
+}
+
+// peerProtoHeard keeps the route protocol a peer advertised
+// (jetstream_meta_protos.go).
+func (s *Server) peerProtoHeard(name string, proto int) {
+	if js := s.js.Load(); js != nil && js.cluster != nil {
+		js.cluster.notePeerProto(name, proto)
 	}
 }

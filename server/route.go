@@ -328,6 +328,9 @@ func (s *Server) runRoute(nc net.Conn, solicited bool, u *url.URL) (string, erro
 		}
 		return r.remote.ID, err
 	}
+	if h := s.routeHooks.Load(); h != nil && h.peerProto != nil {
+		h.peerProto(r.remote.Name, r.remote.Proto)
+	}
 	s.wg.Add(2)
 	go r.c.writeLoop()
 	go func() { defer s.wg.Done(); s.pingRoute(r) }()

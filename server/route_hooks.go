@@ -14,4 +14,7 @@ type routeHooks struct {
 	unserved func(acc *Account, subject, reply, queue string, hdr, msg []byte)
 	// serverGone: the last route to the named server was removed.
 	serverGone func(name string)
+	// peerProto: a route to the named server registered, which advertised
+	// route protocol proto (Server.routeProtoSeen is updated first).
+	peerProto func(name string, proto int)
 }
