@@ -62,8 +62,9 @@ func (s *Server) filtersClusterOnly() bool {
 	return own == 0 || own >= routeProtoClusterOnly
 }
 
-// clusterOnlyPub reports whether a client's publish to subject with reply
-// is refused (and answers it as a permissions violation).
+// clusterOnlyPub reports whether a client's publish to subject with reply,
+// one of them cluster-only, is refused (and answers it as a permissions
+// violation).
 func (c *client) clusterOnlyPub(subject, reply string) bool {
 	bad := subject
 	if !clusterOnlySubject(bad) {

@@ -34,8 +34,8 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 		c.pubPermissionViolation(subj)
 		return nil
 	}
-	if c.clusterOnlyPub(subj, bytesToString(reply)) { // cluster_only.go
-		return nil
+	if (clusterOnlySubject(subj) || clusterOnlySubject(bytesToString(reply))) && c.clusterOnlyPub(subj, bytesToString(reply)) {
+		return nil // cluster_only.go
 	}
 	var h []byte
 	if hdr > 0 {
