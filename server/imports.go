@@ -87,15 +87,12 @@ func (a *Account) AddStreamImport(from *Account, subject, prefix string) error {
 	}
 	si := &streamImport{from: from, subject: subject, prefix: prefix}
 	sub, err := from.subscribeInternal(subject, "", func(_ *subscription, c *client, _ *Account, subj, reply string, hdr, msg []byte) {
-		if clusterOnlySubject(subj) || clusterOnlySubject(reply) {
-			a.srv.refuseClusterOnly("a stream import of account "+a.Name, subj) // cluster_only.go
-			return
-		}
+		from := subj
 		if si.prefix != "" {
 			subj = si.prefix + "." + subj
 		}
-		if clusterOnlySubject(subj) {
-			a.srv.refuseClusterOnly("a stream import of account "+a.Name, subj)
+		if clusterOnlySubject(from) || clusterOnlySubject(subj) || clusterOnlySubject(reply) {
+			a.srv.refuseClusterOnly("a stream import of account "+a.Name, from) // cluster_only.go
 			return
 		}
 		a.srv.deliver(c, a, subj, reply, hdr, msg)
