@@ -139,6 +139,9 @@ func (s *Server) jsAccounts(o *Options) []*Account {
 }
 
 func (js *jetStream) enableAccount(acc *Account) error {
+	if acc == js.srv.SystemAccount() {
+		return errSystemJetStream // opts_validate.go
+	}
 	jsa := &jsAccount{js: js, acc: acc, dir: filepath.Join(js.storeDir, acc.Name, "streams"), streams: map[string]*stream{}}
 	if err := vfs.MkdirAllSynced(js.fs, jsa.dir, 0o750); err != nil {
 		return err

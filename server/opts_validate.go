@@ -40,3 +40,26 @@ func validateLimits(o *Options) error {
 	}
 	return nil
 }
+
+// validateSystemJetStream refuses JetStream for the system account, as
+// nats-server does: what a server publishes there is the cluster's own
+// word (cluster_only.go), and a system user's stream would have the
+// server publish what it stored, on subjects it chose (a push consumer's
+// deliver subject), as the server.
+func validateSystemJetStream(o *Options) error {
+	if !o.JetStream || o.NoSystemAccount {
+		return nil
+	}
+	sys := o.SystemAccount
+	if sys == "" {
+		sys = DEFAULT_SYSTEM_ACCOUNT
+	}
+	for _, a := range o.Accounts {
+		if a.Name == sys && a.jetstream {
+			return errSystemJetStream
+		}
+	}
+	return nil
+}
+
+var errSystemJetStream = fmt.Errorf("jetstream can not be enabled on the system account")

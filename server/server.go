@@ -122,6 +122,9 @@ func validateOptions(o *Options) error {
 	if err := validateTLS(o); err != nil {
 		return err
 	}
+	if err := validateSystemJetStream(o); err != nil {
+		return err
+	}
 	if o.MaxPayload > 64*1024*1024 {
 		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
 	}
