@@ -151,9 +151,9 @@ func (r *apiRequest) runMetaHold(h *metaHold, seen <-chan struct{}) {
 			}
 		}
 		next := deadline
-		if got != nil && lastSent.Add(metaResendEvery).Before(next) {
-			next = lastSent.Add(metaResendEvery) // a leader not ready yet dropped it
-		}
+		if resend := lastSent.Add(metaResendEvery); got != nil && resend.After(now) && resend.Before(next) {
+			next = resend // a leader not ready yet dropped it
+		} // a resend due but no target: the change that makes one wakes it
 		t := s.clock.NewTimer(next.Sub(now) + time.Millisecond)
 		select {
 		case <-seen:
