@@ -18,7 +18,11 @@ import (
 // route from a meta peer whose route protocol keeps the subject to the
 // cluster (routeProtoClusterOnly): an older peer would relay its clients'
 // publishes there. A refused message is dropped and counted, and logged
-// at most once a minute.
+// at most once a minute. "This server published it" holds only because
+// the server publishes nothing a client wrote on a subject a client chose
+// in the system account: JetStream, whose consumers do (a push consumer's
+// deliver subject), cannot be enabled there (opts_validate.go
+// validateSystemJetStream, as in nats-server).
 //
 // nats-server, for comparison, refuses a client's publish to $NRG. (its
 // raft subjects) only outside the system account, and leaves $JSC. to the
