@@ -89,6 +89,12 @@ func (s *Server) routeMsg(r *route, op *routeproto.Op, buf []byte) ([]byte, erro
 	if acc == nil {
 		return buf, nil
 	}
+	if clusterOnlySubject(reply) {
+		// An older peer's client named it (a newer peer refuses that):
+		// a responder here would answer there as this server.
+		s.refuseClusterOnly("the route of "+r.remote.Name+" (as a reply subject)", reply) // cluster_only.go
+		return buf, nil
+	}
 	msg := buf[:size]
 	s.deliverRouted(r.c, acc, subject, reply, mode, queues, msg[:hdrLen], msg[hdrLen:])
 	return buf, nil
