@@ -26,6 +26,11 @@ type JSInfo struct {
 	// asleep (quiescent: no ticks, no heartbeats); Tern only.
 	RaftGroups      int `json:"raft_groups,omitempty"`
 	RaftGroupsQuiet int `json:"raft_groups_quiescent,omitempty"`
+	// RaftSent and RaftReceived count the raft messages sent and received
+	// over routes since the start, by type, with ?raft=true only; Tern
+	// only (raft_msgcount.go).
+	RaftSent     map[string]uint64 `json:"raft_sent,omitempty"`
+	RaftReceived map[string]uint64 `json:"raft_received,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and
 	// FileReopens how often a file it closed was opened again; Tern only.
@@ -121,6 +126,9 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 		}
 	}
 	info.RaftGroups, info.RaftGroupsQuiet = s.raftGroupsAsleep()
+	if raft {
+		info.RaftSent, info.RaftReceived = byName(&s.raft.msgs.sent), byName(&s.raft.msgs.recv)
+	}
 	info.StoresBroken = int(js.brokenStores.Load())
 	info.RaftGroupsHalted = s.haltedGroups()
 	info.RestartsFailed = js.restartsFailedNow()

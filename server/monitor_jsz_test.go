@@ -78,6 +78,21 @@ func TestMonitorJszStreamsLeader(t *testing.T) {
 	if plain.StreamsLeader != 0 || plain.Streams != n {
 		t.Fatalf("plain /jsz: streams %d streams_leader %d", plain.Streams, plain.StreamsLeader)
 	}
+	// ?raft=true also counts the raft messages by type; each heartbeat
+	// or append one server sent another received (plain /jsz: none).
+	if plain.RaftSent != nil || plain.RaftReceived != nil {
+		t.Fatalf("plain /jsz counts raft messages: %v %v", plain.RaftSent, plain.RaftReceived)
+	}
+	waitFor(t, 10*time.Second, "raft messages counted", func() bool {
+		sent, recv := uint64(0), uint64(0)
+		for _, s := range c.servers {
+			var jsz JSInfo
+			httpJSON(t, s, "/jsz?raft=true", &jsz)
+			sent += jsz.RaftSent["App"] + jsz.RaftSent["Heartbeat"]
+			recv += jsz.RaftReceived["App"] + jsz.RaftReceived["Heartbeat"]
+		}
+		return sent > 0 && recv > 0
+	})
 	var victim *Server
 	for _, s := range c.servers {
 		var jsz JSInfo

@@ -153,6 +153,7 @@ type raftGroups struct {
 	// notRunning counts the messages that came for such groups.
 	early      earlyMail
 	notRunning atomic.Uint64
+	msgs       raftMsgCounts // raft_msgcount.go
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -828,6 +829,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		copy(full[start:32], h)
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
+		t.s.raft.msgs.noteSent(msgs[i].Type)
 		lattrace.Mark("send", int(msgs[i].Type)*1000+len(msgs[i].Entries))
 		if cap(t.buf) > 256<<10 {
 			t.buf = nil // do not keep a snapshot-sized buffer
@@ -881,6 +883,7 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 		return nil // not (yet) a member here: kept a moment if small
 	}
 	lattrace.Mark("raft.recv", int(m.Type)*1000+len(m.Entries))
+	s.raft.msgs.noteRecv(m.Type)
 	g.inbox.push(m) // full: dropped, raft retries
 	return nil
 }

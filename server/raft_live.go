@@ -10,8 +10,9 @@ import (
 // idle group stops ticking and heartbeating; whether the servers of its
 // members are alive is then known once per pair of servers, not per
 // group: every raftLivePingEvery the raft clock PINGs each route, and a
-// peer is live while its route is up and a PING or PONG came from it
-// within raftLiveTimeout.
+// peer is live while its route is up and anything came from it within
+// raftLiveTimeout (its PONGs when idle; when busy its PONGs queue behind
+// its raft traffic, which shows it alive as well: route_proto.go).
 // When the view changes (a route went or came, pings stopped or resumed,
 // a peer reconnected), every group is told (Node.LivenessChanged): quiet
 // followers whose leader's server died elect, quiet leaders reach a peer

@@ -16,20 +16,26 @@ import (
 // malformed operation (internal/routeproto) closes the route.
 func (s *Server) routeReadLoop(r *route) error {
 	var payload []byte
-	var armed time.Time
 	var op routeproto.Op
 	lim := s.routeLimits(r)
 	defer r.frags.abortAll() // spool files of transfers the route cut short
+	armed := time.Now()
+	_ = r.c.nc.SetReadDeadline(armed.Add(3 * routePingInterval))
 	for {
-		// A peer that sends nothing (not even PONGs to our PINGs) for three
-		// ping intervals is gone: the read times out and the route closes.
-		if now := time.Now(); now.Sub(armed) > routePingInterval/2 {
-			_ = r.c.nc.SetReadDeadline(now.Add(3 * routePingInterval))
-			armed = now
-		}
 		line, err := r.br.ReadSlice('\n')
 		if err != nil {
 			return err
+		}
+		// Whatever the peer sends shows it alive (node liveness,
+		// raft_live.go): not only its PINGs and PONGs, which queue behind
+		// its raft traffic. A peer that sends nothing (not even PONGs to
+		// our PINGs) for three ping intervals is gone: the read times out
+		// and the route closes.
+		now := time.Now()
+		r.heard.Store(now.UnixNano())
+		if now.Sub(armed) > routePingInterval/2 {
+			_ = r.c.nc.SetReadDeadline(now.Add(3 * routePingInterval))
+			armed = now
 		}
 		lattrace.Mark("route.line", r.br.Buffered())
 		if err := routeproto.Parse(line, &lim, &op); err != nil {
@@ -45,10 +51,8 @@ func (s *Server) routeReadLoop(r *route) error {
 		case routeproto.Unsub:
 			err = s.routeSub(r, &op, false)
 		case routeproto.Ping:
-			r.heard.Store(time.Now().UnixNano()) // node liveness (raft_live.go)
 			r.c.queueProto(pongProto)
 		case routeproto.Pong:
-			r.heard.Store(time.Now().UnixNano())
 		case routeproto.Info:
 			err = s.routeGossip(r, op.Arg)
 		case routeproto.Raft:

@@ -1,0 +1,39 @@
+package server
+
+import (
+	"sync/atomic"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+)
+
+// raftMsgCounts counts the raft messages this server sent and received
+// over routes, by type (/jsz?raft=true: raft_sent, raft_received): what
+// a restart or a kill costs in pre-votes, heartbeats and appends
+// (scripts/stream-scale prints the restarted server's counts until it is
+// back in every group).
+type raftMsgCounts struct {
+	sent, recv [16]atomic.Uint64
+}
+
+func (c *raftMsgCounts) noteSent(t raft.MessageType) {
+	if int(t) < len(c.sent) {
+		c.sent[t].Add(1)
+	}
+}
+
+func (c *raftMsgCounts) noteRecv(t raft.MessageType) {
+	if int(t) < len(c.recv) {
+		c.recv[t].Add(1)
+	}
+}
+
+// byName is counts by message type name, types never counted left out.
+func byName(counts *[16]atomic.Uint64) map[string]uint64 {
+	m := map[string]uint64{}
+	for t := range counts {
+		if n := counts[t].Load(); n > 0 {
+			m[raft.MessageType(t).String()] = n
+		}
+	}
+	return m
+}
