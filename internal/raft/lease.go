@@ -110,6 +110,6 @@ func (r *raft) leaseRead() (uint64, bool) {
 	if !r.leaseValid() || !r.committedInTerm() {
 		return 0, false
 	}
-	r.ls.idleTicks, r.ls.readInTerm = 0, true
+	r.ls.idleTicks = 0
 	return r.log.committed, true
 }

@@ -86,34 +86,15 @@ func (r *raft) maybeQuiesce() bool {
 }
 
 // idle reports whether nothing is under way in the leader's log: no
-// proposal or read for an election timeout (or none in the term of a
-// leader just elected), everything committed and applied, no read,
-// transfer or removed peer waiting.
+// proposal or read for an election timeout, everything committed and applied,
+// no read, transfer or removed peer waiting.
 func (r *raft) idle() bool {
 	ls, last := r.ls, r.log.lastIndex()
-	return (ls.idleTicks >= r.t.electionTimeout || r.justElected()) && ls.transferee == None &&
+	return ls.idleTicks >= r.t.electionTimeout && ls.transferee == None &&
 		len(ls.reads.pending) == 0 && !ls.reads.dirty && !ls.commitDirty && !ls.commitOwed &&
 		r.log.committed == last && r.log.applied == last &&
 		r.log.u.snap == nil && len(r.log.u.ents) == 0 &&
 		len(ls.ids) == len(r.conf.current())
-}
-
-// justElected reports whether the leader did nothing in its term but
-// commit its NoOp (no proposal, read or membership change): it quiesces
-// at its first heartbeat that finds the NoOp applied and held by every
-// live member, not an election timeout later. The election timeout of
-// idleness keeps a group with a trickle of writes from sleeping and
-// waking at each; a leader elected because its predecessor's server died
-// had none, and after a kill -9 with 10,000 streams the survivors' new
-// leaders and their followers otherwise ticked and exchanged 5 heartbeat
-// rounds each for that timeout (30 group wakes per election beside the
-// election's 8) while the dead server's other groups still waited for
-// theirs (issue 20). A proposal wakes it as it wakes any quiet leader.
-// The leader of term 1 (a new group) keeps the timeout: its creator
-// writes to it at once.
-func (r *raft) justElected() bool {
-	ls := r.ls
-	return !ls.firstTerm && !ls.readInTerm && r.log.lastIndex() == ls.noopIndex
 }
 
 // peersQuiet reports whether every member whose server is live knows

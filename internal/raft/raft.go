@@ -33,8 +33,7 @@ type leaderState struct {
 	reads       readQueue        // read requests awaiting a heartbeat round
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
-	idleTicks   int  // ticks since the leader last appended an entry or took a read
-	readInTerm  bool // it took a read in its term (quiesce.go justElected)
+	idleTicks   int // ticks since the leader last appended an entry or took a read
 	// firstTerm: the leader of term 1 (Config.LeadsFirstTerm), which took
 	// its term without hearing from anyone (quorumActive); graceRounds
 	// counts the check-quorum rounds it was granted so.

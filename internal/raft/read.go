@@ -56,7 +56,7 @@ func (r *raft) leaderRead(from ID, ctx []byte) error {
 	if len(q.pending) >= maxPendingReads {
 		return ErrProposalDropped
 	}
-	r.ls.idleTicks, r.ls.readInTerm = 0, true // see leaseRead
+	r.ls.idleTicks = 0 // see leaseRead
 	if index, ok := r.leaseRead(); ok {
 		r.answerRead(&readRequest{index: index, from: from, ctx: slices.Clone(ctx)})
 		return nil
