@@ -146,7 +146,13 @@ func (jc *jsCluster) balanceLeaders() int {
 	now := s.clock.Now()
 	leads, share := map[string]int{}, map[string]float64{}
 	var led []*streamAssignment
-	for _, r := range jc.replicatedAssignments() {
+	refs := jc.replicatedAssignments()
+	keys := make([]string, len(refs))
+	for i, r := range refs {
+		keys[i] = leaderKey(r.account, r.sa.Config.Name)
+	}
+	leaders := jc.leaders.getEach(keys, now)
+	for i, r := range refs {
 		sa := r.sa
 		n := 0
 		for _, p := range sa.Peers {
@@ -162,7 +168,7 @@ func (jc *jsCluster) balanceLeaders() int {
 				share[p] += 1 / float64(n)
 			}
 		}
-		if l := jc.leaders.get(leaderKey(r.account, sa.Config.Name), now); l != "" {
+		if l := leaders[i]; l != "" {
 			leads[l]++
 			if l == me {
 				led = append(led, sa)

@@ -214,6 +214,24 @@ func (lm *leaderMap) dropServer(name string) {
 func (lm *leaderMap) get(key string, now time.Time) string {
 	lm.mu.Lock()
 	defer lm.mu.Unlock()
+	return lm.getLocked(key, now)
+}
+
+// getEach is get of every key, under one lock: a balance round looks up
+// every stream, and taking the lock once per stream queued it behind the
+// thousands of groups that change leaders at once after a kill -9 (the
+// lock's waiters are handed it in turn; issue 20).
+func (lm *leaderMap) getEach(keys []string, now time.Time) []string {
+	out := make([]string, len(keys))
+	lm.mu.Lock()
+	defer lm.mu.Unlock()
+	for i, k := range keys {
+		out[i] = lm.getLocked(k, now)
+	}
+	return out
+}
+
+func (lm *leaderMap) getLocked(key string, now time.Time) string {
 	cur, ok := lm.m[key]
 	if !ok || cur.resigned || cur.term > 0 && !cur.held && now.Sub(cur.seen) > leaderForgetAfter {
 		return ""

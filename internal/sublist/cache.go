@@ -31,6 +31,7 @@ func (s *Sublist[T]) cacheStore(subject string, r *Result[T]) *Result[T] {
 		s.evict()
 	}
 	s.cache[subject] = r
+	s.cold.heads.add(subject)
 	return r
 }
 
@@ -42,13 +43,15 @@ func (s *Sublist[T]) evict() {
 			return
 		}
 		delete(s.cache, k)
+		s.cold.heads.drop(k)
 	}
 }
 
 // patchCache brings every cached Result that pattern matches up to date
 // after (pattern, queue, v) was inserted (add) or removed. Caller holds mu
 // for writing. A literal pattern can only affect its own cache entry;
-// a wildcard pattern requires a scan of the (bounded) cache.
+// a wildcard pattern requires a scan of the (bounded) cache, unless no
+// cached subject begins with its literal tokens (cache_heads.go).
 func (s *Sublist[T]) patchCache(pattern, queue string, v T, add bool) {
 	if !SubjectHasWildcard(pattern) {
 		if r, ok := s.cache[pattern]; ok {
@@ -61,7 +64,11 @@ func (s *Sublist[T]) patchCache(pattern, queue string, v T, add bool) {
 	// subscription, "$JS.API.DIRECT.GET.<stream>.>", is inserted on every
 	// server at every stream create).
 	lit := literalPrefix(pattern)
+	if !s.cold.heads.mayHold(lit) { // no cached subject begins with its literal tokens (cache_heads.go)
+		return
+	}
 	for subject, r := range s.cache {
+		s.cold.scanned++
 		if strings.HasPrefix(subject, lit) && MatchLiteral(subject, pattern) {
 			s.patchOne(subject, r, queue, v, add)
 		}
@@ -87,6 +94,7 @@ func (s *Sublist[T]) patchOne(subject string, r *Result[T], queue string, v T, a
 	switch {
 	case r.Len() >= maxPatch:
 		delete(s.cache, subject) // rebuilt in one go by the next Match
+		s.cold.heads.drop(subject)
 	case add:
 		s.cache[subject] = r.cloneWith(queue, v)
 	default:

@@ -1,6 +1,8 @@
 package sublist
 
 import (
+	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -64,6 +66,7 @@ func TestWildcardPatchKeepsCacheExact(t *testing.T) {
 			s.Match(lit)
 			s.Match(lit)
 		}
+		checkHeads(t, s)
 		fresh := New[int]()
 		mustInsert(t, fresh, live...)
 		for _, lit := range lits {
@@ -71,5 +74,73 @@ func TestWildcardPatchKeepsCacheExact(t *testing.T) {
 				t.Fatalf("step %d: Match(%q) = %v, want %v", step, lit, got, want)
 			}
 		}
+	}
+}
+
+// checkHeads fails unless s's heads count exactly the cached subjects.
+func checkHeads(t *testing.T, s *Sublist[int]) {
+	t.Helper()
+	want := cacheHeads{}
+	for subject := range s.cache {
+		want.add(subject)
+	}
+	if !maps.Equal(s.cold.heads, want) {
+		t.Fatalf("heads %v, want %v", s.cold.heads, want)
+	}
+}
+
+// A wildcard insert or remove whose literal tokens begin no cached subject
+// does not scan the cache (cache_heads.go): a new stream leader's consumer
+// and ack subscriptions, and a dead route's, beside a cache of publish
+// and STREAM.INFO subjects. One that may match still patches what it
+// matches.
+func TestWildcardPatchSkipsUnrelatedCache(t *testing.T) {
+	s := New[int]()
+	mustInsert(t, s, sub{"$JS.API.STREAM.INFO.*", "", 1}, sub{"s.>", "", 2})
+	for i := range 500 {
+		for _, subj := range []string{fmt.Sprintf("s.%d", i), fmt.Sprintf("$JS.API.STREAM.INFO.s%d", i)} {
+			mustInsert(t, s, sub{subj, "", 100 + i}) // a stream's own subject
+			s.Match(subj)
+			s.Match(subj) // admitted on its second miss
+		}
+	}
+	if n := len(s.cache); n < 900 {
+		t.Fatalf("%d subjects cached, want 1,000", n)
+	}
+	checkHeads(t, s)
+	unrelated := []sub{
+		{"$JS.API.CONSUMER.MSG.NEXT.s7.*", "", 3},
+		{"$JS.ACK.s7.>", "", 4},
+		{"$JS.API.DIRECT.GET.s7.>", "", 5},
+		{"t.*", "", 6},
+	}
+	mustInsert(t, s, unrelated...)
+	mustRemove(t, s, unrelated...)
+	if s.cold.scanned != 0 {
+		t.Fatalf("unrelated wildcard inserts and removes looked at %d cached subjects, want none", s.cold.scanned)
+	}
+	mustInsert(t, s, sub{"$JS.API.STREAM.*.s3", "", 7})
+	if s.cold.scanned == 0 {
+		t.Fatal("a wildcard matching cached subjects did not scan")
+	}
+	if got := canon(s.Match("$JS.API.STREAM.INFO.s3")); !slices.Equal(got, []string{"1", "103", "7"}) {
+		t.Fatalf("Match after the insert = %v, want [1 103 7]", got)
+	}
+	checkHeads(t, s)
+}
+
+// The heads follow evictions.
+func TestCacheHeadsFollowEviction(t *testing.T) {
+	s := New[int]()
+	mustInsert(t, s, sub{"a.>", "", 1})
+	for i := range 3 * maxCache {
+		subj := fmt.Sprintf("a.b%d.c.%d", i%7, i)
+		mustInsert(t, s, sub{subj, "", i + 2})
+		s.Match(subj)
+		s.Match(subj)
+	}
+	checkHeads(t, s)
+	if len(s.cold.heads) == 0 {
+		t.Fatal("no heads counted")
 	}
 }

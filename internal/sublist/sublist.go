@@ -54,24 +54,38 @@ type Sublist[T comparable] struct {
 	// The fields touched by a cache hit (mu, hits, cache) come first so
 	// they share one cache line; a hit then bounces only that line
 	// between cores.
-	mu      lockorder.RWMutex[lockorder.Sublist]
-	hits    atomic.Uint64 // Match calls served from the cache
-	cache   map[string]*Result[T]
-	misses  atomic.Uint64 // all other Match calls
-	root    *level[T]
-	empty   *Result[T] // shared result for "no interest"
-	gen     uint64     // bumped by every successful Insert/Remove
-	inserts uint64
-	removes uint64
-	count   uint32
+	mu     lockorder.RWMutex[lockorder.Sublist]
+	hits   atomic.Uint64 // Match calls served from the cache
+	cache  map[string]*Result[T]
+	misses atomic.Uint64 // all other Match calls
+	root   *level[T]
+	empty  *Result[T] // shared result for "no interest"
+	gen    uint64     // bumped by every successful Insert/Remove
+	// cold is what only writers (Insert, Remove, cache stores) and Stats
+	// touch, kept aside so the Sublist stays 128 bytes.
+	cold  *coldState
+	count uint32
 	// Pad to 128 bytes: the allocator then places a Sublist at a 128-byte
 	// boundary, so the leading hot fields really do share one cache line.
-	_ [4]byte
+	_ [12]byte
 	// seen admits a subject to the cache on its second miss (see admit).
 	seen missFilter
 	// prefix caches Results that do not depend on a subject's last token,
 	// under the subject without it (prefix.go). Guarded by mu.
 	prefix map[string]prefixEntry[T]
+}
+
+// coldState is a Sublist's state that only writers and Stats touch
+// (guarded by its mu).
+type coldState struct {
+	inserts uint64
+	removes uint64
+	// heads counts the cached subjects by their leading tokens, so that a
+	// wildcard insert or remove that can match none of them skips the
+	// scan (cache_heads.go); scanned counts the cached subjects such
+	// scans looked at (tests).
+	heads   cacheHeads
+	scanned uint64
 }
 
 // Result is the set of entries matching a literal subject. Plain holds
@@ -137,6 +151,7 @@ func New[T comparable]() *Sublist[T] {
 		root:   &level[T]{},
 		cache:  make(map[string]*Result[T]),
 		prefix: make(map[string]prefixEntry[T]),
+		cold:   &coldState{heads: cacheHeads{}},
 		empty:  &Result[T]{},
 		seen:   newMissFilter(),
 	}
@@ -158,7 +173,7 @@ func (s *Sublist[T]) Insert(subject, queue string, v T) error {
 		return nil
 	}
 	s.count++
-	s.inserts++
+	s.cold.inserts++
 	s.gen++
 	s.patchCache(subject, queue, v, true)
 	return nil
@@ -199,7 +214,7 @@ func (s *Sublist[T]) Remove(subject, queue string, v T) error {
 	}
 	prune(path)
 	s.count--
-	s.removes++
+	s.cold.removes++
 	s.gen++
 	s.patchCache(subject, queue, v, false)
 	return nil
@@ -234,8 +249,8 @@ func (s *Sublist[T]) Stats() Stats {
 	st := Stats{
 		NumSubs:    s.count,
 		NumCache:   uint32(len(s.cache)),
-		NumInserts: s.inserts,
-		NumRemoves: s.removes,
+		NumInserts: s.cold.inserts,
+		NumRemoves: s.cold.removes,
 		NumMatches: s.hits.Load() + s.misses.Load(),
 	}
 	if st.NumMatches > 0 {
