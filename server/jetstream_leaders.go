@@ -312,6 +312,7 @@ func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, sub
 	if resigned {
 		jc.leaders.resign(key, name, term)
 		jc.ackResignation(rest[:i], rest[i+1:], name, term)
+		jc.wakeFollowerOf(rest[:i], rest[i+1:], name, term) // jetstream_resign_wake.go
 	} else if jc.holdsEntriesOf(name) {
 		jc.leaders.hold(key, name, term, jc.js.srv.clock.Now())
 	} else {

@@ -130,6 +130,14 @@ func (n *Node) Quiescent() bool { return n.r.quiet }
 // transfer to a member whose server is down at once.
 func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 
+// LeaderStopped tells the node that lead stopped leading in term, as its
+// server said (a leader whose group halted resigns, and its server, still
+// up, looks alive to node liveness). A quiet follower of it wakes, so its
+// election clock runs: with no heartbeat from that leader it campaigns
+// after an election timeout, as an awake follower would. The leader is
+// not forgotten, so no lease it may hold is cut short (lease.go).
+func (n *Node) LeaderStopped(lead ID, term uint64) { n.r.leaderStopped(lead, term) }
+
 // SoftState returns the current volatile state.
 func (n *Node) SoftState() SoftState { return n.r.softState() }
 

@@ -205,6 +205,14 @@ func (r *raft) quiesceRefused(pr *progress) {
 	r.ls.dirty = true
 }
 
+// leaderStopped wakes a quiet follower whose leader said it stopped
+// leading (Node.LeaderStopped).
+func (r *raft) leaderStopped(lead ID, term uint64) {
+	if r.quiet && r.role == Follower && r.lead == lead && r.term <= term {
+		r.unquiet()
+	}
+}
+
 // livenessChanged re-reads the peers' health (Node.LivenessChanged).
 func (r *raft) livenessChanged() {
 	if r.role == Leader {
