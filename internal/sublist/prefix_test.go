@@ -1,21 +1,47 @@
 package sublist
 
 import (
+	"hash/maphash"
 	"strconv"
+	"sync/atomic"
 	"testing"
 )
 
 // cachePrefix matches two subjects under prefix so that its second miss
 // admits it (the filter), and fails unless a third is then a cache hit.
+// The two subjects are picked so that the filter's slots of the prefix
+// and of both differ: a subject's own miss taking the prefix's slot would
+// delay the prefix's admission, as the filter means to (it failed about 2
+// runs in 500 on such a collision with fixed names).
 func cachePrefix(t *testing.T, s *Sublist[int], prefix string, want ...string) {
 	t.Helper()
-	checkMatch(t, s, prefix+".p1", want...)
-	checkMatch(t, s, prefix+".p2", want...)
+	p1, p2 := apartInFilter(s, prefix)
+	checkMatch(t, s, p1, want...)
+	checkMatch(t, s, p2, want...)
 	before := s.hits.Load()
 	checkMatch(t, s, prefix+".p3", want...)
 	if s.hits.Load() != before+1 {
 		t.Fatalf("%s.p3 missed: the prefix %q was not cached", prefix, prefix)
 	}
+}
+
+// fresh numbers the subjects apartInFilter picks.
+var fresh atomic.Uint32
+
+// apartInFilter is two subjects under prefix, never matched before, whose
+// miss-filter slots differ from each other's and from the prefix's.
+func apartInFilter(s *Sublist[int], prefix string) (string, string) {
+	slot := func(x string) uint64 { return maphash.String(s.seen.seed, x) % missSlots }
+	var picked []string
+	taken := map[uint64]bool{slot(prefix): true}
+	for len(picked) < 2 {
+		subj := prefix + ".p" + strconv.FormatUint(uint64(fresh.Add(1)), 10) + "x"
+		if !taken[slot(subj)] {
+			taken[slot(subj)] = true
+			picked = append(picked, subj)
+		}
+	}
+	return picked[0], picked[1]
 }
 
 // TestPrefixCacheServesInboxes: the reply inboxes of one connection, each
