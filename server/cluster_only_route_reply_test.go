@@ -16,16 +16,7 @@ import (
 // meta leader took for its own server's. A routed message naming a
 // cluster-only reply subject is now dropped where it arrives.
 func TestJetStreamClusterMetaCopyNoAnswerFromOlderRouteRequest(t *testing.T) {
-	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		a, sys := NewAccount("A"), NewAccount("SYS")
-		a.jetstream = true
-		o.Accounts = []*Account{a, sys}
-		o.SystemAccount = "SYS"
-		o.Users = []*User{{Username: "a", Password: "a", Account: a}, {Username: "sys", Password: "sys", Account: sys}}
-		if i == 2 {
-			o.routeProto = routeProtoClusterOnly - 1
-		}
-	})
+	c := runJSClusterSysUserOlder(t, routeProtoClusterOnly-1)
 	old, watch := c.servers[2], c.servers[0]
 	got := make(chan string, 16)
 	wnc := connectNATS(t, watch.ClientURL(), nats.UserInfo("sys", "sys"))

@@ -137,24 +137,9 @@ func TestJetStreamClusterMetaCopyNotThroughImport(t *testing.T) {
 // protocol 10 or later, so a forgery sent through such a server runs
 // nothing.
 func TestJetStreamClusterMetaCopyNotFromOlderRoute(t *testing.T) {
-	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		a, sys := NewAccount("A"), NewAccount("SYS")
-		a.jetstream = true
-		o.Accounts = []*Account{a, sys}
-		o.SystemAccount = "SYS"
-		o.Users = []*User{{Username: "a", Password: "a", Account: a}, {Username: "sys", Password: "sys", Account: sys}}
-		if i == 2 {
-			o.routeProto = routeProtoClusterOnly - 1
-		}
-	})
+	c := runJSClusterSysUserOlder(t, routeProtoClusterOnly-1)
 	old := c.servers[2]
-	waitFor(t, 10*time.Second, "a meta leader other than the older server", func() bool {
-		if ml := c.waitMetaLeader(); ml == old {
-			c.stepDownMeta()
-			return false
-		}
-		return true
-	})
+	c.metaLeaderOff(t, old)
 	nc := connectNATS(t, old.ClientURL(), nats.UserInfo("sys", "sys"))
 	forgeryAttempt(t, c, func(body []byte) {
 		if err := nc.Publish(metaCopySubject, body); err != nil {
@@ -178,13 +163,7 @@ func TestJetStreamClusterMetaCopyNotRunWithOlderPeer(t *testing.T) {
 		}
 	})
 	old := c.servers[2]
-	waitFor(t, 10*time.Second, "a meta leader other than the older server", func() bool {
-		if ml := c.waitMetaLeader(); ml == old {
-			c.stepDownMeta()
-			return false
-		}
-		return true
-	})
+	c.metaLeaderOff(t, old)
 	ml := c.waitMetaLeader()
 	body := mustJSON(t, metaCopy{Account: globalAccountName, Subject: "STREAM.CREATE.OLDC", Orig: "_INBOX.orig",
 		Reply: nats.NewInbox(), Body: mustJSON(t, jetstream.StreamConfig{Name: "OLDC", Subjects: []string{"oldc"}})})

@@ -11,12 +11,33 @@ import (
 // runJSClusterSysUser starts 3 servers with a JetStream account A (user a)
 // and a system account SYS (user sys).
 func runJSClusterSysUser(t *testing.T) *jsTestCluster {
-	return runJSClusterWith(t, 3, func(_ int, o *Options) {
+	return runJSClusterSysUserOlder(t, 0)
+}
+
+// runJSClusterSysUserOlder is runJSClusterSysUser with its third server
+// advertising route protocol proto (0: the current one).
+func runJSClusterSysUserOlder(t *testing.T, proto int) *jsTestCluster {
+	return runJSClusterWith(t, 3, func(i int, o *Options) {
 		a, sys := NewAccount("A"), NewAccount("SYS")
 		a.jetstream = true
 		o.Accounts = []*Account{a, sys}
 		o.SystemAccount = "SYS"
 		o.Users = []*User{{Username: "a", Password: "a", Account: a}, {Username: "sys", Password: "sys", Account: sys}}
+		if i == 2 && proto > 0 {
+			o.routeProto = proto
+		}
+	})
+}
+
+// metaLeaderOff has the meta leader hand over until it is not s.
+func (c *jsTestCluster) metaLeaderOff(t *testing.T, s *Server) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "a meta leader other than "+s.Name(), func() bool {
+		if c.waitMetaLeader() == s {
+			c.stepDownMeta()
+			return false
+		}
+		return true
 	})
 }
 
