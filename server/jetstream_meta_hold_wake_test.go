@@ -1,6 +1,7 @@
 package server
 
 import (
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -14,14 +15,7 @@ import (
 // changes, at its deadline, and when a copy is due again: a hold of 1 s
 // in a quiet cluster looks a handful of times.
 func TestJetStreamClusterMetaHoldWaitsWithoutPolling(t *testing.T) {
-	var mu sync.Mutex
-	passes := map[string]int{}
-	testHookMetaHoldPass = func(s *Server) {
-		mu.Lock()
-		defer mu.Unlock()
-		passes[s.Name()]++
-	}
-	t.Cleanup(func() { testHookMetaHoldPass = nil }) // after the cluster stopped
+	holdPasses := countHoldPasses(t)
 	setForTest(t, &metaHoldFor, time.Second)
 	c := runJSCluster(t, 3)
 	ml := c.waitMetaLeader()
@@ -38,9 +32,7 @@ func TestJetStreamClusterMetaHoldWaitsWithoutPolling(t *testing.T) {
 	if took := time.Since(start); took < metaHoldFor {
 		t.Fatalf("the hold ended after %v, before its deadline", took)
 	}
-	mu.Lock()
-	n := passes[via.Name()]
-	mu.Unlock()
+	n := holdPasses()[via.Name()]
 	t.Logf("the hold looked %d times in %v", n, metaHoldFor)
 	if n > 5 {
 		t.Fatalf("a hold of %v with nothing changing looked %d times (polling)", metaHoldFor, n)
@@ -51,22 +43,14 @@ func TestJetStreamClusterMetaHoldWaitsWithoutPolling(t *testing.T) {
 // survivor as the meta leader shuts down, it is answered by the new
 // leader, and its hold looked only a few times meanwhile.
 func TestJetStreamClusterMetaHoldWokenByLeaderChange(t *testing.T) {
-	var mu sync.Mutex
-	passes := map[string]int{}
-	testHookMetaHoldPass = func(s *Server) {
-		mu.Lock()
-		defer mu.Unlock()
-		passes[s.Name()]++
-	}
-	t.Cleanup(func() { testHookMetaHoldPass = nil })
+	holdPasses := countHoldPasses(t)
 	c, ml, nc, _ := heldWriteSetup(t)
 	cfg := jetstream.StreamConfig{Name: "WOKEN", Subjects: []string{"woken"}, Replicas: 3}
 	start := time.Now()
 	heldWriteAnswer(t, c, ml, nc, "$JS.API.STREAM.CREATE.WOKEN", mustJSON(t, cfg))
 	took := time.Since(start)
 	survivorsAgree(t, c, "WOKEN", "WOKEN on every survivor", func(sa *streamAssignment) bool { return sa != nil })
-	mu.Lock()
-	defer mu.Unlock()
+	passes := holdPasses()
 	t.Logf("looks: %v", passes)
 	for name, n := range passes {
 		// Polling looked took/20ms times (40-100 here); each change of
@@ -77,5 +61,24 @@ func TestJetStreamClusterMetaHoldWokenByLeaderChange(t *testing.T) {
 	}
 	if len(passes) == 0 {
 		t.Fatal("no hold ran")
+	}
+}
+
+// countHoldPasses counts the looks of every server's held requests (call
+// before the cluster starts: the hook is cleared after it stopped); the
+// returned function is a copy of the counts so far, by server name.
+func countHoldPasses(t *testing.T) func() map[string]int {
+	var mu sync.Mutex
+	passes := map[string]int{}
+	testHookMetaHoldPass = func(s *Server) {
+		mu.Lock()
+		defer mu.Unlock()
+		passes[s.Name()]++
+	}
+	t.Cleanup(func() { testHookMetaHoldPass = nil })
+	return func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(passes)
 	}
 }

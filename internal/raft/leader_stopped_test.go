@@ -23,15 +23,7 @@ func TestQuiesceLeaderStoppedElects(t *testing.T) {
 	}
 	n.node(2).LeaderStopped(1, term)
 	n.node(3).LeaderStopped(1, term)
-	for range 4 * n.raft(2).t.electionTimeout {
-		n.tick(1)
-		if l := n.leader(); l != None && l != 1 {
-			n.propose(l, "b")
-			if got := n.sm[l].data(); len(got) != 2 {
-				t.Fatalf("new leader %d applied %v", l, got)
-			}
-			return
-		}
+	if !n.newLeaderTakesWrites(t, 1, 4*n.raft(2).t.electionTimeout) {
+		t.Fatal("no new leader within four election timeouts of the stop")
 	}
-	t.Fatal("no new leader within four election timeouts of the stop")
 }

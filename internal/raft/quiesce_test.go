@@ -117,18 +117,27 @@ func TestQuiesceLeaderDeathElects(t *testing.T) {
 		t.Fatalf("node %d elected while followers were quiet", l)
 	}
 	n.livenessChanged()
-	for k := range 2 * n.raft(2).t.electionTimeout {
+	if !n.newLeaderTakesWrites(t, 1, 2*n.raft(2).t.electionTimeout) {
+		t.Fatal("no new leader within two election timeouts of the liveness change")
+	}
+}
+
+// newLeaderTakesWrites ticks up to ticks times until a node other than
+// old leads, then has it commit a second entry ("b" after "a"): false if
+// none leads by then.
+func (n *testNet) newLeaderTakesWrites(t *testing.T, old ID, ticks int) bool {
+	t.Helper()
+	for range ticks {
 		n.tick(1)
-		if l := n.leader(); l != None && l != 1 {
+		if l := n.leader(); l != None && l != old {
 			n.propose(l, "b")
 			if got := n.sm[l].data(); len(got) != 2 {
 				t.Fatalf("new leader %d applied %v", l, got)
 			}
-			return
+			return true
 		}
-		_ = k
 	}
-	t.Fatal("no new leader within two election timeouts of the liveness change")
+	return false
 }
 
 func TestQuiescePartitionedFollowerDoesNotDisrupt(t *testing.T) {
