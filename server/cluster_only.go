@@ -69,16 +69,10 @@ func (s *Server) filtersClusterOnly() bool {
 	return own == 0 || own >= routeProtoClusterOnly
 }
 
-// clusterOnlyPub reports whether a client's publish to subject with reply,
-// one of them cluster-only, is refused (and answers it as a permissions
-// violation).
-func (c *client) clusterOnlyPub(subject, reply string) bool {
-	bad := subject
-	if !clusterOnlySubject(bad) {
-		if bad = reply; !clusterOnlySubject(bad) {
-			return false
-		}
-	}
+// clusterOnlyPub refuses a client's publish whose subject or reply, bad,
+// its caller found cluster-only (and answers it as a permissions
+// violation), unless this server looks older (filtersClusterOnly).
+func (c *client) clusterOnlyPub(bad string) bool {
 	if !c.srv.filtersClusterOnly() {
 		return false
 	}

@@ -34,7 +34,7 @@ func (c *client) ProcessPub(subject, reply []byte, hdr int, msg []byte) error {
 		c.pubPermissionViolation(subj)
 		return nil
 	}
-	if (clusterOnlySubject(subj) || clusterOnlySubject(bytesToString(reply))) && c.clusterOnlyPub(subj, bytesToString(reply)) {
+	if r := bytesToString(reply); clusterOnlySubject(subj) && c.clusterOnlyPub(subj) || clusterOnlySubject(r) && c.clusterOnlyPub(r) {
 		return nil // cluster_only.go
 	}
 	var h []byte
