@@ -22,7 +22,7 @@ import (
 // the server publishes nothing a client wrote on a subject a client chose
 // in the system account: JetStream, whose consumers do (a push consumer's
 // deliver subject), cannot be enabled there (opts_validate.go
-// validateSystemJetStream, as in nats-server), and a routed message
+// systemJetStream, as in nats-server), and a routed message
 // naming a cluster-only reply subject (an older peer's client's) is
 // dropped where it arrives (route_proto.go routeMsg), before a responder
 // here could answer there.

@@ -1,8 +1,12 @@
 package server
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // With JetStream enabled for the system account, a system user made a
@@ -11,8 +15,10 @@ import (
 // publishes (no client connection), which the meta leader took for copies
 // of held writes, creating and deleting streams of any account (commit
 // 861f4be has that forgery as a test). As in nats-server, JetStream
-// cannot be enabled for the system account: the options are refused,
-// whether the system account is named or the default one.
+// cannot be enabled for the system account, whether the system account
+// is named or the default one: the server's Start logs nats-server's
+// fatal line for it, word for word, and runs nothing (no JetStream, no
+// client listener).
 func TestJetStreamClusterMetaCopyNotThroughSystemStream(t *testing.T) {
 	for _, name := range []string{"SYS", DEFAULT_SYSTEM_ACCOUNT} {
 		o := testOptions()
@@ -25,12 +31,47 @@ func TestJetStreamClusterMetaCopyNotThroughSystemStream(t *testing.T) {
 		}
 		o.Users = []*User{{Username: "a", Password: "a", Account: a}, {Username: "sys", Password: "sys", Account: sys}}
 		s, err := NewServer(o)
-		if err == nil {
-			s.Shutdown()
-			t.Fatalf("JetStream enabled for system account %s", name)
+		if err != nil {
+			t.Fatalf("system account %s: NewServer: %v (nats-server accepts the options and refuses at start)", name, err)
 		}
-		if !strings.Contains(err.Error(), "system account") {
-			t.Errorf("system account %s: %v", name, err)
+		fatal := &fatalLog{}
+		s.SetLogger(fatal, false, false)
+		s.Start()
+		t.Cleanup(s.Shutdown)
+		if got := fatal.last(); got != "Not allowed to enable JetStream on the system account" {
+			t.Errorf("system account %s: fatal log %q", name, got)
 		}
+		if s.ReadyForConnections(100*time.Millisecond) || s.js.Load() != nil {
+			t.Errorf("system account %s: the server runs (JetStream: %v)", name, s.js.Load() != nil)
+		}
+	}
+}
+
+// The process logs the refusal as nats-server v2.15.2 does, at the fatal
+// level ([FTL]), and exits with status 1.
+func TestProcessSystemJetStreamRefused(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "sys.conf")
+	err := os.WriteFile(conf, []byte("listen: 127.0.0.1:-1\njetstream { store_dir: \""+filepath.Join(dir, "js")+"\" }\n"+
+		"system_account: SYS\naccounts {\n  SYS { jetstream: enabled, users: [{user: sys, password: sys}] }\n"+
+		"  A { jetstream: enabled, users: [{user: a, password: a}] }\n}\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(serverBinary(t), "-c", conf)
+	done := make(chan struct{})
+	var out []byte
+	go func() { out, err = cmd.CombinedOutput(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server did not exit: %s", out)
+	}
+	last := strings.TrimSpace(string(out))
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	if !strings.HasSuffix(last, " [FTL] Not allowed to enable JetStream on the system account") || cmd.ProcessState.ExitCode() != 1 {
+		t.Fatalf("exit %d, last line %q", cmd.ProcessState.ExitCode(), last)
 	}
 }

@@ -41,14 +41,16 @@ func validateLimits(o *Options) error {
 	return nil
 }
 
-// validateSystemJetStream refuses JetStream for the system account, as
-// nats-server does: what a server publishes there is the cluster's own
-// word (cluster_only.go), and a system user's stream would have the
-// server publish what it stored, on subjects it chose (a push consumer's
-// deliver subject), as the server.
-func validateSystemJetStream(o *Options) error {
+// systemJetStream reports whether o enables JetStream for the system
+// account, which is refused, as nats-server does: what a server publishes
+// there is the cluster's own word (cluster_only.go), and a system user's
+// stream would have the server publish what it stored, on subjects it
+// chose (a push consumer's deliver subject), as the server. Like
+// nats-server, the options are accepted and Start refuses to run
+// (sysJetStreamRefusal, fatal); a reload that would enable it is refused.
+func systemJetStream(o *Options) bool {
 	if !o.JetStream || o.NoSystemAccount {
-		return nil
+		return false
 	}
 	sys := o.SystemAccount
 	if sys == "" {
@@ -56,10 +58,15 @@ func validateSystemJetStream(o *Options) error {
 	}
 	for _, a := range o.Accounts {
 		if a.Name == sys && a.jetstream {
-			return errSystemJetStream
+			return true
 		}
 	}
-	return nil
+	return false
 }
 
+// sysJetStreamRefusal is nats-server's fatal log line for it, word for word.
+const sysJetStreamRefusal = "Not allowed to enable JetStream on the system account"
+
+// errSystemJetStream is an account's refusal (jetstream.go enableAccount),
+// in nats-server's words for it.
 var errSystemJetStream = fmt.Errorf("jetstream can not be enabled on the system account")

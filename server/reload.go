@@ -41,6 +41,9 @@ func (s *Server) ReloadOptions(newOpts *Options) error {
 	if err := validateOptions(nw); err != nil {
 		return err
 	}
+	if systemJetStream(nw) {
+		return errors.New(sysJetStreamRefusal)
+	}
 	if err := checkReloadable(cur, nw); err != nil {
 		return err
 	}

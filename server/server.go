@@ -122,9 +122,6 @@ func validateOptions(o *Options) error {
 	if err := validateTLS(o); err != nil {
 		return err
 	}
-	if err := validateSystemJetStream(o); err != nil {
-		return err
-	}
 	if o.MaxPayload > 64*1024*1024 {
 		return fmt.Errorf("max_payload (%d) cannot be higher than 64MB", o.MaxPayload)
 	}
@@ -204,6 +201,10 @@ func (s *Server) Start() {
 		}
 	}
 	if o.JetStream {
+		if systemJetStream(o) { // opts_validate.go
+			s.Fatalf(sysJetStreamRefusal)
+			return
+		}
 		if err := s.enableJetStream(); err != nil {
 			s.Fatalf("Can't start JetStream: %v", err)
 			return
