@@ -303,6 +303,7 @@ func (jc *jsCluster) startMeta(peers []string) error {
 	jc.peers = peers
 	jc.replay = metaReplay{to: hs.Commit, done: hs.Commit == 0}
 	jc.mu.Unlock()
+	jc.prunePeerProtos() // jetstream_meta_protos.go
 	last, _ := log.LastIndex()
 	lastTerm, _ := log.Term(last)
 	sm := &metaSM{jc: jc, rec: metaRecovery{active: recovering, log: log}, caughtUp: last, openTerm: lastTerm}

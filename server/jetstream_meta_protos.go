@@ -2,7 +2,9 @@ package server
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
+	"slices"
 
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 )
@@ -32,6 +34,14 @@ import (
 // below a feature its own log already holds is not supported anyway (its
 // own log may hold id-carrying entries too). Every route protocol gate
 // protects rolling upgrades, not downgrades.
+
+// Only meta peers are kept: every server whose route ever connected was,
+// and the file grew with each server replaced under a new name. The meta
+// membership is known once the group starts (jsCluster.peers, fixed from
+// then on); the names heard before that which are not members are
+// dropped then (prunePeerProtos), and a route of a server that is not a
+// member adds nothing after it (what it advertises still counts while its
+// route is up: routeProtoSeen).
 
 const peerProtosFile = "protos.json"
 
@@ -90,6 +100,10 @@ func (jc *jsCluster) notePeerProto(name string, proto int) {
 	if jc.protos.known == nil {
 		jc.protos.known = map[string]int{}
 	}
+	if jc.peers != nil && !slices.Contains(jc.peers, name) {
+		jc.mu.Unlock()
+		return // not a meta peer: nothing to keep
+	}
 	v, ok := jc.protos.known[name]
 	if ok && v == proto {
 		jc.mu.Unlock()
@@ -102,6 +116,20 @@ func (jc *jsCluster) notePeerProto(name string, proto int) {
 			"meta entries proposed while it was away may carry request ids it does not apply (downgrades are not supported)", name, proto, v)
 	}
 	jc.savePeerProtos()
+}
+
+// prunePeerProtos drops the kept protocols of servers that are not meta
+// peers (startMeta, once the membership is known) and rewrites the file
+// if it held any.
+func (jc *jsCluster) prunePeerProtos() {
+	jc.mu.Lock()
+	n := len(jc.protos.known)
+	maps.DeleteFunc(jc.protos.known, func(name string, _ int) bool { return !slices.Contains(jc.peers, name) })
+	pruned := len(jc.protos.known) < n
+	jc.mu.Unlock()
+	if pruned {
+		jc.savePeerProtos()
+	}
 }
 
 // savePeerProtos writes the file on a goroutine of its own unless one is

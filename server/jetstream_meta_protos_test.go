@@ -1,8 +1,10 @@
 package server
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -109,5 +111,52 @@ func TestJetStreamClusterMetaIDsOffOlderPeerKept(t *testing.T) {
 	waitFor(t, 10*time.Second, "S2 started its meta group", func() bool { return jc.metaLead() != 0 })
 	if jc.peerProtoKept(older) != 0 || jc.metaIDsSupported() {
 		t.Errorf("a peer never heard (kept %d) counts as supporting ids", jc.peerProtoKept(older))
+	}
+}
+
+// protos.json kept every server name whose route ever connected, so it
+// grew with each server replaced under a new name. Only meta peers are
+// kept: a name that is not one (GONE, written into the file of a server
+// while it was down) is gone from the file and from memory once the
+// restarted server's meta group starts.
+func TestJetStreamClusterMetaProtosPruned(t *testing.T) {
+	c := runJSCluster(t, 3)
+	c.waitMetaLeader()
+	c.waitPeerProtosKept(t, func(string) int { return routeProto })
+	c.servers[0].Shutdown()
+	file := filepath.Join(c.metaStoreDir(0), peerProtosFile)
+	kept := map[string]int{"GONE": routeProto}
+	for _, s := range c.servers[1:] {
+		kept[s.Name()] = routeProto
+	}
+	if err := os.WriteFile(file, mustJSON(t, kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.servers[0] = runServer(t, c.opts[0])
+	jc := c.servers[0].js.Load().cluster
+	waitFor(t, 10*time.Second, "GONE dropped from "+peerProtosFile, func() bool {
+		var got map[string]int
+		b, err := os.ReadFile(file)
+		if err != nil || json.Unmarshal(b, &got) != nil {
+			return false
+		}
+		_, gone := got["GONE"]
+		return !gone && len(got) == 2 && jc.peerProtoKept("GONE") == 0
+	})
+	for _, s := range c.servers[1:] {
+		if v := jc.peerProtoKept(s.Name()); v != routeProto {
+			t.Errorf("meta peer %s kept as %d", s.Name(), v)
+		}
+	}
+
+	// A server that is not a meta peer connects a route (here one without
+	// JetStream): nothing is kept of it.
+	o := testOptions()
+	o.ServerName, o.Cluster.Name, o.Cluster.Host, o.Cluster.Port = "S9", "JSC", "127.0.0.1", freePort(t)
+	o.Routes = c.opts[0].Routes
+	s9 := runServer(t, o)
+	waitForMesh(t, append(slices.Clone(c.servers), s9))
+	if v := jc.peerProtoKept("S9"); v != 0 {
+		t.Errorf("S9, not a meta peer, kept as %d", v)
 	}
 }
