@@ -42,22 +42,41 @@ func clusterOnlySubject(subject string) bool { return subject == metaCopySubject
 // clusterOnlyLogEvery spaces the log lines about refused publishes.
 const clusterOnlyLogEvery = time.Minute
 
-// clusterOnlyGuard counts the refused messages (Server.clusterOnly).
+// clusterOnlyGuard counts the refused messages (Server.clusterOnly)
+// and the held writes' copies a meta leader did not run for an older
+// peer's sake (jetstream_meta_copy.go).
 type clusterOnlyGuard struct {
 	refused  atomic.Int64
 	loggedAt atomic.Int64 // server clock, ns, of the last log line
+	notRun   atomic.Int64 // copies not run for an older peer
+	olderAt  atomic.Int64 // the last log line about one
 }
 
 // refuseClusterOnly counts a message to a cluster-only subject that did
 // not come from the cluster, logging it unless it logged one lately.
 func (s *Server) refuseClusterOnly(from, subject string) {
 	n := s.clusterOnly.refused.Add(1)
-	now := s.clock.Now().UnixNano()
-	last := s.clusterOnly.loggedAt.Load()
-	if last != 0 && now-last < int64(clusterOnlyLogEvery) || !s.clusterOnly.loggedAt.CompareAndSwap(last, now) {
-		return
+	if s.logDue(&s.clusterOnly.loggedAt) {
+		s.Warnf("Dropped a message to cluster-only subject %q from %s (%d dropped since start; logged at most once a minute)", subject, from, n)
 	}
-	s.Warnf("Dropped a message to cluster-only subject %q from %s (%d dropped since start; logged at most once a minute)", subject, from, n)
+}
+
+// olderCopyNotRun counts a held write's copy the meta leader did not run
+// because of an older peer (why), logging it unless it logged one lately.
+func (s *Server) olderCopyNotRun(why string) {
+	n := s.clusterOnly.notRun.Add(1)
+	if s.logDue(&s.clusterOnly.olderAt) {
+		s.Warnf("JetStream cluster: a held stream write's copy was not run: %s; its client times out, as before held writes "+
+			"(%d not run since start; logged at most once a minute)", why, n)
+	}
+}
+
+// logDue reports whether a line limited by at may be logged now (and
+// takes the minute if so).
+func (s *Server) logDue(at *atomic.Int64) bool {
+	now := s.clock.Now().UnixNano()
+	last := at.Load()
+	return (last == 0 || now-last >= int64(clusterOnlyLogEvery)) && at.CompareAndSwap(last, now)
 }
 
 // filtersClusterOnly reports whether this server keeps its clients off

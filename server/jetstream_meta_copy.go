@@ -59,11 +59,7 @@ func (r *apiRequest) sendMetaCopy(inbox string) {
 // holding server sends another to the next leader). Only the cluster's
 // own copies run: c tells where it came from (cluster_only.go).
 func (jc *jsCluster) metaCopied(_ *subscription, c *client, _ *Account, _, _ string, _, msg []byte) {
-	if from, ok := jc.copyFromCluster(c); !ok {
-		jc.js.srv.refuseClusterOnly(from, metaCopySubject)
-		return
-	}
-	if !jc.isMetaLeader() {
+	if !jc.isMetaLeader() || !jc.copyFromCluster(c) {
 		return
 	}
 	var mc metaCopy
@@ -87,6 +83,7 @@ func (jc *jsCluster) metaCopied(_ *subscription, c *client, _ *Account, _, _ str
 			// An older peer connected since the copy's server held the
 			// write: it would apply the copy's entry even where its id
 			// was applied. The client times out, as with nats-server.
+			jc.js.srv.olderCopyNotRun("a meta peer older than route protocol 9 is connected, which would apply it again")
 			return
 		}
 		defer r.recoverPanic()
@@ -119,21 +116,42 @@ func (r *apiRequest) answerApplied(prefix string) bool {
 
 // copyFromCluster reports whether a copy that came by c (nil: published
 // by this server) is the cluster's own: this server's, or routed from a
-// meta peer that keeps its clients off metaCopySubject. from names the
-// sender otherwise.
-func (jc *jsCluster) copyFromCluster(c *client) (from string, ok bool) {
+// meta peer that keeps its clients off metaCopySubject; it counts and
+// logs one that is not.
+//
+// A meta peer older than routeProtoClusterOnly (a rolling upgrade from
+// route protocol 9) sends its held writes' copies too, but it relays its
+// clients' publishes there as well (any system user's, an import's), and
+// both come over its route as the same message: nothing tells a genuine
+// copy from a forged one, which would create or delete streams of any
+// account. So its copies are not run; its held write's client times out,
+// as before held writes (and with nats-server), and the write itself is
+// applied or not as its original was. It is logged as what it is, an
+// upgrade in progress. This server's own held writes go on while such a
+// peer is connected: a leader of route protocol 9 runs their copies (it
+// runs any), one of 10 takes them from this server's route.
+func (jc *jsCluster) copyFromCluster(c *client) bool {
+	s := jc.js.srv
 	switch {
 	case c == nil:
-		return "", true
+		return true
 	case c.route == nil: // a client's publish (refused before it got here)
-		return c.String(), false
+		s.refuseClusterOnly(c.String(), metaCopySubject)
+		return false
 	}
 	rem := &c.route.remote
 	jc.mu.Lock()
 	peer := slices.Contains(jc.peers, rem.Name)
 	jc.mu.Unlock()
-	if !peer || rem.Proto < routeProtoClusterOnly {
-		return fmt.Sprintf("the route of %s (route protocol %d, meta peer: %v)", rem.Name, rem.Proto, peer), false
+	switch {
+	case !peer:
+		s.refuseClusterOnly(fmt.Sprintf("the route of %s (not a meta peer)", rem.Name), metaCopySubject)
+	case rem.Proto < routeProtoClusterOnly:
+		s.clusterOnly.refused.Add(1)
+		s.olderCopyNotRun(fmt.Sprintf("it came from meta peer %s, of route protocol %d: a server older than %d relays its clients' publishes on %s, "+
+			"so its copies cannot be told from a client's (upgrade it)", rem.Name, rem.Proto, routeProtoClusterOnly, metaCopySubject))
+	default:
+		return true
 	}
-	return "", true
+	return false
 }

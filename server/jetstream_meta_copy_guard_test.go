@@ -172,4 +172,7 @@ func TestJetStreamClusterMetaCopyNotRunWithOlderPeer(t *testing.T) {
 	neverWithin(t, time.Second, "a copy ran with an older meta peer", func() bool {
 		return jc.assignment(globalAccountName, "OLDC") != nil
 	})
+	if ml.clusterOnly.notRun.Load() == 0 {
+		t.Error("the copy not run was not counted (nor logged)")
+	}
 }
