@@ -199,6 +199,18 @@ func (w *wqLedger) take(t *testing.T, m jetstream.Msg, worker int) {
 	}
 	payload := string(m.Data())
 	d := wqDelivery{sseq: md.Sequence.Stream, cseq: md.Sequence.Consumer, worker: worker, at: time.Now(), reply: m.Reply()}
+	w.record(d, payload)
+	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	err = m.DoubleAck(cctx)
+	cancel()
+	if err == nil {
+		w.acked(d.sseq)
+	}
+}
+
+// record notes delivery d of payload: a consumer sequence seen twice is a
+// violation, a payload seen before a redelivery.
+func (w *wqLedger) record(d wqDelivery, payload string) {
 	w.mu.Lock()
 	if i, ok := w.byCSeq[d.cseq]; ok {
 		w.violations = append(w.violations, fmt.Sprintf("consumer seq %d received twice: %s; %s", d.cseq, w.deliveries[i], d))
@@ -210,16 +222,15 @@ func (w *wqLedger) take(t *testing.T, m jetstream.Msg, worker int) {
 	}
 	w.processed[payload]++
 	w.mu.Unlock()
-	cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	err = m.DoubleAck(cctx)
-	cancel()
-	if err == nil {
-		w.mu.Lock()
-		if _, ok := w.answered[d.sseq]; !ok {
-			w.answered[d.sseq] = time.Now()
-		}
-		w.mu.Unlock()
+}
+
+// acked notes when the ack of stream sequence sseq was first answered.
+func (w *wqLedger) acked(sseq uint64) {
+	w.mu.Lock()
+	if _, ok := w.answered[sseq]; !ok {
+		w.answered[sseq] = time.Now()
 	}
+	w.mu.Unlock()
 }
 
 // poll reads the consumer's delivered sequence until done is closed.

@@ -74,12 +74,7 @@ func TestJetStreamClusterOrderedConsumerAcrossStepdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cc.Stop()
-	waitFor(t, 10*time.Second, "first 50", func() bool { return seen.count() >= 50 })
-	stepdownStream(t, nc, "CC")
-	awaitNewLeader(t, c, nc, "CC", leader)
-	ccPublish(t, js, 51, 100)
-	waitFor(t, 20*time.Second, "all 100", func() bool { return seen.count() >= 100 })
-	seen.check(t, 100)
+	stepdownMidOrdered(t, c, nc, js, leader, &seen)
 }
 
 // The legacy push ordered consumer (what KV watch and object get use).
@@ -99,6 +94,14 @@ func TestJetStreamClusterOrderedPushAcrossStepdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Unsubscribe()
+	stepdownMidOrdered(t, c, nc, js, leader, &seen)
+}
+
+// stepdownMidOrdered has CC's leader step down once an ordered consumer
+// saw the first 50 messages, publishes 50 more, and checks that it sees
+// all 100 in order.
+func stepdownMidOrdered(t *testing.T, c *jsTestCluster, nc *nats.Conn, js jetstream.JetStream, leader string, seen *orderedSeen) {
+	t.Helper()
 	waitFor(t, 10*time.Second, "first 50", func() bool { return seen.count() >= 50 })
 	stepdownStream(t, nc, "CC")
 	awaitNewLeader(t, c, nc, "CC", leader)

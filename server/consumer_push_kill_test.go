@@ -141,23 +141,9 @@ func (w *wqLedger) takePush(t *testing.T, nc *nats.Conn, m *nats.Msg) {
 	}
 	payload := string(m.Data)
 	d := wqDelivery{sseq: a.SSeq, cseq: a.CSeq, at: time.Now(), reply: m.Reply}
-	w.mu.Lock()
-	if i, ok := w.byCSeq[d.cseq]; ok {
-		w.violations = append(w.violations, fmt.Sprintf("consumer seq %d received twice: %s; %s", d.cseq, w.deliveries[i], d))
-	}
-	w.byCSeq[d.cseq] = len(w.deliveries)
-	w.deliveries = append(w.deliveries, d)
-	if w.processed[payload] > 0 {
-		w.redelivered++
-	}
-	w.processed[payload]++
-	w.mu.Unlock()
+	w.record(d, payload)
 	if _, err := nc.Request(m.Reply, []byte("+ACK"), 2*time.Second); err == nil {
-		w.mu.Lock()
-		if _, ok := w.answered[d.sseq]; !ok {
-			w.answered[d.sseq] = time.Now()
-		}
-		w.mu.Unlock()
+		w.acked(d.sseq)
 	}
 }
 
