@@ -18,7 +18,9 @@ import (
 // route from a meta peer whose route protocol keeps the subject to the
 // cluster (routeProtoClusterOnly): an older peer would relay its clients'
 // publishes there. A refused message is dropped and counted, and logged
-// at most once a minute. "This server published it" holds only because
+// at most once a minute; a copy from a meta peer of that older protocol
+// (a rolling upgrade) is logged as what it most likely is, a held write's
+// copy not run (olderCopyNotRun), since it cannot be told from a forgery. "This server published it" holds only because
 // the server publishes nothing a client wrote on a subject a client chose
 // in the system account: JetStream, whose consumers do (a push consumer's
 // deliver subject), cannot be enabled there (opts_validate.go

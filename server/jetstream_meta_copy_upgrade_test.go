@@ -4,39 +4,12 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// warnLog keeps a server's warnings (and, as fatalLog, its last fatal
-// line).
-type warnLog struct {
-	fatalLog
-	mu    sync.Mutex
-	warns []string
-}
-
-func (l *warnLog) Warnf(format string, v ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.warns = append(l.warns, fmt.Sprintf(format, v...))
-}
-
-// find is the first warning containing all of parts, or "".
-func (l *warnLog) find(parts ...string) string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, w := range l.warns {
-		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(w, p) }) {
-			return w
-		}
-	}
-	return ""
-}
 
 // A rolling upgrade from route protocol 9 to 10: a server not yet
 // upgraded (S3, route protocol 9) holds a stream create over the meta
@@ -53,9 +26,9 @@ func TestJetStreamClusterMetaCopyFromOlderPeerNotRun(t *testing.T) {
 			o.routeProto = routeProtoClusterOnly - 1
 		}
 	})
-	logs := make([]*warnLog, len(c.servers))
+	logs := make([]*errLog, len(c.servers))
 	for i, s := range c.servers {
-		logs[i] = &warnLog{}
+		logs[i] = &errLog{}
 		s.SetLogger(logs[i], false, false)
 	}
 	old := c.servers[2]
@@ -110,10 +83,10 @@ func TestJetStreamClusterMetaCopyFromOlderPeerNotRun(t *testing.T) {
 	}
 	i := slices.Index(c.servers, nl)
 	want := fmt.Sprintf("it came from meta peer %s, of route protocol %d", old.Name(), routeProtoClusterOnly-1)
-	if logs[i].find("held stream write's copy was not run", want, "times out") == "" {
+	if logs[i].warned("held stream write's copy was not run", want, "times out") == "" {
 		t.Errorf("%s logged no copy not run for %s", nl.Name(), old.Name())
 	}
-	if w := logs[i].find("Dropped a message to cluster-only subject"); w != "" {
+	if w := logs[i].warned("Dropped a message to cluster-only subject"); w != "" {
 		t.Errorf("the older peer's copy logged as a forgery: %s", w)
 	}
 }

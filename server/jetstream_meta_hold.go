@@ -46,7 +46,10 @@ import (
 // arrives is answered from the table without a proposal. The copy goes
 // through the system account (jetstream_meta_copy.go), so no client can
 // claim another's id. Writes are held only while every connected meta
-// peer applies ids (route protocol 9); the peer removal is not held.
+// peer applies ids (route protocol 9); the peer removal is not held. In a
+// rolling upgrade from 9 to 10 a leader of 10 does not run the copy of a
+// server of 9 (it cannot be told from a forgery: jetstream_meta_copy.go
+// copyFromCluster), whose client times out as before.
 
 // metaHoldFor bounds a held request: under nats.go's default 5 s timeout.
 var metaHoldFor = 4 * time.Second

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,11 +20,30 @@ cluster {
 }
 `
 
-// errLog records error log lines (the rest is dropped).
+// errLog records error and warning log lines (the rest is dropped).
 type errLog struct {
 	fatalLog
-	mu   sync.Mutex
-	errs []string
+	mu    sync.Mutex
+	errs  []string
+	warns []string
+}
+
+func (l *errLog) Warnf(format string, v ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.warns = append(l.warns, fmt.Sprintf(format, v...))
+}
+
+// warned is the first warning containing all of parts, or "".
+func (l *errLog) warned(parts ...string) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, w := range l.warns {
+		if !slices.ContainsFunc(parts, func(p string) bool { return !strings.Contains(w, p) }) {
+			return w
+		}
+	}
+	return ""
 }
 
 func (l *errLog) Errorf(format string, v ...any) {
