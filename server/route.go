@@ -64,12 +64,8 @@ import (
 // jetstream_meta_reqid.go). Version 10 adds none: the server keeps its
 // clients (and imports) off the cluster-only subject $JSC.MCOPY, so a
 // copy routed from it is its own; a copy routed from an older peer is
-// dropped (routeProtoClusterOnly, cluster_only.go). Version 11 adds none:
-// the server reads a stream log entry whose lone expectation header is
-// encoded as its sequence (streamOpMsgExpect, stream_codec_expect.go),
-// and proposes one only while every other replica speaks 11
-// (routeProtoCompactExpect).
-const routeProto = 11
+// dropped (routeProtoClusterOnly, cluster_only.go).
+const routeProto = 10
 
 // routeProtoClusterOnly is the first version that keeps clients off the
 // cluster-only subjects.

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/nats-io/nats-server/v2/internal/lattrace"
@@ -528,11 +527,6 @@ func (mset *stream) proposeInbound(c *client, subject, reply string, hdr, msg []
 	}
 	e := &streamEntry{op: streamOpMsg, origin: s.Name(), reply: reply,
 		m: inMsg{subj: subject, hdr: hdr, msg: msg, ts: s.clock.Now().UnixNano()}}
-	if bytes.HasPrefix(hdr, loneExpectHead) { // perhaps a lone expectation (stream_codec_expect.go)
-		mset.mu.Lock()
-		e.compact = mset.replicasSpeakLocked(routeProtoCompactExpect)
-		mset.mu.Unlock()
-	}
 	mset.proposeFrom(c, e)
 }
 
@@ -577,7 +571,7 @@ func (mset *stream) proposeFrom(c *client, e *streamEntry) {
 // this one refuses it (TestJetStreamClusterNoFalseRejectionOnLeaderChange
 // saw a consumer created and answered 10008). Only publishes keep the 10008.
 func (mset *stream) proposed(data []byte, err error) {
-	if err != nil && len(data) > 0 && (data[0] == streamOpMsg || data[0] == streamOpMsgExpect) {
+	if err != nil && len(data) > 0 && data[0] == streamOpMsg {
 		mset.refuse(entryReply(data))
 	}
 }

@@ -32,9 +32,6 @@ type streamEntry struct {
 	purge  purgeRequest  // streamOpPurge
 	cfg    *StreamConfig // streamOpConfig
 	cons   []byte        // streamOpConsumer: the encoded consumer entry
-	// compact lets the encoding write a lone expectation header as
-	// streamOpMsgExpect (stream_codec_expect.go): every replica reads it.
-	compact bool
 }
 
 func encodeStreamEntry(e *streamEntry) []byte {
@@ -46,12 +43,7 @@ func encodeStreamEntry(e *streamEntry) []byte {
 	case streamOpMsg:
 		b = binary.AppendVarint(b, e.m.ts)
 		b = appendBytes(b, []byte(e.m.subj))
-		if n, ok := loneExpectSeq(e.m.hdr); ok && e.compact {
-			b[0] = streamOpMsgExpect
-			b = binary.AppendUvarint(b, n)
-		} else {
-			b = appendBytes(b, e.m.hdr)
-		}
+		b = appendBytes(b, e.m.hdr)
 		b = appendBytes(b, e.m.msg)
 	case streamOpDelete:
 		b = binary.AppendUvarint(b, e.seq)
@@ -99,17 +91,12 @@ func decodeStreamEntryAt(e *streamEntry, data []byte, self string) error {
 		e.origin, e.reply = self, string(reply)
 	}
 	switch e.op {
-	case streamOpMsg, streamOpMsgExpect:
+	case streamOpMsg:
 		e.m.ts = r.varint()
 		e.m.subj = string(r.view())
 		// Views of data (which is never written to): the apply only reads
 		// them and the stores copy what they keep.
-		if e.op == streamOpMsg {
-			e.m.hdr = r.view()
-		} else if n := r.uvarint(); r.err == nil {
-			e.m.hdr = appendLoneExpect(make([]byte, 0, len(loneExpectHead)+20+len(loneExpectTail)), n)
-		}
-		e.op = streamOpMsg // the apply sees the header as the client sent it
+		e.m.hdr = r.view()
 		e.m.msg = r.view()
 		e.m.reply = e.reply
 	case streamOpDelete:
