@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -73,5 +75,51 @@ func TestProcessSystemJetStreamRefused(t *testing.T) {
 	last = last[strings.LastIndexByte(last, '\n')+1:]
 	if !strings.HasSuffix(last, " [FTL] Not allowed to enable JetStream on the system account") || cmd.ProcessState.ExitCode() != 1 {
 		t.Fatalf("exit %d, last line %q", cmd.ProcessState.ExitCode(), last)
+	}
+}
+
+// An embedder whose logger does not exit on Fatalf (as nats-server's
+// loggers do) gets a server that refused to start and runs nothing: as in
+// nats-server, whose Start refuses JetStream in the system account before
+// it listens for routes, no cluster listener is open and no route is
+// solicited, so the refused server does not join the cluster as a route
+// without JetStream. It did: Start refused after opening the cluster
+// listener (the process's log showed "Listening for route connections"
+// before the [FTL] line), which stayed open until Shutdown.
+func TestSystemJetStreamRefusedBeforeRoutes(t *testing.T) {
+	peerPort, ownPort := freePort(t), freePort(t)
+	routes := []*url.URL{{Scheme: "nats-route", Host: fmt.Sprintf("127.0.0.1:%d", peerPort)}}
+	po := testOptions()
+	po.ServerName, po.Cluster.Name, po.Cluster.Host, po.Cluster.Port = "P", "JSC", "127.0.0.1", peerPort
+	runServer(t, po) // a peer the refused server's routes name
+
+	o := testOptions()
+	o.ServerName, o.JetStream, o.StoreDir = "S1", true, t.TempDir()
+	o.Cluster.Name, o.Cluster.Host, o.Cluster.Port, o.Routes = "JSC", "127.0.0.1", ownPort, routes
+	sys := NewAccount("SYS")
+	sys.jetstream = true
+	o.Accounts, o.SystemAccount = []*Account{sys}, "SYS"
+	s, err := NewServer(o)
+	if err != nil {
+		t.Fatalf("NewServer: %v", err)
+	}
+	fatal := &fatalLog{}
+	s.SetLogger(fatal, false, false)
+	s.Start()
+	if got := fatal.last(); got != sysJetStreamRefusal {
+		t.Fatalf("fatal log %q", got)
+	}
+	if a := s.ClusterAddr(); a != nil {
+		t.Errorf("the refused server listens for routes on %v", a)
+	}
+	if s.ReadyForConnections(50 * time.Millisecond) {
+		t.Errorf("the refused server is ready for connections")
+	}
+	done := make(chan struct{})
+	go func() { s.Shutdown(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Shutdown of the refused server did not return")
 	}
 }
