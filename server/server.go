@@ -186,6 +186,10 @@ func (s *Server) Start() {
 	if o.ConfigFile != "" {
 		s.Noticef("Using configuration file: %s", o.ConfigFile)
 	}
+	if systemJetStream(o) { // opts_validate.go; before anything listens, as in nats-server
+		s.Fatalf(sysJetStreamRefusal)
+		return
+	}
 	if o.Cluster.Port != 0 {
 		s.initRouteTable()
 	}
@@ -201,10 +205,6 @@ func (s *Server) Start() {
 		}
 	}
 	if o.JetStream {
-		if systemJetStream(o) { // opts_validate.go
-			s.Fatalf(sysJetStreamRefusal)
-			return
-		}
 		if err := s.enableJetStream(); err != nil {
 			s.Fatalf("Can't start JetStream: %v", err)
 			return
