@@ -103,6 +103,9 @@ func (s *Server) EnableJetStream(config *JetStreamConfig) error {
 	if config != nil {
 		applyJetStreamConfig(o, config)
 	}
+	if systemJetStream(o) { // opts_validate.go: refused before anything is made
+		return errSystemJetStream
+	}
 	// Only the store directory: the rest was set at NewServer, and a second
 	// pass would turn a random port's 0 into 4222.
 	setStoreDirDefault(o)
