@@ -47,7 +47,9 @@ func validateLimits(o *Options) error {
 // stream would have the server publish what it stored, on subjects it
 // chose (a push consumer's deliver subject), as the server. Like
 // nats-server, the options are accepted and Start refuses to run
-// (sysJetStreamRefusal, fatal); a reload that would enable it is refused.
+// (sysJetStreamRefusal, fatal) before anything listens; a reload that
+// would enable it is refused, and so is EnableJetStream at run time
+// (errSystemJetStream) before it makes anything.
 func systemJetStream(o *Options) bool {
 	if !o.JetStream || o.NoSystemAccount {
 		return false
