@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/binary"
+	"runtime"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
 )
@@ -96,3 +97,20 @@ func (o *outbound) closeBatch() {
 }
 
 var crlfBytes = []byte("\r\n")
+
+// yieldToRaftSenders lets the goroutines made runnable with the route's
+// writer run first when it has a RAFTB frame open: the groups woken by
+// one tick of the raft clock (raft_clock.go), or by one RAFTB frame read,
+// queue their messages before the frame closes. Woken by the first of
+// them, the writer would otherwise run next on its processor (Go runs a
+// goroutine just readied before the others queued) and send it alone.
+// Nothing waits for a timer: the writer runs again as soon as the
+// processor has no other goroutine to run.
+func (c *client) yieldToRaftSenders() {
+	c.mu.Lock()
+	open := c.out.batch.size != nil
+	c.mu.Unlock()
+	if open {
+		runtime.Gosched()
+	}
+}
