@@ -158,6 +158,9 @@ func (s *Server) routeRaftBatch(r *route, op *routeproto.Op, buf []byte) ([]byte
 		}
 		s.deliverRaftMsg(group, m, size)
 	})
+	if err != nil {
+		s.Errorf("Route %s: %v of %d bytes", r.remote.Name, err, op.Size)
+	}
 	return buf, err
 }
 
