@@ -39,6 +39,9 @@ type outbound struct {
 	done        chan struct{}
 	writes      atomic.Int64 // socket writes made by the write loop
 	batch       raftBatchOut // the RAFTB frame being filled (outbuf_batch.go)
+	// beatsOnly is batch.beats of an open frame, read by the write loop
+	// without the lock (outbuf_batch.go).
+	beatsOnly atomic.Bool
 }
 
 func (o *outbound) init() {

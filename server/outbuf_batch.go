@@ -29,6 +29,9 @@ type raftBatchOut struct {
 	size     []byte // the open frame's size digits (in a chunk); nil: none open
 	start    int    // pending when its payload began
 	from, to raft.ID
+	// beats: every record of the open frame is a heartbeat or its answer
+	// (the write loop waits for more of them: yieldToRaftSenders).
+	beats bool
 }
 
 // put queues p after what is queued (an open frame stays open).
@@ -51,15 +54,18 @@ func (o *outbound) put(p []byte) {
 // to another in the open frame, or in a new one when none is open, the
 // open one is for other peer ids or would grow past raftBatchMax; opened
 // tells a new frame was begun.
-func (o *outbound) putRaftRecord(from, to raft.ID, rec []byte) (opened bool) {
+func (o *outbound) putRaftRecord(from, to raft.ID, typ raft.MessageType, rec []byte) (opened bool) {
 	if o.batch.size != nil && (o.batch.from != from || o.batch.to != to || o.pending-o.batch.start+len(rec) > raftBatchMax) {
 		o.closeBatch()
 	}
 	if o.batch.size == nil {
 		o.openBatch(from, to)
+		o.batch.beats = true
 		opened = true
 	}
 	o.put(rec)
+	o.batch.beats = o.batch.beats && (typ == raft.MsgHeartbeat || typ == raft.MsgHeartbeatResp)
+	o.beatsOnly.Store(o.batch.beats)
 	return opened
 }
 
@@ -93,24 +99,24 @@ func (o *outbound) closeBatch() {
 		v /= 10
 	}
 	o.batch = raftBatchOut{}
+	o.beatsOnly.Store(false)
 	o.put(crlfBytes)
 }
 
 var crlfBytes = []byte("\r\n")
 
 // yieldToRaftSenders lets the goroutines made runnable with the route's
-// writer run first when it has a RAFTB frame open: the groups woken by
-// one tick of the raft clock (raft_clock.go), or by one RAFTB frame read,
-// queue their messages before the frame closes. Woken by the first of
-// them, the writer would otherwise run next on its processor (Go runs a
-// goroutine just readied before the others queued) and send it alone.
-// Nothing waits for a timer: the writer runs again as soon as the
-// processor has no other goroutine to run.
+// writer run first when the open RAFTB frame holds only heartbeats and
+// their answers: the groups woken by one tick of the raft clock
+// (raft_clock.go), or by one frame of heartbeats read, then queue theirs
+// before the frame closes. Woken by the first of them, the writer would
+// otherwise run next on its processor (Go runs a goroutine just readied
+// before the others queued) and send it alone. Nothing waits for a
+// timer: the writer runs again as soon as the processor has no other
+// goroutine to run. A frame with anything else (an append, a vote, an
+// answer to an append) goes at once: a publish waits for those.
 func (c *client) yieldToRaftSenders() {
-	c.mu.Lock()
-	open := c.out.batch.size != nil
-	c.mu.Unlock()
-	if open {
+	if c.out.beatsOnly.Load() {
 		runtime.Gosched()
 	}
 }

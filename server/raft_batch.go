@@ -64,7 +64,7 @@ func (t *raftTransport) sendBatched(r *route, m *raft.Message) bool {
 		t.s.raft.msgs.batchDropped.Add(1)
 		return true
 	}
-	opened := c.out.putRaftRecord(m.From, m.To, rec)
+	opened := c.out.putRaftRecord(m.From, m.To, m.Type, rec)
 	c.mu.Unlock()
 	c.out.signal()
 	if opened {

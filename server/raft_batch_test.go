@@ -34,11 +34,17 @@ func TestRaftBatchFrameBytes(t *testing.T) {
 	c := newClient(nil, a, 1)
 	put := func(group string, m raft.Message) bool {
 		tr := &raftTransport{group: group}
-		return c.out.putRaftRecord(m.From, m.To, tr.appendRaftRecord(&m))
+		return c.out.putRaftRecord(m.From, m.To, m.Type, tr.appendRaftRecord(&m))
 	}
 	c.mu.Lock()
 	first := put("G", raft.Message{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 3, Commit: 4})
+	if !c.out.beatsOnly.Load() {
+		t.Fatal("a frame of one heartbeat: the writer would not wait for more")
+	}
 	second := put("HH", raft.Message{Type: raft.MsgAppResp, From: 1, To: 2, Term: 3, Index: 5})
+	if c.out.beatsOnly.Load() {
+		t.Fatal("a frame with an append's answer: the writer would wait for more")
+	}
 	c.out.write([]byte("PING\r\n"))
 	third := put("G", raft.Message{Type: raft.MsgApp, From: 1, To: 2, Term: 3, LogTerm: 3, Index: 4, Commit: 4,
 		Entries: []raft.Entry{{Term: 3, Index: 5, Data: []byte("ab")}}})
@@ -55,7 +61,7 @@ func TestRaftBatchFrameBytes(t *testing.T) {
 		"\x01G\x0f\x01\x05\x03\x03\x04\x04\x00\x00\x01\x03\x05\x00\x02ab" + "\r\n" +
 		"RAFTB 0000014\r\n\x01\x03" +
 		"\x01G\x09\x01\x07\x03\x00\x00\x00\x00\x00\x00" + "\r\n"
-	if got := string(takeOut(c)); got != want {
+	if got := string(takeOut(c)); got != want || c.out.beatsOnly.Load() {
 		t.Fatalf("frames:\n%q\nwant\n%q", got, want)
 	}
 	// The test helper builds the same form.
