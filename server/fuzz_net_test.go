@@ -48,6 +48,8 @@ func FuzzRouteReadLoop(f *testing.F) {
 		"RAFTF 7 " + itoa(len(snap)) + " 0 6\r\n" + snap[:6] + "\r\nRAFTF 7 " + itoa(len(snap)) + " 6 " + itoa(len(snap)-6) + "\r\n" + snap[6:] + "\r\n",
 		"RAFT 6\r\n" + h + "xy\r\nPING\r\nPONG\r\n",
 		"RAFTF 1 10 8 5\r\nxxxxx\r\n",
+		string(appendRaftBatch(nil, []string{"G", "H"}, []raft.Message{{Type: raft.MsgHeartbeat, From: 1, To: 2, Term: 3},
+			{Type: raft.MsgApp, From: 1, To: 2, Term: 3, Entries: []raft.Entry{{Term: 3, Index: 4, Data: []byte("e")}}}})),
 	} {
 		f.Add([]byte(seed))
 	}

@@ -31,6 +31,11 @@ type JSInfo struct {
 	// only (raft_msgcount.go).
 	RaftSent     map[string]uint64 `json:"raft_sent,omitempty"`
 	RaftReceived map[string]uint64 `json:"raft_received,omitempty"`
+	// RaftFramesSent and RaftFramesReceived count the route frames those
+	// messages travelled in, by kind: RAFT (one message) and RAFTB (the
+	// messages queued for a peer between two writes, raft_batch.go).
+	RaftFramesSent     map[string]uint64 `json:"raft_frames_sent,omitempty"`
+	RaftFramesReceived map[string]uint64 `json:"raft_frames_received,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and
 	// FileReopens how often a file it closed was opened again; Tern only.
@@ -128,6 +133,7 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 	info.RaftGroups, info.RaftGroupsQuiet = s.raftGroupsAsleep()
 	if raft {
 		info.RaftSent, info.RaftReceived = byName(&s.raft.msgs.sent), byName(&s.raft.msgs.recv)
+		info.RaftFramesSent, info.RaftFramesReceived = framesByName(&s.raft.msgs.framesSent), framesByName(&s.raft.msgs.framesRecv)
 	}
 	info.StoresBroken = int(js.brokenStores.Load())
 	info.RaftGroupsHalted = s.haltedGroups()

@@ -17,6 +17,9 @@ func (c *client) writeLoop() {
 	defer c.srv.wg.Done()
 	defer close(c.out.done)
 	for range c.out.sig {
+		if c.route != nil {
+			c.yieldToRaftSenders() // outbuf_batch.go
+		}
 		c.mu.Lock()
 		chunks, n := c.out.take()
 		closing := c.closing

@@ -38,6 +38,10 @@ type outbound struct {
 	sig         chan struct{}
 	done        chan struct{}
 	writes      atomic.Int64 // socket writes made by the write loop
+	batch       raftBatchOut // the RAFTB frame being filled (outbuf_batch.go)
+	// beatsOnly is batch.beats of an open frame, read by the write loop
+	// without the lock (outbuf_batch.go).
+	beatsOnly atomic.Bool
 }
 
 func (o *outbound) init() {
@@ -52,20 +56,13 @@ func (o *outbound) signal() {
 	}
 }
 
-// write queues p.
+// write queues p after the open RAFTB frame, which it closes (what was
+// queued before leaves before).
 func (o *outbound) write(p []byte) {
-	o.pending += len(p)
-	for len(p) > 0 {
-		n := len(o.chunks)
-		if n == 0 || len(o.chunks[n-1]) == cap(o.chunks[n-1]) {
-			o.chunks = append(o.chunks, (*chunkPool.Get().(*[]byte))[:0])
-			n++
-		}
-		last := o.chunks[n-1]
-		m := copy(last[len(last):cap(last)], p)
-		o.chunks[n-1] = last[:len(last)+m]
-		p = p[m:]
+	if o.batch.size != nil {
+		o.closeBatch()
 	}
+	o.put(p)
 }
 
 func (o *outbound) writeString(s string) {
@@ -85,6 +82,7 @@ func (o *outbound) writeMsg(ctrl, hdr, msg []byte) {
 
 // take hands the queued chunks to the write loop.
 func (o *outbound) take() ([][]byte, int) {
+	o.closeBatch()
 	chunks, n := o.chunks, o.pending
 	o.chunks, o.spare = o.spare[:0], nil
 	o.pending = 0

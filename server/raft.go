@@ -809,6 +809,9 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		if msgs[i].Type == raft.MsgSnap && t.s.expandSnapshot(r, t.group, &msgs[i]) {
 			continue
 		}
+		if msgs[i].Type != raft.MsgSnap && t.s.batchesRaftTo(r) && t.sendBatched(r, &msgs[i]) {
+			continue // in the route's RAFTB frame (raft_batch.go)
+		}
 		// "RAFT <size>\r\n" then the payload: the group name and the
 		// message. The line is built in one buffer reused by this group's
 		// goroutine (the route copies it into its output).
@@ -829,6 +832,7 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		copy(full[start:32], h)
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
+		t.s.raft.msgs.noteFrameSent(frameRAFT)
 		t.s.raft.msgs.noteSent(msgs[i].Type)
 		lattrace.Mark("send", int(msgs[i].Type)*1000+len(msgs[i].Entries))
 		if cap(t.buf) > 256<<10 {
@@ -875,17 +879,23 @@ func (s *Server) deliverRaft(payload []byte, owned bool) error {
 	if err != nil {
 		return err
 	}
+	s.deliverRaftMsg(name, m, len(payload))
+	return nil
+}
+
+// deliverRaftMsg hands a decoded message for group name (size bytes on
+// the wire) to its group, or keeps it a moment for a group not started.
+func (s *Server) deliverRaftMsg(name []byte, m raft.Message, size int) {
 	if m.Quiesce && !s.raftQuiesces() {
 		m.Quiesce = false // a test's stand-in for an older server ignores the mark
 	}
-	g := s.raftGroupOrKeep(name, m, len(payload))
+	g := s.raftGroupOrKeep(name, m, size)
 	if g == nil {
-		return nil // not (yet) a member here: kept a moment if small
+		return // not (yet) a member here: kept a moment if small
 	}
 	lattrace.Mark("raft.recv", int(m.Type)*1000+len(m.Entries))
 	s.raft.msgs.noteRecv(m.Type)
 	g.inbox.push(m) // full: dropped, raft retries
-	return nil
 }
 
 // stopRaftGroups stops every group (shutdown).

@@ -36,7 +36,15 @@ func encodedRaftMsgSize(m *raft.Message) int {
 // encodeRaftMsg appends the encoding of m to b.
 func encodeRaftMsg(b []byte, m *raft.Message) []byte {
 	b = append(b, raftCodecVersion, byte(m.Type))
-	for _, v := range []uint64{uint64(m.From), uint64(m.To), m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint} {
+	b = appendUvarint(b, uint64(m.From))
+	b = appendUvarint(b, uint64(m.To))
+	return encodeRaftMsgBody(b, m)
+}
+
+// encodeRaftMsgBody appends all of m's encoding after its sender and
+// receiver (a RAFTB record carries those once per frame: raft_batch.go).
+func encodeRaftMsgBody(b []byte, m *raft.Message) []byte {
+	for _, v := range [...]uint64{m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint} {
 		b = appendUvarint(b, v)
 	}
 	var flags byte
@@ -138,19 +146,21 @@ func (r *raftReader) bytes() []byte {
 // only when there is such data (votes, heartbeats and responses carry
 // none and are decoded without an allocation).
 func decodeRaftMsg(b []byte) (raft.Message, error) {
-	if raftMsgCarriesData(b) {
+	if raftMsgCarriesData(b, 7) {
 		b = append([]byte(nil), b...)
 	}
 	return decodeOwnedRaftMsg(b)
 }
 
-// raftMsgCarriesData tells from the fixed fields whether a message has
-// entries or a snapshot (a malformed one says yes: decoding reports it).
-func raftMsgCarriesData(b []byte) bool {
+// raftMsgCarriesData tells from the fixed fields (fixed uvarints of them:
+// 7 in a message, 5 in a RAFTB record's, which has no sender and
+// receiver) whether a message has entries or a snapshot (a malformed one
+// says yes: decoding reports it).
+func raftMsgCarriesData(b []byte, fixed int) bool {
 	r := raftReader{b: b}
 	r.byte()
 	r.byte()
-	for range 7 {
+	for range fixed {
 		r.uvarint()
 	}
 	flags := r.byte()
@@ -188,6 +198,12 @@ func decodeRaftMsgFields(r *raftReader) (m raft.Message, err error) {
 	}
 	m.Type = raft.MessageType(r.byte())
 	m.From, m.To = raft.ID(r.uvarint()), raft.ID(r.uvarint())
+	return m, decodeRaftMsgBody(r, &m)
+}
+
+// decodeRaftMsgBody reads what encodeRaftMsgBody wrote but a snapshot's
+// data.
+func decodeRaftMsgBody(r *raftReader, m *raft.Message) error {
 	m.Term, m.LogTerm, m.Index, m.Commit, m.RejectHint = r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint(), r.uvarint()
 	flags := r.byte()
 	m.Reject, m.Transfer, m.Quiesce = flags&1 != 0, flags&2 != 0, flags&8 != 0
@@ -196,7 +212,7 @@ func decodeRaftMsgFields(r *raftReader) (m raft.Message, err error) {
 	// be 4 on the wire).
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
-		return m, errBadRaftMsg
+		return errBadRaftMsg
 	}
 	if n > 0 {
 		m.Entries = make([]raft.Entry, 0, min(n, 64))
@@ -211,12 +227,12 @@ func decodeRaftMsgFields(r *raftReader) (m raft.Message, err error) {
 		snap := &raft.Snapshot{Index: r.uvarint(), Term: r.uvarint()}
 		np := r.uvarint()
 		if np > uint64(len(r.b)) {
-			return m, errBadRaftMsg
+			return errBadRaftMsg
 		}
 		for i := uint64(0); i < np && r.err == nil; i++ {
 			snap.Peers = append(snap.Peers, raft.ID(r.uvarint()))
 		}
 		m.Snapshot = snap
 	}
-	return m, r.err
+	return r.err
 }

@@ -30,6 +30,9 @@ import (
 //	RAFT <size>                          a raft message (raft.go), up to 1 GiB
 //	RAFTF <id> <total> <offset> <size>   a piece of a raft message larger than
 //	                                     raftFragSize (raft_frag.go); proto >= 2
+//	RAFTB <size>                         raft messages of several groups from
+//	                                     one peer to another (raft_batch.go);
+//	                                     proto >= 11
 //	PING / PONG
 //
 // routeProto is its version. Servers refuse a peer with a different major
@@ -64,8 +67,11 @@ import (
 // jetstream_meta_reqid.go). Version 10 adds none: the server keeps its
 // clients (and imports) off the cluster-only subject $JSC.MCOPY, so a
 // copy routed from it is its own; a copy routed from an older peer is
-// dropped (routeProtoClusterOnly, cluster_only.go).
-const routeProto = 10
+// dropped (routeProtoClusterOnly, cluster_only.go). Version 11 adds
+// RAFTB: the raft messages queued for a peer between two writes of its
+// route leave in one frame (routeProtoRaftBatch, raft_batch.go); a peer
+// before 11 gets RAFT frames.
+const routeProto = 11
 
 // routeProtoClusterOnly is the first version that keeps clients off the
 // cluster-only subjects.

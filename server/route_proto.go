@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/internal/raft"
 	"github.com/nats-io/nats-server/v2/internal/routeproto"
 )
 
@@ -59,6 +60,8 @@ func (s *Server) routeReadLoop(r *route) error {
 			payload, err = s.routeRaft(r, &op, payload)
 		case routeproto.RaftFrag:
 			err = s.routeRaftFrag(r, &op)
+		case routeproto.RaftBatch:
+			payload, err = s.routeRaftBatch(r, &op, payload)
 		default:
 			switch string(op.Name) {
 			case "CONNECT": // credentials this server does not ask for
@@ -129,6 +132,7 @@ func (s *Server) routeRaft(r *route, op *routeproto.Op, buf []byte) ([]byte, err
 	if err != nil {
 		return buf, err
 	}
+	s.raft.msgs.noteFrameRecv(frameRAFT)
 	if err := s.deliverRaft(buf[:size], false); err != nil {
 		s.Debugf("Route %s: bad raft message: %v", r.remote.Name, err)
 	}
@@ -136,6 +140,28 @@ func (s *Server) routeRaft(r *route, op *routeproto.Op, buf []byte) ([]byte, err
 		return nil, nil // do not keep a snapshot-sized buffer
 	}
 	return buf, nil
+}
+
+// routeRaftBatch reads a RAFTB payload and hands each record to its
+// group (raft_batch.go); a frame whose records are malformed closes the
+// route.
+func (s *Server) routeRaftBatch(r *route, op *routeproto.Op, buf []byte) ([]byte, error) {
+	buf, err := readPayload(r.br, buf, op.Size)
+	if err != nil {
+		return buf, err
+	}
+	s.raft.msgs.noteFrameRecv(frameRAFTB)
+	err = raftBatchRecords(buf[:op.Size], func(group []byte, m raft.Message, size int, err error) {
+		if err != nil {
+			s.Debugf("Route %s: bad raft message in a batch: %v", r.remote.Name, err)
+			return
+		}
+		s.deliverRaftMsg(group, m, size)
+	})
+	if err != nil {
+		s.Errorf("Route %s: %v of %d bytes", r.remote.Name, err, op.Size)
+	}
+	return buf, err
 }
 
 // routeSub records or drops the peer's interest.

@@ -52,6 +52,7 @@ func routeLimitsFor(maxPayload int32, proto int) routeproto.Limits {
 		MaxRaft:  raftFragMaxPiece,
 		MaxPiece: raftFragMaxPiece,
 		MaxTotal: raftFragMaxTotal,
+		MaxBatch: raftBatchMax,
 	}
 	if proto < 2 {
 		lim.MaxRaft = raftOldFrameMax

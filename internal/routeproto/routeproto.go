@@ -16,15 +16,16 @@ type Kind uint8
 
 // The route operations.
 const (
-	Unknown  Kind = iota // an operation this version does not know (ignored)
-	Info                 // INFO <json>
-	Sub                  // RS+ <account> <subject> [<queue>]
-	Unsub                // RS- <account> <subject> [<queue>]
-	Msg                  // RMSG <account> <subject> <reply|-> <mode> <queues|-> <hdr> <size>
-	Raft                 // RAFT <size>
-	RaftFrag             // RAFTF <id> <total> <offset> <size>
-	Ping                 // PING
-	Pong                 // PONG
+	Unknown   Kind = iota // an operation this version does not know (ignored)
+	Info                  // INFO <json>
+	Sub                   // RS+ <account> <subject> [<queue>]
+	Unsub                 // RS- <account> <subject> [<queue>]
+	Msg                   // RMSG <account> <subject> <reply|-> <mode> <queues|-> <hdr> <size>
+	Raft                  // RAFT <size>
+	RaftFrag              // RAFTF <id> <total> <offset> <size>
+	RaftBatch             // RAFTB <size>
+	Ping                  // PING
+	Pong                  // PONG
 )
 
 // Limits bound the sizes a control line may announce.
@@ -33,6 +34,7 @@ type Limits struct {
 	MaxRaft  int   // RAFT frame size
 	MaxPiece int   // RAFTF piece size
 	MaxTotal int64 // RAFTF message size
+	MaxBatch int   // RAFTB frame size
 }
 
 // Op is one parsed control line. Only the fields of its Kind are set.
@@ -46,7 +48,7 @@ type Op struct {
 	Reply            []byte // RMSG: nil for "-"
 	Queues           []byte // RMSG: comma-separated queue groups, nil for "-"
 	Mode             byte   // RMSG: '0' queue groups only, '1' plain subscribers too, '2' plain, re-routed, '3' queue groups only, re-routed
-	Hdr, Size        int    // RMSG: header and total size; RAFT, RAFTF: payload size
+	Hdr, Size        int    // RMSG: header and total size; RAFT, RAFTF, RAFTB: payload size
 
 	ID            uint64 // RAFTF
 	Total, Offset int64  // RAFTF
@@ -82,7 +84,10 @@ func Parse(line []byte, lim *Limits, op *Op) error {
 		return parseSub(args, op)
 	case "RAFT":
 		op.Kind = Raft
-		return parseRaft(args, lim, op)
+		return parseRaft(args, lim.MaxRaft, op)
+	case "RAFTB":
+		op.Kind = RaftBatch
+		return parseRaft(args, lim.MaxBatch, op)
 	case "RAFTF":
 		op.Kind = RaftFrag
 		return parseFrag(args, lim, op)
@@ -184,7 +189,8 @@ func parseSub(args []byte, op *Op) error {
 	return ErrArgs
 }
 
-func parseRaft(args []byte, lim *Limits, op *Op) error {
+// parseRaft parses the size of a RAFT or RAFTB frame, at most max.
+func parseRaft(args []byte, max int, op *Op) error {
 	var f [maxFields][]byte
 	if split(args, &f) != 1 {
 		return ErrArgs
@@ -193,7 +199,7 @@ func parseRaft(args []byte, lim *Limits, op *Op) error {
 	switch {
 	case !ok:
 		return ErrSize
-	case size > int64(lim.MaxRaft):
+	case size > int64(max):
 		return ErrTooBig
 	}
 	op.Size = int(size)

@@ -8,7 +8,7 @@ import (
 	"github.com/nats-io/nats-server/v2/internal/sublist"
 )
 
-var testLimits = Limits{MaxMsg: 1 << 20, MaxRaft: 8 << 20, MaxPiece: 8 << 20, MaxTotal: 1 << 34}
+var testLimits = Limits{MaxMsg: 1 << 20, MaxRaft: 8 << 20, MaxPiece: 8 << 20, MaxTotal: 1 << 34, MaxBatch: 1 << 20}
 
 // show renders the fields of op's kind, for comparisons.
 func show(op *Op) string {
@@ -21,6 +21,8 @@ func show(op *Op) string {
 		return fmt.Sprintf("RAFT %d", op.Size)
 	case RaftFrag:
 		return fmt.Sprintf("RAFTF %d %d %d %d", op.ID, op.Total, op.Offset, op.Size)
+	case RaftBatch:
+		return fmt.Sprintf("RAFTB %d", op.Size)
 	case Info:
 		return "INFO " + string(op.Arg)
 	case Ping:
@@ -42,6 +44,8 @@ func TestParse(t *testing.T) {
 		"RS- $G foo q\r\n":                          `RS- $G foo "q"`,
 		"RAFT 0\r\n":                                "RAFT 0",
 		"RAFT 8388608\r\n":                          "RAFT 8388608",
+		"RAFTB 1048576\r\n":                         "RAFTB 1048576",
+		"RAFTB 0000012\r\n":                         "RAFTB 12",
 		"RAFTF 18446744073709551615 10 4 6\r\n":     "RAFTF 18446744073709551615 10 4 6",
 		"RAFTF 1 17179869184 0 8388608\r\n":         "RAFTF 1 17179869184 0 8388608",
 		`INFO {"server_id":"x"}` + "\r\n":           `INFO {"server_id":"x"}`,
@@ -86,6 +90,9 @@ func TestParseRefuses(t *testing.T) {
 		"RAFT\r\n":                                            ErrArgs,
 		"RAFT 1 2\r\n":                                        ErrArgs,
 		"RAFT 8388609\r\n":                                    ErrTooBig,
+		"RAFTB 1048577\r\n":                                   ErrTooBig,
+		"RAFTB\r\n":                                           ErrArgs,
+		"RAFTB x\r\n":                                         ErrSize,
 		"RAFTF 1 0 0 0\r\n":                                   ErrSize,
 		"RAFTF 1 10 -1 5\r\n":                                 ErrSize,
 		"RAFTF 1 10 8 5\r\n":                                  ErrSize,
@@ -109,6 +116,7 @@ func TestParseDoesNotAllocate(t *testing.T) {
 		[]byte("RS+ $G foo.> workers\r\n"),
 		[]byte("RAFTF 12 1000000 0 65536\r\n"),
 		[]byte("RAFT 100\r\n"),
+		[]byte("RAFTB 0000100\r\n"),
 	}
 	var op Op
 	for _, l := range lines {
@@ -143,7 +151,7 @@ func FuzzParse(f *testing.F) {
 		"RMSG $G foo - 1 - 0 5\r\n", "RMSG $G foo _INBOX.x 0 q1,q2 3 10\r\n", "RMSG B x - 1 - -1 0\r\n",
 		"RS+ $G foo.* q\r\n", "RS- $G foo\r\n", "RAFT 100\r\n", "RAFTF 7 100 50 50\r\n",
 		`INFO {"server_id":"x","peers":["nats-route://127.0.0.1:1"]}` + "\r\n", "PING\r\n",
-		"RAFTF 1 10 8 5\r\n", "RMSG B x - 1 - 0 99999999999999999999\r\n",
+		"RAFTF 1 10 8 5\r\n", "RMSG B x - 1 - 0 99999999999999999999\r\n", "RAFTB 0000064\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -159,6 +167,10 @@ func FuzzParse(f *testing.F) {
 			}
 		case Raft:
 			if op.Size < 0 || op.Size > testLimits.MaxRaft {
+				t.Fatalf("accepted %q as %s", line, show(&op))
+			}
+		case RaftBatch:
+			if op.Size < 0 || op.Size > testLimits.MaxBatch {
 				t.Fatalf("accepted %q as %s", line, show(&op))
 			}
 		case RaftFrag:
@@ -191,6 +203,8 @@ func wire(op *Op) string {
 		return fmt.Sprintf("RMSG %s %s %s %c %s %d %d\r\n", op.Account, op.Subject, dashed(op.Reply), op.Mode, dashed(op.Queues), op.Hdr, op.Size)
 	case Raft:
 		return fmt.Sprintf("RAFT %d\r\n", op.Size)
+	case RaftBatch:
+		return fmt.Sprintf("RAFTB %d\r\n", op.Size)
 	}
 	return fmt.Sprintf("RAFTF %d %d %d %d\r\n", op.ID, op.Total, op.Offset, op.Size)
 }
