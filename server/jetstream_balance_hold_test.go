@@ -94,3 +94,52 @@ func TestJetStreamClusterBalancerHoldsForCatchingUp(t *testing.T) {
 		t.Fatal("evened without a counted transfer")
 	}
 }
+
+// A server catching up moves none of its leaderships away, counted in
+// transfers, while another server's balancer hands the returning server
+// its share; once it is done it moves its excess too.
+func TestJetStreamClusterBalancerHoldsAwayFromCatchingUp(t *testing.T) {
+	var pinned atomic.Bool
+	var pinnedName atomic.Value
+	setForTest(t, &catchUpPinned, func(name string) bool {
+		g, _ := pinnedName.Load().(string)
+		return pinned.Load() && name == g
+	})
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	const n = 12
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("AWAY%d", i)
+		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
+	}
+	jc := c.servers[0].js.Load().cluster
+	counts := func() map[string]int {
+		m := map[string]int{}
+		for _, name := range names {
+			m[jc.streamLeader(globalAccountName, name)]++
+		}
+		return m
+	}
+	gone := c.servers[2].Name()
+	c.servers[2].Shutdown()
+	waitFor(t, 30*time.Second, "every stream led by the two others", func() bool {
+		m := counts()
+		return m[""] == 0 && m[gone] == 0
+	})
+	pinnedName.Store(c.servers[0].Name())
+	pinned.Store(true) // server 0 catches up from now on
+	bal := func(i int) *balanceState { return &c.servers[i].js.Load().cluster.balance }
+	moved0 := bal(0).transfers.Load()
+	c.servers[2] = runServer(t, c.opts[2])
+	waitFor(t, 60*time.Second, "server 1 handed the returning server leaderships", func() bool {
+		return counts()[gone] > 0 && bal(1).transfers.Load() > 0
+	})
+	polls := bal(0).polls.Load()
+	waitFor(t, 30*time.Second, "5 more balancer looks on server 0", func() bool { return bal(0).polls.Load() >= polls+5 })
+	if d := bal(0).transfers.Load() - moved0; d != 0 {
+		t.Fatalf("server 0 moved %d leaderships away while it caught up", d)
+	}
+	pinned.Store(false)
+	waitFor(t, 60*time.Second, "server 0 moves its excess once done", func() bool { return bal(0).transfers.Load() > moved0 })
+}
