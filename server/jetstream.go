@@ -92,6 +92,7 @@ func (s *Server) enableJetStream() error {
 		// Set before js is published: route hooks read js.cluster.
 		js.cluster = &jsCluster{js: js, streams: map[string]map[string]*streamAssignment{}, changed: make(chan struct{}),
 			leaders: newLeaderMap()}
+		js.cluster.restart.heldAtStart = s.metaHeld.Load()
 		if o.raftHost == nil {
 			js.discard = newStoreDiscard(js.fs)
 			js.startDiscard()

@@ -56,10 +56,14 @@ type balanceState struct {
 	leaders <-chan struct{} // leaderMap.changed at the last round
 	streams <-chan struct{} // jsCluster.changed at the last round
 	routes  string          // routesFingerprint at the last round
+	held    string          // holdFingerprint at the last round (jetstream_balance_hold.go)
 	moved   bool            // the last round started transfers
 	last    time.Time
 	polls   atomic.Uint64 // looks taken (tests)
 	rounds  atomic.Uint64 // rounds run (tests)
+	// transfers counts the leadership transfers this server's rounds
+	// started (tests).
+	transfers atomic.Uint64
 }
 
 // balanceDue reports whether a round is due now, and if so notes what it
@@ -74,11 +78,12 @@ func (jc *jsCluster) balanceDue(now time.Time) bool {
 	streams := jc.changed
 	jc.mu.Unlock()
 	routes := routesFingerprint(jc.js.srv.routeList())
-	if !b.moved && leaders == b.leaders && streams == b.streams && routes == b.routes &&
+	held := jc.holdFingerprint()
+	if !b.moved && leaders == b.leaders && streams == b.streams && routes == b.routes && held == b.held &&
 		now.Sub(b.last) < leaderBalanceIdle {
 		return false
 	}
-	b.leaders, b.streams, b.routes, b.last = leaders, streams, routes, now
+	b.leaders, b.streams, b.routes, b.held, b.last = leaders, streams, routes, held, now
 	return true
 }
 
@@ -94,8 +99,9 @@ type leaderMove struct {
 // narrows the spread, and the servers stop within one of each other's
 // share. leads and share are each live server's leaderships and fair
 // share; leads is updated with the moves planned. max is the round's
-// budget (balanceBudget).
-func planLeaderMoves(me string, led []*streamAssignment, leads map[string]int, share map[string]float64, max int) []leaderMove {
+// budget (balanceBudget). A server in held (catching up after a restart)
+// is never a target.
+func planLeaderMoves(me string, led []*streamAssignment, leads map[string]int, share map[string]float64, held map[string]bool, max int) []leaderMove {
 	var out []leaderMove
 	for _, sa := range led {
 		if len(out) >= max || float64(leads[me]) <= share[me] {
@@ -104,7 +110,7 @@ func planLeaderMoves(me string, led []*streamAssignment, leads map[string]int, s
 		best, bestGap := "", 0.0
 		for _, p := range sa.Peers {
 			sh, live := share[p]
-			if p == me || !live || leads[me]-leads[p] < 2 {
+			if p == me || !live || held[p] || leads[me]-leads[p] < 2 {
 				continue
 			}
 			if gap := sh - float64(leads[p]); gap > 0 && gap > bestGap {
@@ -127,6 +133,7 @@ func (jc *jsCluster) balanceLoop() {
 	defer s.wg.Done()
 	for !s.sleepOnClock(leaderBalanceEvery) {
 		jc.balance.polls.Add(1)
+		jc.sayCatchingUp() // jetstream_balance_hold.go
 		if jc.balanceDue(s.clock.Now()) {
 			jc.balance.moved = jc.balanceLeaders() > 0
 		}
@@ -137,6 +144,9 @@ func (jc *jsCluster) balanceLoop() {
 // it returns the number of transfers asked for.
 func (jc *jsCluster) balanceLeaders() int {
 	jc.balance.rounds.Add(1)
+	if jc.catchingUp() {
+		return 0 // nothing moves away from a server catching up
+	}
 	s := jc.js.srv
 	me := s.Name()
 	live := map[string]bool{me: true}
@@ -175,7 +185,11 @@ func (jc *jsCluster) balanceLeaders() int {
 			}
 		}
 	}
-	moves := planLeaderMoves(me, led, leads, share, balanceBudget(float64(leads[me])-share[me]))
+	held := map[string]bool{}
+	for _, h := range jc.heldServers() {
+		held[h] = true
+	}
+	moves := planLeaderMoves(me, led, leads, share, held, balanceBudget(float64(leads[me])-share[me]))
 	for _, mv := range moves {
 		jc.moveLeader(mv)
 	}
@@ -208,7 +222,7 @@ func (jc *jsCluster) replicatedAssignments() []assignmentRef {
 }
 
 // moveLeader asks the group of mv's stream, if led here, to hand its
-// leadership to mv.to once that member holds the whole log; the group's
+// leadership to mv.to if that member is current; the group's
 // goroutine decides, without waiting (a busy group is skipped this round).
 func (jc *jsCluster) moveLeader(mv leaderMove) {
 	jsa := jc.js.account(mv.sa.Account)
@@ -227,8 +241,14 @@ func (jc *jsCluster) moveLeader(mv leaderMove) {
 	g.tryControl(func(n *raft.Node) {
 		st := n.Status()
 		pr, ok := st.Progress[to]
-		if st.Role == raft.Leader && st.LeaderReady && ok && pr.Match == st.LastIndex && st.Transferee == raft.None {
-			_ = n.TransferLeadership(to)
+		// The member is current: it holds the whole log, its server is
+		// live and it answered lately (not a replica whose group has not
+		// started again since its server came back).
+		current := ok && pr.Match == st.LastIndex && pr.Live && pr.RecentActive
+		if st.Role == raft.Leader && st.LeaderReady && current && st.Transferee == raft.None {
+			if n.TransferLeadership(to) == nil {
+				jc.balance.transfers.Add(1)
+			}
 		}
 	})
 }

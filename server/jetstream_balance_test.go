@@ -22,7 +22,7 @@ func TestPlanLeaderMoves(t *testing.T) {
 	share := map[string]float64{"a": 50, "b": 50, "c": 50}
 	// a leads 90, b 60, c 0 (it was away).
 	leads := map[string]int{"a": 90, "b": 60}
-	moves := planLeaderMoves("a", led, leads, share, 32)
+	moves := planLeaderMoves("a", led, leads, share, nil, 32)
 	if len(moves) != 32 {
 		t.Fatalf("%d moves, want the round's bound 32", len(moves))
 	}
@@ -35,25 +35,25 @@ func TestPlanLeaderMoves(t *testing.T) {
 		t.Fatalf("counts after planning %v", leads)
 	}
 	// Next round: a is 8 above its share; it moves 8.
-	moves = planLeaderMoves("a", led, leads, share, 32)
+	moves = planLeaderMoves("a", led, leads, share, nil, 32)
 	if len(moves) != 8 || leads["a"] != 50 {
 		t.Fatalf("%d moves, a leads %d", len(moves), leads["a"])
 	}
 	// b (60, above) moves to c (40, below) until both are at their share.
-	moves = planLeaderMoves("b", led[:60], leads, share, 32)
+	moves = planLeaderMoves("b", led[:60], leads, share, nil, 32)
 	if len(moves) != 10 || leads["b"] != 50 || leads["c"] != 50 {
 		t.Fatalf("%d moves from b, counts %v", len(moves), leads)
 	}
 	// Balanced: nothing moves.
 	for _, me := range peers {
-		if moves := planLeaderMoves(me, led, leads, share, 32); len(moves) != 0 {
+		if moves := planLeaderMoves(me, led, leads, share, nil, 32); len(moves) != 0 {
 			t.Fatalf("%s moved %d at %v", me, len(moves), leads)
 		}
 	}
 	// A server not live (no share) is never a target.
 	leads = map[string]int{"a": 90}
 	share = map[string]float64{"a": 45, "b": 45}
-	for _, mv := range planLeaderMoves("a", led, leads, share, 100) {
+	for _, mv := range planLeaderMoves("a", led, leads, share, nil, 100) {
 		if mv.to != "b" {
 			t.Fatalf("moved to %s, which is not live", mv.to)
 		}
@@ -61,7 +61,7 @@ func TestPlanLeaderMoves(t *testing.T) {
 	// One stream: moving it would not narrow the spread.
 	leads = map[string]int{"a": 1}
 	share = map[string]float64{"a": 1.0 / 3, "b": 1.0 / 3, "c": 1.0 / 3}
-	if moves := planLeaderMoves("a", led[:1], leads, share, 32); len(moves) != 0 {
+	if moves := planLeaderMoves("a", led[:1], leads, share, nil, 32); len(moves) != 0 {
 		t.Fatalf("a single stream moved: %v", moves)
 	}
 }
@@ -97,8 +97,8 @@ func TestLeaderBalanceBudget(t *testing.T) {
 	leads := map[string]int{"a": n / 2, "b": n / 2, "c": 0}
 	rounds := 0
 	for ; rounds < 20; rounds++ {
-		ma := planLeaderMoves("a", ledA, maps.Clone(leads), share, balanceBudget(float64(leads["a"])-share["a"]))
-		mb := planLeaderMoves("b", ledB, maps.Clone(leads), share, balanceBudget(float64(leads["b"])-share["b"]))
+		ma := planLeaderMoves("a", ledA, maps.Clone(leads), share, nil, balanceBudget(float64(leads["a"])-share["a"]))
+		mb := planLeaderMoves("b", ledB, maps.Clone(leads), share, nil, balanceBudget(float64(leads["b"])-share["b"]))
 		if len(ma)+len(mb) == 0 {
 			break
 		}

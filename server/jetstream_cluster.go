@@ -134,6 +134,7 @@ type jsCluster struct {
 	// restart counts the replicas started from what this server held
 	// and those current since (jetstream_restart_progress.go).
 	restart restartProgress
+	catchUp catchUpView // jetstream_balance_hold.go
 	// reqs: the request ids of the last meta entries applied with one,
 	// changed only at apply (jetstream_meta_reqid.go).
 	reqs metaReqs
@@ -178,6 +179,7 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
+		_, _ = sys.subscribeInternal(catchUpSubject, "", jc.catchUpHeard)       // jetstream_balance_hold.go
 		_, _ = sys.subscribeInternalRouteOrigin(metaCopySubject, jc.metaCopied) // jetstream_meta_copy.go
 	}
 	_ = js.subscribeSysAPI()

@@ -14,6 +14,9 @@ import (
 type restartProgress struct {
 	started atomic.Int64 // counted by startStreamGroup (stream_repair.go)
 	current atomic.Int64
+	// heldAtStart: the server held meta state when JetStream started
+	// (Server.metaHeld then), so it restarts (jetstream_balance_hold.go).
+	heldAtStart bool
 }
 
 // restartLogMin is the fewest replicas whose catching up is logged (a

@@ -158,6 +158,13 @@ type raftGroups struct {
 
 var errGroupStopped = errors.New("raft group stopped")
 
+// raftLiveLeaderWait is how many ticks more than its election timeout a
+// follower waits before campaigning while its leader's server is live
+// (internal/raft live_leader.go): two election timeouts, so it campaigns
+// 1.5-2 s after the last heartbeat it took instead of 0.5-1 s. A busy
+// machine left heartbeats unread that long, and its followers stormed.
+var raftLiveLeaderWait = 2 * raft.DefaultElectionTicks
+
 // startRaftGroup creates and runs a group with the given initial peers.
 func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore, sm groupSM) (*raftGroup, error) {
 	cfg := raft.DefaultConfig(raftID(s.name), peers)
@@ -166,6 +173,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 		cfg.Recovering, cfg.RecoveringFloor = rs.recovering(), rs.recoveringFloor()
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
+	cfg.LiveLeaderWait = raftLiveLeaderWait
 	// A stream group sends a commit index no append carries within
 	// raftCommitDelay (run), or at the next tick. The meta group sends it
 	// at once: every server applies a create before its replica starts
@@ -192,6 +200,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if host != nil {
 		tr = host.transport(s, name)
 		cfg.PeerHealth = func(id raft.ID) raft.PeerHealth { return host.peerHealth(s, id) }
+		cfg.LiveLeaderWait = 0 // the simulator's timing stays as it was (not simulated yet)
 		if wl, ok := log.(*walLog); ok {
 			wl.inline = true
 		}
@@ -326,7 +335,10 @@ func (g *raftGroup) run() {
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
-			err = g.onTick(g.srv.clock.Now())
+			err = g.stepBeforeTick()
+			if err == nil {
+				err = g.onTick(g.srv.clock.Now())
+			}
 		case <-g.wake:
 			nudged = true
 			g.onLiveness()
@@ -462,6 +474,17 @@ func (g *raftGroup) step() error {
 		}
 	}
 	return nil
+}
+
+// stepBeforeTick steps the messages that arrived before the tick did:
+// with both ready, select picks either, and a follower whose last election
+// tick came first campaigned with its leader's heartbeat waiting in its
+// inbox (a saturated machine runs the group late, and then both are).
+func (g *raftGroup) stepBeforeTick() error {
+	if g.inbox.size() == 0 {
+		return nil
+	}
+	return g.step()
 }
 
 // removeSpooled deletes the spool files of the snapshots stepped so far.

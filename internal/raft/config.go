@@ -86,6 +86,10 @@ type Config struct {
 	// PeerHealth tells whether a peer's server is live and knows
 	// quiescence; nil means every peer is live and does.
 	PeerHealth func(id ID) PeerHealth
+	// LiveLeaderWait is how many ticks past its election timeout a
+	// follower waits before campaigning while PeerHealth says its
+	// leader's server is live (live_leader.go); 0: it does not wait.
+	LiveLeaderWait int
 	// Lease lets a leader answer reads at once, without a heartbeat round,
 	// for Lease after sending a heartbeat round that a quorum acknowledged
 	// (lease.go). 0: every read waits for a round. It needs CheckQuorum and

@@ -6,7 +6,7 @@ func (r *raft) stepFollower(m Message) {
 	switch m.Type {
 	case MsgApp, MsgHeartbeat, MsgSnap:
 		r.t.electionElapsed = 0
-		r.lead = m.From
+		r.lead, r.leadStopped = m.From, false
 		r.leadQuiet, r.heldPreVote = false, nil // a quiesce heartbeat sets it again
 		r.unrank()
 		switch m.Type {

@@ -135,7 +135,8 @@ func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 // up, looks alive to node liveness). A quiet follower of it wakes, so its
 // election clock runs: with no heartbeat from that leader it campaigns
 // after an election timeout, as an awake follower would. The leader is
-// not forgotten, so no lease it may hold is cut short (lease.go).
+// not forgotten, so no lease it may hold is cut short (lease.go). An awake
+// follower of it no longer waits for its live server (Config.LiveLeaderWait).
 func (n *Node) LeaderStopped(lead ID, term uint64) { n.r.leaderStopped(lead, term) }
 
 // SoftState returns the current volatile state.

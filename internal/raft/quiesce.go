@@ -206,9 +206,12 @@ func (r *raft) quiesceRefused(pr *progress) {
 }
 
 // leaderStopped wakes a quiet follower whose leader said it stopped
-// leading (Node.LeaderStopped).
+// leading (Node.LeaderStopped), and has any follower of it campaign at its
+// election timeout without waiting for the leader's live server
+// (live_leader.go).
 func (r *raft) leaderStopped(lead ID, term uint64) {
-	if r.quiet && r.role == Follower && r.lead == lead && r.term <= term {
+	if r.role == Follower && r.lead == lead && r.term <= term {
+		r.leadStopped = true // no wait for its live server (live_leader.go)
 		r.unquiet()
 	}
 }

@@ -79,6 +79,9 @@ type raft struct {
 	now        func() time.Time // the lease's clock
 	startGuard bool             // no votes until an election timeout passed since start
 	hbRound    uint64           // latest heartbeat round taken from the leader
+
+	liveLeaderWait int  // Config.LiveLeaderWait (live_leader.go)
+	leadStopped    bool // our leader said it stopped leading (Node.LeaderStopped)
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -106,6 +109,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		seed:           cfg.Seed,
 		lease:          cfg.Lease,
 		now:            cfg.Now,
+		liveLeaderWait: cfg.LiveLeaderWait,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -223,6 +227,7 @@ func (r *raft) reset(term uint64) {
 	r.ls = nil
 	r.quiet = false
 	r.leadQuiet = false
+	r.leadStopped = false
 	r.heldPreVote = nil
 }
 
@@ -380,6 +385,9 @@ func (r *raft) tick() {
 	}
 	if r.promotable() && r.t.electionElapsed >= r.t.randomizedTimeout {
 		if r.rec.mayCampaign() {
+			if r.liveLeaderWaits() {
+				return // its heartbeats may be late only (live_leader.go)
+			}
 			r.t.electionElapsed = 0
 			r.hup(false)
 		} else if (r.t.electionElapsed-r.t.randomizedTimeout)%r.t.electionTimeout == 0 {
