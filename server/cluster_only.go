@@ -8,7 +8,7 @@ import (
 
 // Cluster-only subjects: subjects that only the servers themselves publish
 // on, because what arrives there is acted on as the cluster's own word. The
-// one so far is metaCopySubject ($JSC.MCOPY, jetstream_meta_copy.go): a
+// first is metaCopySubject ($JSC.MCOPY, jetstream_meta_copy.go): a
 // copy names any account and runs a stream create, update or delete for it
 // with another request's id. The system account's permissions do not make
 // a publisher trusted there: no client connection may publish on it (or
@@ -38,8 +38,16 @@ import (
 // acknowledgements, usage reports) stay open to system users, as in
 // nats-server.
 
+// The other is catchUpSubject ($JSC.CATCHUP, jetstream_balance_hold.go):
+// a server's word there that it catches up after a restart stops the
+// others' leader balancing toward it; a forger could stop it for good.
+// A word counts only when it came over the named server's own route of
+// routeProtoCatchUp or later.
+
 // clusterOnlySubject reports whether subject is one only servers publish.
-func clusterOnlySubject(subject string) bool { return subject == metaCopySubject }
+func clusterOnlySubject(subject string) bool {
+	return subject == metaCopySubject || subject == catchUpSubject
+}
 
 // clusterOnlyLogEvery spaces the log lines about refused publishes.
 const clusterOnlyLogEvery = time.Minute

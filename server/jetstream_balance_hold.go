@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -92,10 +93,16 @@ func (jc *jsCluster) sayCatchingUp() {
 	}
 }
 
-// catchUpHeard handles "<server> 1|0" on $JSC.CATCHUP.
-func (jc *jsCluster) catchUpHeard(_ *subscription, _ *client, _ *Account, _, _ string, _, msg []byte) {
+// catchUpHeard handles "<server> 1|0" on $JSC.CATCHUP, taken only from
+// the route of the server it names, of a protocol that keeps its clients
+// off the subject (cluster_only.go): anyone else could hold the balancer.
+func (jc *jsCluster) catchUpHeard(_ *subscription, c *client, _ *Account, _, _ string, _, msg []byte) {
 	name, flag, ok := strings.Cut(string(msg), " ")
 	if !ok || name == "" || name == jc.js.srv.Name() || flag != "0" && flag != "1" {
+		return
+	}
+	if c == nil || c.route == nil || c.route.remote.Name != name || c.route.remote.Proto < routeProtoCatchUp {
+		jc.js.srv.refuseClusterOnly(catchUpFrom(c), catchUpSubject)
 		return
 	}
 	word := catchUpWord{at: time.Now(), on: flag == "1"}
@@ -114,6 +121,17 @@ func (jc *jsCluster) catchUpHeard(_ *subscription, _ *client, _ *Account, _, _ s
 			return
 		}
 	}
+}
+
+// catchUpFrom names who sent a word on $JSC.CATCHUP, for the log.
+func catchUpFrom(c *client) string {
+	switch {
+	case c == nil:
+		return "this server"
+	case c.route == nil:
+		return c.String()
+	}
+	return fmt.Sprintf("the route of %s (route protocol %d)", c.route.remote.Name, c.route.remote.Proto)
 }
 
 // heldServers lists the other servers the balancer leaves alone now,

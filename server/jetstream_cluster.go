@@ -179,8 +179,8 @@ func (js *jetStream) startJetStreamCluster() {
 		_, _ = sys.subscribeInternal(leaderListSubject, "", jc.leaderListed)
 		_, _ = sys.subscribeInternal(streamInfoAskPrefix+">", "", jc.streamInfoAsked)
 		_, _ = sys.subscribeInternal(resignAckPrefix+">", "", jc.resignationAcked)
-		_, _ = sys.subscribeInternal(catchUpSubject, "", jc.catchUpHeard)       // jetstream_balance_hold.go
-		_, _ = sys.subscribeInternalRouteOrigin(metaCopySubject, jc.metaCopied) // jetstream_meta_copy.go
+		_, _ = sys.subscribeInternalRouteOrigin(catchUpSubject, jc.catchUpHeard) // jetstream_balance_hold.go
+		_, _ = sys.subscribeInternalRouteOrigin(metaCopySubject, jc.metaCopied)  // jetstream_meta_copy.go
 	}
 	_ = js.subscribeSysAPI()
 	jc.startUsageReports()

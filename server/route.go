@@ -70,8 +70,14 @@ import (
 // dropped (routeProtoClusterOnly, cluster_only.go). Version 11 adds
 // RAFTB: the raft messages queued for a peer between two writes of its
 // route leave in one frame (routeProtoRaftBatch, raft_batch.go); a peer
-// before 11 gets RAFT frames.
+// before 11 gets RAFT frames. The server also keeps its clients off
+// $JSC.CATCHUP (jetstream_balance_hold.go), so a server of 11 or later
+// speaks there only for itself (routeProtoCatchUp).
 const routeProto = 11
+
+// routeProtoCatchUp is the first version whose word on $JSC.CATCHUP is
+// its own (an older server relays its clients' publishes there).
+const routeProtoCatchUp = 11
 
 // routeProtoClusterOnly is the first version that keeps clients off the
 // cluster-only subjects.
