@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/routeproto"
 )
 
 // takeOut is what c's writer would write next.
@@ -168,7 +169,8 @@ func FuzzRaftBatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var groups []string
 		var got []raft.Message
-		err := raftBatchRecords(b, func(group []byte, m raft.Message, size int, err error) {
+		in := bytes.Clone(b) // overwritten below, as a route's read buffer is
+		err := raftBatchRecords(in, func(group []byte, m raft.Message, size int, err error) {
 			if size > len(b) || len(group) > len(b) {
 				t.Fatalf("a record of %d bytes in %d", size, len(b))
 			}
@@ -178,6 +180,17 @@ func FuzzRaftBatch(f *testing.F) {
 		})
 		if err != nil && !errors.Is(err, errBadRaftBatch) {
 			t.Fatalf("error %v", err)
+		}
+		// The decoded messages keep none of the frame's bytes (the
+		// route's read buffer, overwritten by the next frame).
+		if len(got) > 0 {
+			before := appendRaftBatch(nil, groups, got)
+			for i := range in {
+				in[i] = 0xa5
+			}
+			if after := appendRaftBatch(nil, groups, got); !bytes.Equal(before, after) {
+				t.Fatalf("a decoded message changed with the frame's bytes:\n%q\n%q", before, after)
+			}
 		}
 		for i := range got {
 			if got[i].Snapshot != nil && got[i].Snapshot.Local != nil {
@@ -195,4 +208,58 @@ func FuzzRaftBatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestRaftBatchFramesSplitAtBound: records queued without a write in
+// between (a writer stuck on a slow socket) fill frames of at most
+// raftBatchMax bytes, each a frame the receiver's limits accept, holding
+// every record once and in order; the size digits never overflow.
+func TestRaftBatchFramesSplitAtBound(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := newClient(nil, a, 1)
+	tr := &raftTransport{group: "a-group"}
+	const n = 100
+	c.mu.Lock()
+	for i := range n {
+		m := raft.Message{Type: raft.MsgApp, From: 1<<63 + 5, To: 1<<62 + 7, Term: 1, Index: uint64(i),
+			Entries: []raft.Entry{{Term: 1, Index: uint64(i + 1), Data: bytes.Repeat([]byte{'d'}, raftBatchRecordMax-200-i)}}}
+		if encodedRaftMsgSize(&m) > raftBatchRecordMax {
+			t.Fatalf("record %d too large to batch", i)
+		}
+		c.out.putRaftRecord(m.From, m.To, m.Type, tr.appendRaftRecord(&m))
+	}
+	c.mu.Unlock()
+	out := takeOut(c)
+	lim := routeLimitsFor(1<<20, routeProto)
+	var op routeproto.Op
+	frames, next := 0, uint64(0)
+	for len(out) > 0 {
+		i := bytes.IndexByte(out, '\n')
+		if i < 0 {
+			t.Fatalf("no control line in %d bytes left", len(out))
+		}
+		if err := routeproto.Parse(out[:i+1], &lim, &op); err != nil || op.Kind != routeproto.RaftBatch {
+			t.Fatalf("frame %d: %q: %v", frames, out[:min(i+1, 40)], err)
+		}
+		payload := out[i+1 : i+1+op.Size]
+		if string(out[i+1+op.Size:i+3+op.Size]) != "\r\n" {
+			t.Fatalf("frame %d of %d bytes not followed by CRLF", frames, op.Size)
+		}
+		out = out[i+3+op.Size:]
+		frames++
+		if err := raftBatchRecords(payload, func(group []byte, m raft.Message, _ int, err error) {
+			if err != nil || string(group) != "a-group" || m.Index != next || m.From != 1<<63+5 || m.To != 1<<62+7 {
+				t.Fatalf("record %d: %q %v %v", next, group, m, err)
+			}
+			next++
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if next != n || frames < n*raftBatchRecordMax/raftBatchMax {
+		t.Fatalf("%d records in %d frames, want %d", next, frames, n)
+	}
+	t.Logf("%d records in %d frames", next, frames)
 }
