@@ -16,8 +16,10 @@ func TestLiveLeaderWedgedQuietLeaderReplaced(t *testing.T) {
 	n.elect(1)
 	n.propose(1, "a")
 	n.quietAll(40)
-	n.drop = func(m Message) bool { return m.From == 1 || m.To == 1 } // 1's group is wedged
-	n.raft(2).unquiet()                                               // woken (say, by another member's message)
+	// 1's group is wedged: it sends and takes nothing
+	n.drop = func(m Message) bool { return m.From == 1 || m.To == 1 }
+	// 2 is woken (say, by another member's message)
+	n.raft(2).unquiet()
 	et := n.raft(2).t.electionTimeout
 	limit := 2*et + 2*et + 4*et // randomized timeout, the wait, and a round of pre-vote and vote
 	for k := 0; k < limit; k++ {
