@@ -50,3 +50,34 @@ func TestJetStreamClusterCatchUpEndsAfterHaltRestart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // polling the condition
 	}
 }
+
+// A replica started from what the server held that halts before it is
+// current and whose restarts are given up never becomes current: it is
+// uncounted as it halts, so the server's catching up ends once the others
+// are current, not at restartHoldMax.
+func TestJetStreamClusterCatchUpEndsAfterHaltGivenUp(t *testing.T) {
+	setForTest(t, &haltRestartFirst, 50*time.Millisecond)
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"KEEP"}, Replicas: 3})
+	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
+	for i := range 3 {
+		c.servers[i].Shutdown()
+	}
+	c.servers[2] = runServer(t, c.opts[2])
+	s := c.servers[2]
+	jc := s.js.Load().cluster
+	waitFor(t, 30*time.Second, "both replicas started alone", func() bool { return jc.restart.started.Load() == 2 })
+	haltUntilGivenUp(t, s)
+	for i := range 2 {
+		c.servers[i] = runServer(t, c.opts[i])
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for jc.catchingUp() {
+		if time.Now().After(deadline) {
+			t.Fatalf("still catching up 30 s after its restart: %d of %d replicas started from what it held current",
+				jc.restart.current.Load(), jc.restart.started.Load())
+		}
+		time.Sleep(50 * time.Millisecond) // polling the condition
+	}
+}
