@@ -31,7 +31,8 @@ func (p *restartProgress) replicaCurrent(s *Server) {
 
 // replicaStopped uncounts one of those that stopped before it became
 // current: its stream was deleted, or it was removed from the placement,
-// while the server was down, and the server learned it catching up. It
+// while the server was down, and the server learned it catching up; or
+// its group halted (a restart of it is counted anew). It
 // never becomes current, and the balancer's hold (jetstream_balance_hold.go)
 // would otherwise last restartHoldMax.
 func (p *restartProgress) replicaStopped(s *Server) {

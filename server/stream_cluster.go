@@ -71,8 +71,9 @@ func (sm *streamSM) observed(lead raft.ID, commit, applied uint64) {
 const applyWakeEvery = 256
 
 // stopped uncounts a replica started from what this server held that
-// stops before it became current (jetstream_restart_progress.go). Called
-// once its group stopped: no goroutine runs it any more.
+// stops or halts before it became current (jetstream_restart_progress.go),
+// once. Called on the group goroutine as it halts, or once its group
+// stopped (no goroutine runs it any more).
 func (sm *streamSM) stopped() {
 	if !sm.restarted || sm.current {
 		return
