@@ -70,6 +70,20 @@ func (sm *streamSM) observed(lead raft.ID, commit, applied uint64) {
 // that a large batch does not hold its first answers back for long.
 const applyWakeEvery = 256
 
+// stopped uncounts a replica started from what this server held that
+// stops or halts before it became current (jetstream_restart_progress.go),
+// once. Called on the group goroutine as it halts, or once its group
+// stopped (no goroutine runs it any more).
+func (sm *streamSM) stopped() {
+	if !sm.restarted || sm.current {
+		return
+	}
+	sm.restarted = false
+	if jc := sm.mset.jsa.js.cluster; jc != nil {
+		jc.restart.replicaStopped(jc.js.srv)
+	}
+}
+
 func (sm *streamSM) Apply(ents []raft.Entry) error {
 	if sm.wake == nil {
 		sm.wake = map[*client]struct{}{}
@@ -390,6 +404,9 @@ func (jsa *jsAccount) stopReplicaOf(mset *stream, deleteData bool, sa *streamAss
 	if g != nil {
 		term := g.softState().Term
 		g.stop()
+		if sm, ok := g.sm.(*streamSM); ok {
+			sm.stopped()
+		}
 		if leading && jsa.js.cluster != nil { // nobody else would say it stopped leading
 			jsa.js.cluster.announce(jsa.acc.Name, name, term, true)
 		}

@@ -112,6 +112,7 @@ func (js *jetStream) stopHaltRestarts() {
 
 // halted is told (on the group goroutine) that mset's group halted.
 func (sm *streamSM) halted() {
+	sm.stopped() // it may never run again (jetstream_restart_progress.go)
 	mset := sm.mset
 	r := mset.jsa.js.restarts.Load()
 	if r == nil {
