@@ -1,13 +1,10 @@
 package server
 
 import (
-	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // A server back from a restart that is still catching up gets no
@@ -17,32 +14,13 @@ import (
 // survivors handed it its share in their first rounds after its route
 // came back.
 func TestJetStreamClusterBalancerHoldsForCatchingUp(t *testing.T) {
-	var pinned atomic.Bool
-	var pinnedName atomic.Value // the restarted server's name
-	setForTest(t, &catchUpPinned, func(name string) bool {
-		g, _ := pinnedName.Load().(string)
-		return pinned.Load() && name == g
-	})
+	pin := pinCatchingUp(t)
 	setForTest(t, &restartHoldMax, time.Hour)
 	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
 	const n = 12
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("HOLD%d", i)
-		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
-	}
-	jc := c.servers[0].js.Load().cluster
-	counts := func() map[string]int {
-		m := map[string]int{}
-		for _, name := range names {
-			m[jc.streamLeader(globalAccountName, name)]++
-		}
-		return m
-	}
+	counts := leaderCountedStreams(t, c, "HOLD", n)
 	gone := c.servers[2].Name()
-	pinnedName.Store(gone)
-	pinned.Store(true)
+	pin(gone)
 	c.servers[2].Shutdown()
 	waitFor(t, 30*time.Second, "every stream led by the two others", func() bool {
 		m := counts()
@@ -80,7 +58,7 @@ func TestJetStreamClusterBalancerHoldsForCatchingUp(t *testing.T) {
 	if m := counts(); m[gone] != 0 {
 		t.Fatalf("the restarted server leads %d streams while it catches up: %v", m[gone], m)
 	}
-	pinned.Store(false) // caught up: it says so, the balancers resume
+	pin("") // caught up: it says so, the balancers resume
 	waitFor(t, 60*time.Second, "leaderships spread within one of even", func() bool {
 		m := counts()
 		for _, s := range c.servers {
@@ -99,36 +77,17 @@ func TestJetStreamClusterBalancerHoldsForCatchingUp(t *testing.T) {
 // transfers, while another server's balancer hands the returning server
 // its share; once it is done it moves its excess too.
 func TestJetStreamClusterBalancerHoldsAwayFromCatchingUp(t *testing.T) {
-	var pinned atomic.Bool
-	var pinnedName atomic.Value
-	setForTest(t, &catchUpPinned, func(name string) bool {
-		g, _ := pinnedName.Load().(string)
-		return pinned.Load() && name == g
-	})
+	pin := pinCatchingUp(t)
 	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
 	const n = 12
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("AWAY%d", i)
-		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
-	}
-	jc := c.servers[0].js.Load().cluster
-	counts := func() map[string]int {
-		m := map[string]int{}
-		for _, name := range names {
-			m[jc.streamLeader(globalAccountName, name)]++
-		}
-		return m
-	}
+	counts := leaderCountedStreams(t, c, "AWAY", n)
 	gone := c.servers[2].Name()
 	c.servers[2].Shutdown()
 	waitFor(t, 30*time.Second, "every stream led by the two others", func() bool {
 		m := counts()
 		return m[""] == 0 && m[gone] == 0
 	})
-	pinnedName.Store(c.servers[0].Name())
-	pinned.Store(true) // server 0 catches up from now on
+	pin(c.servers[0].Name()) // server 0 catches up from now on
 	bal := func(i int) *balanceState { return &c.servers[i].js.Load().cluster.balance }
 	moved0 := bal(0).transfers.Load()
 	c.servers[2] = runServer(t, c.opts[2])
@@ -140,6 +99,19 @@ func TestJetStreamClusterBalancerHoldsAwayFromCatchingUp(t *testing.T) {
 	if d := bal(0).transfers.Load() - moved0; d != 0 {
 		t.Fatalf("server 0 moved %d leaderships away while it caught up", d)
 	}
-	pinned.Store(false)
+	pin("")
 	waitFor(t, 60*time.Second, "server 0 moves its excess once done", func() bool { return bal(0).transfers.Load() > moved0 })
+}
+
+// pinCatchingUp makes the server named by the last call of the returned
+// func say it catches up for as long as it stays named (catchUpPinned);
+// "" names none.
+func pinCatchingUp(t *testing.T) func(name string) {
+	var pinned atomic.Value
+	pinned.Store("")
+	setForTest(t, &catchUpPinned, func(name string) bool {
+		g, _ := pinned.Load().(string)
+		return g != "" && name == g
+	})
+	return func(name string) { pinned.Store(name) }
 }

@@ -127,21 +127,8 @@ func TestLeaderBalanceBudget(t *testing.T) {
 // even.
 func TestJetStreamClusterLeadersRebalanceAfterRestart(t *testing.T) {
 	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
 	const n = 12
-	names := make([]string, n)
-	for i := range names {
-		names[i] = fmt.Sprintf("BAL%d", i)
-		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
-	}
-	jc := c.servers[0].js.Load().cluster
-	counts := func() map[string]int {
-		m := map[string]int{}
-		for _, name := range names {
-			m[jc.streamLeader(globalAccountName, name)]++
-		}
-		return m
-	}
+	counts := leaderCountedStreams(t, c, "BAL", n)
 	c.servers[2].Shutdown()
 	gone := c.servers[2].Name()
 	waitFor(t, 30*time.Second, "every stream led by the two others", func() bool {
@@ -225,4 +212,25 @@ func TestJetStreamClusterBalancerRunsOnChanges(t *testing.T) {
 	base = quiet(c.servers)
 	c.servers[2].Shutdown()
 	grew(c.servers[:2], base[:2], "a server going away")
+}
+
+// leaderCountedStreams creates n R3 streams named prefix0, prefix1, ...
+// and returns a count of their leaders by server name ("" for none), as
+// server 0's leader map has them.
+func leaderCountedStreams(t *testing.T, c *jsTestCluster, prefix string, n int) func() map[string]int {
+	t.Helper()
+	_, js := jsClient(t, c.servers[0])
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s%d", prefix, i)
+		createStream(t, js, jetstream.StreamConfig{Name: names[i], Subjects: []string{names[i]}, Replicas: 3})
+	}
+	jc := c.servers[0].js.Load().cluster
+	return func() map[string]int {
+		m := map[string]int{}
+		for _, name := range names {
+			m[jc.streamLeader(globalAccountName, name)]++
+		}
+		return m
+	}
 }
