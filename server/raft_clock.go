@@ -37,6 +37,9 @@ type raftClock struct {
 	// recheck: a route went away; the clock looks at node liveness as it
 	// takes the kick, not at its next tick (raftPeersChanged).
 	recheck atomic.Bool
+	// late is how late (ns) the last tick came past its due time
+	// (raft_campaigns.go keeps the most).
+	late atomic.Int64
 }
 
 // raftPeersChanged makes a running clock look at node liveness at once.
@@ -135,12 +138,14 @@ func (s *Server) runRaftClock() {
 	t := s.clock.NewTimer(raftTick)
 	defer t.Stop()
 	var lastPing time.Time
+	due := s.clock.Now().Add(raftTick)
 	for !s.shutdown.Load() {
 		select { // a manual clock may never tick again
 		case <-t.C():
 		case <-c.kick: // a group woke while the clock idled, or a route went
 			t.Stop()
 			t.Reset(raftTick)
+			due = s.clock.Now().Add(raftTick)
 			if c.recheck.Swap(false) {
 				s.checkLiveness(false)
 			}
@@ -153,6 +158,13 @@ func (s *Server) runRaftClock() {
 		}
 		t.Reset(next)
 		now := s.clock.Now()
+		if late := int64(now.Sub(due)); late > 0 {
+			c.late.Store(late)
+			storeMax(&s.raft.elections.lateMax, late)
+		} else {
+			c.late.Store(0)
+		}
+		due = now.Add(next)
 		ping := now.Sub(lastPing) >= raftLivePingEvery-raftTick/2
 		if ping {
 			lastPing = now

@@ -79,6 +79,12 @@ func (s *Server) checkLiveness(ping bool) {
 	v := make(raftLiveness, len(routes))
 	for id, r := range routes {
 		v[id] = peerHealthOf(r, now)
+		if old != nil && (*old)[id].Live && !v[id].Live {
+			silence := now - r.heard.Load()
+			s.notePeerDown(r.remote.Name, silence)
+			s.Noticef("Raft liveness: %s deemed down after %v silent (raft clock tick %v late)",
+				r.remote.Name, time.Duration(silence), time.Duration(s.raftClock.late.Load()))
+		}
 	}
 	s.raftLive.Store(&v)
 	s.wakeRaftGroups()
