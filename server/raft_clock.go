@@ -37,9 +37,9 @@ type raftClock struct {
 	// recheck: a route went away; the clock looks at node liveness as it
 	// takes the kick, not at its next tick (raftPeersChanged).
 	recheck atomic.Bool
-	// late is how late (ns) the last tick came past its due time
-	// (raft_campaigns.go keeps the most).
-	late atomic.Int64
+	// lag sums how late the ticks came (raft_live_lag.go; the clock's
+	// goroutine only).
+	lag raftLag
 }
 
 // raftPeersChanged makes a running clock look at node liveness at once.
@@ -147,7 +147,7 @@ func (s *Server) runRaftClock() {
 			t.Reset(raftTick)
 			due = s.clock.Now().Add(raftTick)
 			if c.recheck.Swap(false) {
-				s.checkLiveness(false)
+				s.checkLiveness(false, 0)
 			}
 			continue
 		case <-s.quit:
@@ -158,18 +158,14 @@ func (s *Server) runRaftClock() {
 		}
 		t.Reset(next)
 		now := s.clock.Now()
-		if late := int64(now.Sub(due)); late > 0 {
-			c.late.Store(late)
-			storeMax(&s.raft.elections.lateMax, late)
-		} else {
-			c.late.Store(0)
-		}
+		late := int64(now.Sub(due))
+		storeMax(&s.raft.elections.lateMax, late)
 		due = now.Add(next)
 		ping := now.Sub(lastPing) >= raftLivePingEvery-raftTick/2
 		if ping {
 			lastPing = now
 		}
-		s.checkLiveness(ping)
+		s.checkLiveness(ping, late)
 	}
 	c.mu.Lock()
 	c.live = false
