@@ -17,6 +17,7 @@ import (
 type raftElectionCounts struct {
 	campaigns sync.Map // campaignKey → *atomic.Uint64
 	downs     sync.Map // peer name → *atomic.Uint64
+	names     sync.Map // raft.ID → server name of every peer routed to (publishPeers)
 	// silenceMax is the longest silence (ns) of a peer deemed down,
 	// lateMax the latest tick (ns past its due time).
 	silenceMax, lateMax atomic.Int64
@@ -55,11 +56,10 @@ func (s *Server) notePeerDown(peer string, silence int64) {
 // "reason@server" (leader's server, by name where a route to it is known).
 func (s *Server) campaignsByName() map[string]uint64 {
 	names := map[raft.ID]string{raftID(s.name): s.name}
-	if m := s.routes.byPeer.Load(); m != nil {
-		for id, r := range *m {
-			names[id] = r.remote.Name
-		}
-	}
+	s.raft.elections.names.Range(func(k, v any) bool {
+		names[k.(raft.ID)] = v.(string)
+		return true
+	})
 	out := map[string]uint64{}
 	s.raft.elections.campaigns.Range(func(k, v any) bool {
 		ck, n := k.(campaignKey), v.(*atomic.Uint64).Load()

@@ -499,6 +499,7 @@ func (s *Server) publishPeers() {
 	m := make(map[raft.ID]*route, len(s.routes.byID))
 	for _, r := range s.routes.byID {
 		id := raftID(r.remote.Name)
+		s.raft.elections.names.Store(id, r.remote.Name) // a dead peer keeps its name (raft_campaigns.go)
 		if cur := m[id]; cur == nil || cur.rid < r.rid {
 			m[id] = r
 		}
