@@ -12,7 +12,8 @@ import (
 // group: every raftLivePingEvery the raft clock PINGs each route, and a
 // peer is live while its route is up and anything came from it within
 // raftLiveTimeout (its PONGs when idle; when busy its PONGs queue behind
-// its raft traffic, which shows it alive as well: route_proto.go).
+// its raft traffic, which shows it alive as well: route_proto.go), not
+// counting this server's own lag meanwhile (raft_live_lag.go).
 // When the view changes (a route went or came, pings stopped or resumed,
 // a peer reconnected), every group is told (Node.LivenessChanged): quiet
 // followers whose leader's server died elect, quiet leaders reach a peer
