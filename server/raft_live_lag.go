@@ -69,5 +69,10 @@ func peerSpoke(r *route, now int64, lag *raftLag) bool {
 	if r.busy.Load() && silence <= int64(raftBusyReadMax) {
 		return true
 	}
-	return silence-lag.since(heard) <= int64(raftLiveTimeout)
+	return silence-min(lag.since(heard), int64(raftLagCreditMax)) <= int64(raftLiveTimeout)
 }
+
+// raftLagCreditMax bounds the own lag a peer's silence is excused for: a
+// hung peer is deemed down within 5 s whatever this server's clock did (a
+// test's manual clock may jump by hours in one tick).
+var raftLagCreditMax = 4 * raftLiveTimeout

@@ -31,6 +31,14 @@ func TestRaftLivenessDiscountsOwnLag(t *testing.T) {
 		t.Fatalf("peer deemed down after %v silent while this server ticked %v late", time.Duration(silence), time.Duration(late.since(heard)))
 	}
 
+	// However late this server was, a peer silent past the timeout and
+	// the credit's bound is down (a manual clock may jump by an hour).
+	var jumped raftLag
+	jumped.note(heard+tick, int64(time.Hour))
+	if peerSpoke(r, heard+int64(raftLiveTimeout+raftLagCreditMax)+tick, &jumped) {
+		t.Fatal("an hour's lateness excused a peer's silence past raftLagCreditMax")
+	}
+
 	var onTime raftLag
 	for k := int64(1); k <= 30; k++ {
 		onTime.note(heard+k*tick, 0)
