@@ -36,6 +36,15 @@ type JSInfo struct {
 	// messages queued for a peer between two writes, raft_batch.go).
 	RaftFramesSent     map[string]uint64 `json:"raft_frames_sent,omitempty"`
 	RaftFramesReceived map[string]uint64 `json:"raft_frames_received,omitempty"`
+	// RaftCampaigns counts why this server's followers campaigned as
+	// their election timeout ran out (reason, and reason@leader's server),
+	// RaftPeersDown how often node liveness deemed each peer down,
+	// RaftSilenceMaxMs the longest silence it saw then, RaftClockLateMaxMs
+	// how late the raft clock ticked at the most (raft_campaigns.go).
+	RaftCampaigns      map[string]uint64 `json:"raft_campaigns,omitempty"`
+	RaftPeersDown      map[string]uint64 `json:"raft_peers_down,omitempty"`
+	RaftSilenceMaxMs   float64           `json:"raft_silence_max_ms,omitempty"`
+	RaftClockLateMaxMs float64           `json:"raft_clock_late_max_ms,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and
 	// FileReopens how often a file it closed was opened again; Tern only.
@@ -134,6 +143,9 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 	if raft {
 		info.RaftSent, info.RaftReceived = byName(&s.raft.msgs.sent), byName(&s.raft.msgs.recv)
 		info.RaftFramesSent, info.RaftFramesReceived = framesByName(&s.raft.msgs.framesSent), framesByName(&s.raft.msgs.framesRecv)
+		info.RaftCampaigns, info.RaftPeersDown = s.campaignsByName(), s.downsByName()
+		info.RaftSilenceMaxMs = float64(s.raft.elections.silenceMax.Load()) / 1e6
+		info.RaftClockLateMaxMs = float64(s.raft.elections.lateMax.Load()) / 1e6
 	}
 	info.StoresBroken = int(js.brokenStores.Load())
 	info.RaftGroupsHalted = s.haltedGroups()

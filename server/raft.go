@@ -153,7 +153,8 @@ type raftGroups struct {
 	// notRunning counts the messages that came for such groups.
 	early      earlyMail
 	notRunning atomic.Uint64
-	msgs       raftMsgCounts // raft_msgcount.go
+	msgs       raftMsgCounts      // raft_msgcount.go
+	elections  raftElectionCounts // raft_campaigns.go
 }
 
 var errGroupStopped = errors.New("raft group stopped")
@@ -174,6 +175,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	}
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
 	cfg.LiveLeaderWait = raftLiveLeaderWait
+	cfg.OnCampaign = s.noteCampaign
 	// A stream group sends a commit index no append carries within
 	// raftCommitDelay (run), or at the next tick. The meta group sends it
 	// at once: every server applies a create before its replica starts

@@ -37,6 +37,9 @@ type raftClock struct {
 	// recheck: a route went away; the clock looks at node liveness as it
 	// takes the kick, not at its next tick (raftPeersChanged).
 	recheck atomic.Bool
+	// lag sums how late the ticks came (raft_live_lag.go; the clock's
+	// goroutine only).
+	lag raftLag
 }
 
 // raftPeersChanged makes a running clock look at node liveness at once.
@@ -135,14 +138,16 @@ func (s *Server) runRaftClock() {
 	t := s.clock.NewTimer(raftTick)
 	defer t.Stop()
 	var lastPing time.Time
+	due := s.clock.Now().Add(raftTick)
 	for !s.shutdown.Load() {
 		select { // a manual clock may never tick again
 		case <-t.C():
 		case <-c.kick: // a group woke while the clock idled, or a route went
 			t.Stop()
 			t.Reset(raftTick)
+			due = s.clock.Now().Add(raftTick)
 			if c.recheck.Swap(false) {
-				s.checkLiveness(false)
+				s.checkLiveness(false, 0)
 			}
 			continue
 		case <-s.quit:
@@ -153,11 +158,14 @@ func (s *Server) runRaftClock() {
 		}
 		t.Reset(next)
 		now := s.clock.Now()
+		late := int64(now.Sub(due))
+		storeMax(&s.raft.elections.lateMax, late)
+		due = now.Add(next)
 		ping := now.Sub(lastPing) >= raftLivePingEvery-raftTick/2
 		if ping {
 			lastPing = now
 		}
-		s.checkLiveness(ping)
+		s.checkLiveness(ping, late)
 	}
 	c.mu.Lock()
 	c.live = false

@@ -12,7 +12,8 @@ import (
 // group: every raftLivePingEvery the raft clock PINGs each route, and a
 // peer is live while its route is up and anything came from it within
 // raftLiveTimeout (its PONGs when idle; when busy its PONGs queue behind
-// its raft traffic, which shows it alive as well: route_proto.go).
+// its raft traffic, which shows it alive as well: route_proto.go), not
+// counting this server's own lag meanwhile (raft_live_lag.go).
 // When the view changes (a route went or came, pings stopped or resumed,
 // a peer reconnected), every group is told (Node.LivenessChanged): quiet
 // followers whose leader's server died elect, quiet leaders reach a peer
@@ -51,9 +52,12 @@ var pingLine = []byte("PING\r\n")
 // checkLiveness runs on every tick of the raft clock: it pings the
 // routes (ping: raftLivePingEvery passed) and, when the view changed,
 // publishes it and wakes every group to look at it. Route reads stamp
-// route.heard with the wall clock, so this compares with it too.
-func (s *Server) checkLiveness(ping bool) {
+// route.heard with the wall clock, so this compares with it too. late
+// is how late this tick came (raft_live_lag.go).
+func (s *Server) checkLiveness(ping bool, late int64) {
 	now := time.Now().UnixNano()
+	lag := &s.raftClock.lag
+	lag.note(now, late)
 	var routes map[raft.ID]*route
 	if m := s.routes.byPeer.Load(); m != nil {
 		routes = *m
@@ -70,7 +74,7 @@ func (s *Server) checkLiveness(ping bool) {
 			r.c.queueProto(pingLine)
 		}
 		if !changed {
-			changed = (*old)[id] != peerHealthOf(r, now)
+			changed = (*old)[id] != peerHealthOf(r, now, lag)
 		}
 	}
 	if !changed {
@@ -78,17 +82,26 @@ func (s *Server) checkLiveness(ping bool) {
 	}
 	v := make(raftLiveness, len(routes))
 	for id, r := range routes {
-		v[id] = peerHealthOf(r, now)
+		v[id] = peerHealthOf(r, now, lag)
+		if old != nil && (*old)[id].Live && !v[id].Live {
+			heard := r.heard.Load()
+			s.notePeerDown(r.remote.Name, now-heard)
+			s.Noticef("Raft liveness: %s deemed down after %v silent (raft clock %v late meanwhile)",
+				r.remote.Name, time.Duration(now-heard), time.Duration(lag.since(heard)))
+		}
 	}
 	s.raftLive.Store(&v)
 	s.wakeRaftGroups()
 	s.livenessChanged() // held meta requests (jetstream_meta_hold_wake.go)
 }
 
-// peerHealthOf is the health of the server at the end of route r.
-func peerHealthOf(r *route, now int64) raft.PeerHealth {
+// peerHealthOf is the health of the server at the end of route r: live
+// while it was silent no longer than raftLiveTimeout, not counting this
+// server's own lag meanwhile, or while its reader chews what it sent
+// (raft_live_lag.go).
+func peerHealthOf(r *route, now int64, lag *raftLag) raft.PeerHealth {
 	return raft.PeerHealth{
-		Live:     now-r.heard.Load() <= int64(raftLiveTimeout),
+		Live:     peerSpoke(r, now, lag),
 		Quiesces: r.remote.Proto >= routeProtoQuiesce,
 		Epoch:    r.rid,
 	}

@@ -114,7 +114,8 @@ type route struct {
 	br        *bufio.Reader
 	frags     raftFrags    // raft messages being reassembled (read loop only)
 	rid       uint64       // registration order (routes.rid when registered)
-	heard     atomic.Int64 // wall clock (ns) of the last PING or PONG read (raft_live.go)
+	heard     atomic.Int64 // wall clock (ns) of the last line read (raft_live.go)
+	busy      atomic.Bool  // the reader works on what it read, not waiting for more (raft_live_lag.go)
 	// subs are the peer's interests inserted in the accounts' sublists,
 	// by interestKey (routeSub, on the read loop only).
 	subs map[string][]*subscription
@@ -498,6 +499,7 @@ func (s *Server) publishPeers() {
 	m := make(map[raft.ID]*route, len(s.routes.byID))
 	for _, r := range s.routes.byID {
 		id := raftID(r.remote.Name)
+		s.raft.elections.names.Store(id, r.remote.Name) // a dead peer keeps its name (raft_campaigns.go)
 		if cur := m[id]; cur == nil || cur.rid < r.rid {
 			m[id] = r
 		}

@@ -23,10 +23,12 @@ func (s *Server) routeReadLoop(r *route) error {
 	armed := time.Now()
 	_ = r.c.nc.SetReadDeadline(armed.Add(3 * routePingInterval))
 	for {
+		r.busy.Store(false)
 		line, err := r.br.ReadSlice('\n')
 		if err != nil {
 			return err
 		}
+		r.busy.Store(true)
 		// Whatever the peer sends shows it alive (node liveness,
 		// raft_live.go): not only its PINGs and PONGs, which queue behind
 		// its raft traffic. A peer that sends nothing (not even PONGs to

@@ -90,6 +90,11 @@ type Config struct {
 	// follower waits before campaigning while PeerHealth says its
 	// leader's server is live (live_leader.go); 0: it does not wait.
 	LiveLeaderWait int
+	// OnCampaign, if set, is told why a follower campaigns as its
+	// election timeout ran out, and which leader it knew (None if none):
+	// counts for monitoring (campaign_reason.go). Called on the node's
+	// goroutine; it must not block.
+	OnCampaign func(reason CampaignReason, lead ID)
 	// Lease lets a leader answer reads at once, without a heartbeat round,
 	// for Lease after sending a heartbeat round that a quorum acknowledged
 	// (lease.go). 0: every read waits for a round. It needs CheckQuorum and

@@ -80,8 +80,9 @@ type raft struct {
 	startGuard bool             // no votes until an election timeout passed since start
 	hbRound    uint64           // latest heartbeat round taken from the leader
 
-	liveLeaderWait int  // Config.LiveLeaderWait (live_leader.go)
-	leadStopped    bool // our leader said it stopped leading (Node.LeaderStopped)
+	liveLeaderWait int                      // Config.LiveLeaderWait (live_leader.go)
+	onCampaign     func(CampaignReason, ID) // Config.OnCampaign (campaign_reason.go)
+	leadStopped    bool                     // our leader said it stopped leading (Node.LeaderStopped)
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -110,6 +111,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		lease:          cfg.Lease,
 		now:            cfg.Now,
 		liveLeaderWait: cfg.LiveLeaderWait,
+		onCampaign:     cfg.OnCampaign,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
@@ -388,6 +390,7 @@ func (r *raft) tick() {
 			if r.liveLeaderWaits() {
 				return // its heartbeats may be late only (live_leader.go)
 			}
+			r.noteCampaign()
 			r.t.electionElapsed = 0
 			r.hup(false)
 		} else if (r.t.electionElapsed-r.t.randomizedTimeout)%r.t.electionTimeout == 0 {
