@@ -35,6 +35,13 @@ func TestJetStreamClusterCatchUpEndsWithDeletedStream(t *testing.T) {
 	waitFor(t, 30*time.Second, "the restarted server's kept replicas started", func() bool {
 		return jc.restart.started.Load() >= n
 	})
+	waitCaughtUp(t, jc)
+}
+
+// waitCaughtUp waits up to 30 s for jc's server to stop catching up after
+// its restart, and says how far it got if it does not.
+func waitCaughtUp(t *testing.T, jc *jsCluster) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for jc.catchingUp() {
 		if time.Now().After(deadline) {

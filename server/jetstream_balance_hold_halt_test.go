@@ -41,14 +41,7 @@ func TestJetStreamClusterCatchUpEndsAfterHaltRestart(t *testing.T) {
 	for i := range 2 {
 		c.servers[i] = runServer(t, c.opts[i])
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for jc.catchingUp() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still catching up 30 s after its restart: %d of %d replicas started from what it held current",
-				jc.restart.current.Load(), jc.restart.started.Load())
-		}
-		time.Sleep(50 * time.Millisecond) // polling the condition
-	}
+	waitCaughtUp(t, jc)
 }
 
 // A replica started from what the server held that halts before it is
@@ -72,12 +65,5 @@ func TestJetStreamClusterCatchUpEndsAfterHaltGivenUp(t *testing.T) {
 	for i := range 2 {
 		c.servers[i] = runServer(t, c.opts[i])
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for jc.catchingUp() {
-		if time.Now().After(deadline) {
-			t.Fatalf("still catching up 30 s after its restart: %d of %d replicas started from what it held current",
-				jc.restart.current.Load(), jc.restart.started.Load())
-		}
-		time.Sleep(50 * time.Millisecond) // polling the condition
-	}
+	waitCaughtUp(t, jc)
 }
