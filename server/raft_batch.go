@@ -106,31 +106,6 @@ func encodeRaftRecordMsg(b []byte, m *raft.Message) []byte {
 	return encodeRaftMsgBody(append(b, raftCodecVersion, byte(m.Type)), m)
 }
 
-// appendRaftBatch appends a whole RAFTB frame of msgs (all from one peer
-// id to another) of the groups named alike: the form putRaftRecord
-// builds in a route's output (tests and fuzzing).
-func appendRaftBatch(b []byte, groups []string, msgs []raft.Message) []byte {
-	var p []byte
-	if len(msgs) > 0 {
-		p = binary.AppendUvarint(p, uint64(msgs[0].From))
-		p = binary.AppendUvarint(p, uint64(msgs[0].To))
-	}
-	for i := range msgs {
-		p = binary.AppendUvarint(p, uint64(len(groups[i])))
-		p = append(p, groups[i]...)
-		msg := encodeRaftRecordMsg(nil, &msgs[i])
-		p = binary.AppendUvarint(p, uint64(len(msg)))
-		p = append(p, msg...)
-	}
-	b = append(b, "RAFTB "...)
-	for d := 1000000; d > 0; d /= 10 {
-		b = append(b, byte('0'+len(p)/d%10))
-	}
-	b = append(b, "\r\n"...)
-	b = append(b, p...)
-	return append(b, "\r\n"...)
-}
-
 // raftBatchRecords calls each with every record of a RAFTB payload, in
 // order: its group's name and its message (which does not keep payload's
 // memory: a message with entries or a snapshot gets a copy of its bytes).

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"net"
 	"reflect"
@@ -262,4 +263,29 @@ func TestRaftBatchFramesSplitAtBound(t *testing.T) {
 		t.Fatalf("%d records in %d frames, want %d", next, frames, n)
 	}
 	t.Logf("%d records in %d frames", next, frames)
+}
+
+// appendRaftBatch appends a whole RAFTB frame of msgs (all from one peer
+// id to another) of the groups named alike: the form putRaftRecord
+// builds in a route's output (for the tests and fuzzing only).
+func appendRaftBatch(b []byte, groups []string, msgs []raft.Message) []byte {
+	var p []byte
+	if len(msgs) > 0 {
+		p = binary.AppendUvarint(p, uint64(msgs[0].From))
+		p = binary.AppendUvarint(p, uint64(msgs[0].To))
+	}
+	for i := range msgs {
+		p = binary.AppendUvarint(p, uint64(len(groups[i])))
+		p = append(p, groups[i]...)
+		msg := encodeRaftRecordMsg(nil, &msgs[i])
+		p = binary.AppendUvarint(p, uint64(len(msg)))
+		p = append(p, msg...)
+	}
+	b = append(b, "RAFTB "...)
+	for d := 1000000; d > 0; d /= 10 {
+		b = append(b, byte('0'+len(p)/d%10))
+	}
+	b = append(b, "\r\n"...)
+	b = append(b, p...)
+	return append(b, "\r\n"...)
 }

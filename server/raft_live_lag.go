@@ -15,7 +15,7 @@ package server
 // down once silence - lag exceeds raftLiveTimeout. A healthy process
 // ticks on time, so a real death (a hung peer; a killed one closes its
 // route at once) is seen as fast as before. A reader busy with what the
-// peer sent (route.reading false) is not silence either: the peer spoke.
+// peer sent (route.busy) is not silence either: the peer spoke.
 
 // raftLagRing is how many ticks raftLag remembers: 64 ticks span at least
 // 3.2 s (raftTick 50 ms), more than any silence that decides.
