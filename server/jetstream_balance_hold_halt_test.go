@@ -15,19 +15,7 @@ import (
 // lasted restartHoldMax (2 minutes) although every replica it runs was
 // current.
 func TestJetStreamClusterCatchUpEndsAfterHaltRestart(t *testing.T) {
-	setForTest(t, &haltRestartFirst, 50*time.Millisecond)
-	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
-	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"KEEP"}, Replicas: 3})
-	createStream(t, js, jetstream.StreamConfig{Name: "HALT", Subjects: []string{"HALT"}, Replicas: 3})
-	for i := range 3 {
-		c.servers[i].Shutdown()
-	}
-	// Alone, the restarted server's replicas hear no leader: none becomes current.
-	c.servers[2] = runServer(t, c.opts[2])
-	s := c.servers[2]
-	jc := s.js.Load().cluster
-	waitFor(t, 30*time.Second, "both replicas started alone", func() bool { return jc.restart.started.Load() == 2 })
+	c, s, jc := restartAloneWith(t, "HALT", "HALT")
 	name := streamGroupName(globalAccountName, "HALT")
 	g := s.raftGroup(name)
 	if jc.restart.current.Load() != 0 {
@@ -49,21 +37,31 @@ func TestJetStreamClusterCatchUpEndsAfterHaltRestart(t *testing.T) {
 // uncounted as it halts, so the server's catching up ends once the others
 // are current, not at restartHoldMax.
 func TestJetStreamClusterCatchUpEndsAfterHaltGivenUp(t *testing.T) {
-	setForTest(t, &haltRestartFirst, 50*time.Millisecond)
-	c := runJSCluster(t, 3)
-	_, js := jsClient(t, c.servers[0])
-	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"KEEP"}, Replicas: 3})
-	createStream(t, js, jetstream.StreamConfig{Name: "BAD", Subjects: []string{"bad"}, Replicas: 3})
-	for i := range 3 {
-		c.servers[i].Shutdown()
-	}
-	c.servers[2] = runServer(t, c.opts[2])
-	s := c.servers[2]
-	jc := s.js.Load().cluster
-	waitFor(t, 30*time.Second, "both replicas started alone", func() bool { return jc.restart.started.Load() == 2 })
+	c, s, jc := restartAloneWith(t, "BAD", "bad")
 	haltUntilGivenUp(t, s)
 	for i := range 2 {
 		c.servers[i] = runServer(t, c.opts[i])
 	}
 	waitCaughtUp(t, jc)
+}
+
+// restartAloneWith makes streams KEEP and name (on subject) on three
+// servers, stops them all and restarts the third alone, waiting until it
+// started both replicas from what it held: with no leader to hear, none
+// becomes current. It returns the cluster, the restarted server and its
+// JetStream cluster.
+func restartAloneWith(t *testing.T, name, subject string) (*jsTestCluster, *Server, *jsCluster) {
+	t.Helper()
+	setForTest(t, &haltRestartFirst, 50*time.Millisecond)
+	c := runJSCluster(t, 3)
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: "KEEP", Subjects: []string{"KEEP"}, Replicas: 3})
+	createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{subject}, Replicas: 3})
+	for i := range 3 {
+		c.servers[i].Shutdown()
+	}
+	c.servers[2] = runServer(t, c.opts[2])
+	jc := c.servers[2].js.Load().cluster
+	waitFor(t, 30*time.Second, "both replicas started alone", func() bool { return jc.restart.started.Load() == 2 })
+	return c, c.servers[2], jc
 }
