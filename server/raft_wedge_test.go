@@ -1,0 +1,237 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/vfs"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// stallFS is the OS file system whose opens, writes and syncs of any file
+// whose path holds match block while the stall is on (a disk that stops
+// answering for one stream's files), until it is lifted.
+type stallFS struct {
+	vfs.FS
+	match string
+	mu    sync.Mutex
+	gate  chan struct{} // nil: no stall; closed when the stall is lifted
+	hits  int           // operations that blocked
+}
+
+// stall blocks the stream's file operations from now on.
+func (f *stallFS) stall() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gate == nil {
+		f.gate = make(chan struct{})
+	}
+}
+
+// lift lets every blocked operation go on and blocks no more.
+func (f *stallFS) lift() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.gate != nil {
+		close(f.gate)
+		f.gate = nil
+	}
+}
+
+// blocked reports how many operations blocked so far.
+func (f *stallFS) blocked() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.hits
+}
+
+// wait blocks while the stall is on, for a file of the stream.
+func (f *stallFS) wait(name string) {
+	if !strings.Contains(name, f.match) {
+		return
+	}
+	f.mu.Lock()
+	gate := f.gate
+	if gate != nil {
+		f.hits++
+	}
+	f.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+}
+
+func (f *stallFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+	f.wait(name)
+	file, err := f.FS.OpenFile(name, flag, perm)
+	if err != nil || !strings.Contains(name, f.match) {
+		return file, err
+	}
+	return &stallFile{File: file, fs: f}, nil
+}
+
+type stallFile struct {
+	vfs.File
+	fs *stallFS
+}
+
+func (h *stallFile) Write(p []byte) (int, error) {
+	h.fs.wait(h.Name())
+	return h.File.Write(p)
+}
+
+func (h *stallFile) WriteAt(p []byte, off int64) (int, error) {
+	h.fs.wait(h.Name())
+	return h.File.WriteAt(p, off)
+}
+
+func (h *stallFile) Sync() error {
+	h.fs.wait(h.Name())
+	return h.File.Sync()
+}
+
+// TestJetStreamClusterWedgedQuietLeaderReplaced: a quiet R3 stream whose
+// leader's group wedges while the leader's server stays up and answers
+// node liveness: its disk stalls for that stream's files (the group's
+// goroutine blocks in a write of its log, after its pipelined append
+// woke the followers), or its goroutine blocks before it sends anything
+// (the followers sleep on). Publishes through a follower's server are
+// accepted again within a bound, and keep being accepted; once the stall
+// ends, the old leader follows the new one, the replicas agree and every
+// acknowledged message is stored.
+func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
+	t.Run("disk", func(t *testing.T) {
+		testWedgedQuietLeader(t, func(fs *stallFS, _ *raftGroup) { fs.stall() })
+	})
+	t.Run("goroutine", func(t *testing.T) {
+		testWedgedQuietLeader(t, func(fs *stallFS, g *raftGroup) {
+			fs.stall() // its gate: the group waits for the stall's end
+			gate := fs.gate
+			g.control(func(*raft.Node) { <-gate })
+		})
+	})
+}
+
+func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup)) {
+	const name = "WEDGE"
+	fss := make([]*stallFS, 3)
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		fss[i] = &stallFS{FS: vfs.Default, match: name}
+		o.fsys = fss[i]
+	})
+	t.Cleanup(func() {
+		for _, f := range fss {
+			f.lift() // before the servers shut down
+		}
+	})
+	_, js := jsClient(t, c.servers[0])
+	createStream(t, js, jetstream.StreamConfig{Name: name, Subjects: []string{"w"}, Replicas: 3})
+	acked := map[string]uint64{} // msg id: sequence
+	pub := func(js jetstream.JetStream, id string, d time.Duration) error {
+		pctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		ack, err := js.Publish(pctx, "w", []byte(id), jetstream.WithMsgID(id))
+		if err == nil {
+			acked[id] = ack.Sequence
+		}
+		return err
+	}
+	if err := pub(js, "m0", 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "every group asleep", func() bool { return c.groupsAwake() == "" })
+	victim := c.waitLeaderIndex(t, name)
+	old := c.replicaOn(c.servers[victim], name)
+	oldTerm := old.groupNow().softState().Term
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s:\n%s", name, c.raftViews(name))
+		}
+	})
+
+	wedge(fss[victim], old.groupNow())
+	start := time.Now()
+	_, js2 := jsClient(t, c.servers[(victim+1)%3])
+	k := 0
+	var accepted time.Duration
+	waitFor(t, 20*time.Second, "a publish through a follower's server accepted", func() bool {
+		k++
+		err := pub(js2, fmt.Sprintf("s%d", k), 500*time.Millisecond)
+		return err == nil
+	})
+	accepted = time.Since(start)
+	t.Logf("DEBUG old leads %v soft %+v blocked %d\n%s", old.isLeader(), old.groupNow().softState(), fss[victim].blocked(), c.raftViews(name))
+	// Publishes keep being accepted while the old leader is still wedged.
+	for i := range 10 {
+		if err := pub(js2, fmt.Sprintf("t%d", i), 5*time.Second); err != nil {
+			t.Fatalf("publish %d after the new leader: %v", i, err)
+		}
+	}
+	t.Logf("publishes accepted %v after the stall (%d tries)", accepted, k)
+
+	fss[victim].lift()
+	waitFor(t, 20*time.Second, "the old leader follows in a later term", func() bool {
+		st := old.groupNow().softState()
+		return !old.isLeader() && st.Role == raft.Follower && st.Term > oldTerm && st.Lead != raft.None
+	})
+	for i := range 5 {
+		if err := pub(js2, fmt.Sprintf("u%d", i), 5*time.Second); err != nil {
+			t.Fatalf("publish %d after the stall ended: %v", i, err)
+		}
+	}
+	checkWedgeReplicas(t, c, name, acked)
+}
+
+// checkWedgeReplicas waits until every replica of the stream applied the
+// same log with the same digest and store, and checks that every
+// acknowledged message is stored at its sequence on each.
+func checkWedgeReplicas(t *testing.T, c *jsTestCluster, name string, acked map[string]uint64) {
+	t.Helper()
+	var desc string
+	waitFor(t, 20*time.Second, "replicas agree", func() bool {
+		reps := c.replicas(name)
+		if len(reps) != 3 {
+			return false
+		}
+		var parts []string
+		ok := true
+		var a0, d0, m0 uint64
+		for i, m := range reps {
+			var st StreamState
+			m.st().FastState(&st)
+			m.mu.Lock()
+			a, d := m.applied, m.digest
+			m.mu.Unlock()
+			parts = append(parts, fmt.Sprintf("%s: msgs %d applied %d digest %x", m.jsa.js.srv.Name(), st.Msgs, a, d))
+			if i == 0 {
+				a0, d0, m0 = a, d, st.Msgs
+			}
+			ok = ok && a == a0 && d == d0 && st.Msgs == m0
+		}
+		desc = strings.Join(parts, "; ")
+		return ok
+	})
+	t.Logf("replicas: %s", desc)
+	for _, m := range c.replicas(name) {
+		var sm StoreMsg
+		for id, seq := range acked {
+			got, err := m.st().LoadMsg(seq, &sm)
+			if err != nil || string(got.Msg) != id {
+				t.Fatalf("%s: acknowledged %s at %d: %v %q", m.jsa.js.srv.Name(), id, seq, err, msgOf(got))
+			}
+		}
+	}
+}
+
+func msgOf(m *StoreMsg) []byte {
+	if m == nil {
+		return nil
+	}
+	return m.Msg
+}
