@@ -130,8 +130,21 @@ type raftGroup struct {
 	// leaderChanged hears of it once that Ready is processed.
 	seen raft.SoftState
 
-	mu      lockorder.Mutex[lockorder.RaftGroup]
+	// beat counts the starts and ends of the loop's passes (odd: inside
+	// one); wd is what the raft clock's wedge scan knows of it
+	// (raft_wedge.go; the clock's goroutine only).
+	beat atomic.Uint64
+	wd   wedgeWatch
+	// deposed is the last term whose leadership the server deposed while
+	// the group was wedged (raft_wedge.go); written under mu.
+	deposed atomic.Uint64
+
+	mu lockorder.Mutex[lockorder.RaftGroup]
+	// soft is what the state machine was last told (tell), last the soft
+	// state the group last observed; telling: a goroutine tells it now.
 	soft    raft.SoftState
+	last    raft.SoftState
+	telling bool
 	status  raft.Status // the last one asked for (statusSnapshot)
 	failure error
 }
@@ -331,9 +344,11 @@ func (g *raftGroup) run() {
 		nudged := false
 		select {
 		case <-owed:
+			g.enter()
 			owed = nil
 			g.drv.Node.FlushCommit()
 		case <-tick:
+			g.enter()
 			// A group busy for longer than a tick skips the ticks it
 			// missed, as a time.Ticker would.
 			tick = g.srv.raftClock.next()
@@ -342,19 +357,25 @@ func (g *raftGroup) run() {
 				err = g.onTick(g.srv.clock.Now())
 			}
 		case <-g.wake:
+			g.enter()
 			nudged = true
 			g.onLiveness()
 		case <-g.synced:
+			g.enter()
 			err = g.drv.Reap(false)
 		case <-g.inbox.ready:
+			g.enter()
 			lattrace.Mark("g.inbox", 0)
 			err = g.step()
 		case <-g.props.ready:
+			g.enter()
 			lattrace.Mark("g.props", 0)
 			g.propose()
 		case <-g.reads.ready:
+			g.enter()
 			g.startReads()
 		case f := <-g.ctrl:
+			g.enter()
 			f(g.drv.Node)
 		case h := <-g.halts:
 			g.haltAsked(h) // raft_halt.go
@@ -368,6 +389,10 @@ func (g *raftGroup) run() {
 		if err == nil {
 			err = g.settle()
 		}
+		if err == nil && g.resignIfDeposed() {
+			err = g.settle()
+		}
+		g.leave()
 		if err != nil {
 			g.fail(err)
 			return
@@ -591,12 +616,9 @@ func (g *raftGroup) skipped(err error) bool {
 // carried it is processed (so a leader is ready only once it applied).
 func (g *raftGroup) observe() {
 	g.mu.Lock()
-	changed := g.seen != g.soft && g.failure == nil
-	g.soft = g.seen
+	g.last = g.seen
 	g.mu.Unlock()
-	if changed {
-		g.sm.leaderChanged(g.seen)
-	}
+	g.tell(true)
 	if rs, ok := g.sm.(recoveringSM); ok && rs.recovering() && !g.drv.Node.Recovering() {
 		commit, _ := g.drv.Node.Indexes()
 		rs.recovered(commit)
@@ -605,6 +627,57 @@ func (g *raftGroup) observe() {
 		commit, applied := g.drv.Node.Indexes()
 		o.observed(g.seen.Lead, commit, applied)
 	}
+}
+
+// tell brings the state machine to the soft state it should know
+// (wantLocked), calling leaderChanged once per change. One goroutine tells
+// at a time: another that finds it telling leaves its change to it, which
+// looks again before it stops. The group's goroutine tells everything
+// (onGroup); the wedge's deposal (raft_wedge.go) tells only that the
+// group stopped leading, and hands a leadership to tell over to the
+// group's goroutine, on which a state machine starts serving.
+func (g *raftGroup) tell(onGroup bool) {
+	g.mu.Lock()
+	if g.telling {
+		g.mu.Unlock()
+		return
+	}
+	g.telling = true
+	handOver := false
+	for {
+		want := g.wantLocked()
+		if want == g.soft {
+			break
+		}
+		if !onGroup && want.Role == raft.Leader {
+			handOver = true
+			break
+		}
+		g.soft = want
+		g.mu.Unlock()
+		g.sm.leaderChanged(want)
+		g.mu.Lock()
+	}
+	g.telling = false
+	g.mu.Unlock()
+	if handOver {
+		g.control(func(*raft.Node) { g.tell(true) })
+	}
+}
+
+// wantLocked is the soft state the state machine should know: the one
+// the group last observed, but that of a follower in the term it was told
+// of when the group failed, or when it still leads in a term whose
+// leadership its server deposed (raft_wedge.go).
+func (g *raftGroup) wantLocked() raft.SoftState {
+	st := g.last
+	if g.failure == nil && (st.Role != raft.Leader || st.Term > g.deposed.Load()) {
+		return st
+	}
+	if g.soft.Role != raft.Leader {
+		return g.soft
+	}
+	return raft.SoftState{Role: raft.Follower, Term: g.soft.Term}
 }
 
 // recoveringSM is implemented by state machines whose replica may have
@@ -637,12 +710,8 @@ func (g *raftGroup) fail(err error) {
 func (g *raftGroup) failQuiet(err error) {
 	g.mu.Lock()
 	g.failure = err
-	soft := g.soft
-	g.soft = raft.SoftState{Role: raft.Follower, Term: soft.Term}
 	g.mu.Unlock()
-	if soft.Role == raft.Leader {
-		g.sm.leaderChanged(raft.SoftState{Role: raft.Follower, Term: soft.Term}) // stop serving, resign
-	}
+	g.tell(true) // a leader stops serving and resigns
 	if h, ok := g.sm.(haltObserver); ok && !g.host {
 		h.halted() // a stream's replica is restarted (stream_halt_restart.go)
 	}

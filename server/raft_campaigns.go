@@ -21,6 +21,9 @@ type raftElectionCounts struct {
 	// silenceMax is the longest silence (ns) of a peer deemed down,
 	// lateMax the latest tick (ns past its due time).
 	silenceMax, lateMax atomic.Int64
+	// deposed counts the leaderships this server deposed as their group
+	// wedged, resigned those its groups resigned once back (raft_wedge.go).
+	deposed, resigned atomic.Uint64
 }
 
 type campaignKey struct {

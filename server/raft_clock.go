@@ -40,6 +40,9 @@ type raftClock struct {
 	// lag sums how late the ticks came (raft_live_lag.go; the clock's
 	// goroutine only).
 	lag raftLag
+	// wedgeScan is when the wedge scan last ran (raft_wedge.go; the
+	// clock's goroutine only).
+	wedgeScan time.Time
 }
 
 // raftPeersChanged makes a running clock look at node liveness at once.
@@ -166,6 +169,7 @@ func (s *Server) runRaftClock() {
 			lastPing = now
 		}
 		s.checkLiveness(ping, late)
+		s.checkWedged(now)
 	}
 	c.mu.Lock()
 	c.live = false

@@ -99,17 +99,26 @@ func (r *raft) maybeCommit() bool {
 	}
 	r.dropRemoved()
 	if !r.conf.contains(r.id) && r.conf.lastIndex() <= r.log.committed {
-		r.stepDownRemoved()
+		r.resign() // a member holding the whole log campaigns at once
 	}
 	return true
 }
 
-// stepDownRemoved ends the leadership of a leader whose own removal has
-// committed: it asks the most up-to-date member to campaign at once.
-func (r *raft) stepDownRemoved() {
+// resign ends this leader's leadership in its term (Node.Resign, and a
+// leader whose own removal committed): a member other than itself that
+// holds its whole log is told to campaign at once (MsgTimeoutNow, a
+// transfer: its voters grant past their leases, which protect no one, as
+// this node holds no lease once it follows), and it becomes a follower
+// of nobody in the same term. Safe at any moment: it keeps its term and
+// its vote (for itself), so it elects no one else in this term, and a
+// leader of a later term deposes nothing of its (it leads no more).
+func (r *raft) resign() {
+	if r.role != Leader {
+		return
+	}
 	best, bestMatch := None, uint64(0)
 	for _, id := range r.conf.current() {
-		if pr := r.ls.prs[id]; pr != nil && pr.match > bestMatch {
+		if pr := r.ls.prs[id]; id != r.id && pr != nil && pr.match > bestMatch {
 			best, bestMatch = id, pr.match
 		}
 	}

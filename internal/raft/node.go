@@ -139,6 +139,12 @@ func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 // follower of it no longer waits for its live server (Config.LiveLeaderWait).
 func (n *Node) LeaderStopped(lead ID, term uint64) { n.r.leaderStopped(lead, term) }
 
+// Resign ends this node's leadership in its term, if it leads: it tells a
+// member that holds its whole log to campaign at once and follows nobody
+// until a leader of a later term is heard (its server found the group
+// wedged and told the others it stopped: server/raft_wedge.go).
+func (n *Node) Resign() { n.r.resign() }
+
 // SoftState returns the current volatile state.
 func (n *Node) SoftState() SoftState { return n.r.softState() }
 
