@@ -180,7 +180,7 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 	k := 0
 	waitFor(t, 20*time.Second, "a publish through a follower's server accepted", func() bool {
 		k++
-		return pub(js2, fmt.Sprintf("s%d", k), 500*time.Millisecond) == nil
+		return pub(js2, fmt.Sprintf("s%d", k), 200*time.Millisecond) == nil
 	})
 	accepted := time.Since(start)
 	waitFor(t, 20*time.Second, "the wedged leader's server serving no more", func() bool { return !old.isLeader() })
