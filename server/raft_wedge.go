@@ -59,9 +59,10 @@ import (
 // (an election timeout of 0.5-1 s plus the 1 s live-leader wait).
 var raftWedgeAfter = 40 * raftTick
 
-// raftWedgeScanEvery paces the scan (the clock ticks every raftTick, or
-// every raftLivePingEvery when every group sleeps).
-var raftWedgeScanEvery = 5 * raftTick
+// raftWedgeScanEvery paces the scan: the clock ticks every raftTick, or
+// every raftLivePingEvery when every group sleeps (a wedged group asks
+// for no tick either), so the scan runs at that pace in both cases.
+var raftWedgeScanEvery = raftLivePingEvery
 
 // wedgeWatch is what the clock's scan knows of a group (the clock's
 // goroutine only, under raftGroups.mu).
