@@ -254,3 +254,39 @@ func msgOf(m *StoreMsg) []byte {
 	}
 	return m.Msg
 }
+
+// The wedge scan's verdict: a group inside the same pass (odd beat) for
+// raftWedgeAfter is wedged, once; one waiting for work (even beat), or
+// whose beat moved, never is.
+func TestRaftWedgeWatch(t *testing.T) {
+	var w wedgeWatch
+	t0 := time.Unix(1000, 0)
+	step := raftWedgeScanEvery
+	for i := range 100 {
+		if w.wedged(4, t0.Add(time.Duration(i)*step)) {
+			t.Fatal("a group waiting for work found wedged")
+		}
+	}
+	w = wedgeWatch{}
+	for i := range 100 { // a busy group: a new pass at every scan
+		if w.wedged(uint64(2*i+1), t0.Add(time.Duration(i)*step)) {
+			t.Fatal("a group making passes found wedged")
+		}
+	}
+	w = wedgeWatch{}
+	verdicts := 0
+	for at := time.Duration(0); at <= 3*raftWedgeAfter; at += step {
+		if w.wedged(7, t0.Add(at)) {
+			verdicts++
+			if at < raftWedgeAfter {
+				t.Fatalf("wedged after %v, before %v", at, raftWedgeAfter)
+			}
+		}
+	}
+	if verdicts != 1 {
+		t.Fatalf("%d verdicts for one stuck pass, want 1", verdicts)
+	}
+	if w.wedged(9, t0.Add(4*raftWedgeAfter)) || !w.wedged(9, t0.Add(5*raftWedgeAfter+step)) {
+		t.Fatal("the next stuck pass is judged afresh")
+	}
+}
