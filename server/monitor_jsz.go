@@ -45,6 +45,11 @@ type JSInfo struct {
 	RaftPeersDown      map[string]uint64 `json:"raft_peers_down,omitempty"`
 	RaftSilenceMaxMs   float64           `json:"raft_silence_max_ms,omitempty"`
 	RaftClockLateMaxMs float64           `json:"raft_clock_late_max_ms,omitempty"`
+	// RaftDeposed counts the leaderships this server deposed as their
+	// group wedged, RaftResigned those its groups resigned once back
+	// (raft_wedge.go).
+	RaftDeposed  uint64 `json:"raft_deposed,omitempty"`
+	RaftResigned uint64 `json:"raft_resigned,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and
 	// FileReopens how often a file it closed was opened again; Tern only.
@@ -146,6 +151,8 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 		info.RaftCampaigns, info.RaftPeersDown = s.campaignsByName(), s.downsByName()
 		info.RaftSilenceMaxMs = float64(s.raft.elections.silenceMax.Load()) / 1e6
 		info.RaftClockLateMaxMs = float64(s.raft.elections.lateMax.Load()) / 1e6
+		info.RaftDeposed = s.raft.elections.deposed.Load()
+		info.RaftResigned = s.raft.elections.resigned.Load()
 	}
 	info.StoresBroken = int(js.brokenStores.Load())
 	info.RaftGroupsHalted = s.haltedGroups()
