@@ -392,29 +392,49 @@ func (g *raftGroup) run() {
 		if err == nil && g.resignIfDeposed() {
 			err = g.settle()
 		}
-		g.leave()
 		if err != nil {
+			g.leave()
 			g.fail(err)
 			return
 		}
 		if owed == nil && g.drv.Node.CommitOwed() {
 			owed = g.commitTimer()
 		}
-		// A quiescent group sleeps: no ticks until something wakes it.
-		if g.asleep() {
+		tick, err = g.maybeSleep(tick)
+		g.leave() // the pass ends here: falling asleep syncs the log (raft_wedge.go)
+		if err != nil {
+			g.fail(err)
+			return
+		}
+	}
+}
+
+// maybeSleep puts a quiescent group to sleep (no ticks until something
+// wakes it; it syncs its log and releases its files, which a stalled disk
+// may block: still inside the pass, for the wedge scan) or keeps it
+// awake; it returns the tick to wait for. A leadership deposed while it
+// synced is resigned at once, and the group stays awake.
+func (g *raftGroup) maybeSleep(tick <-chan struct{}) (<-chan struct{}, error) {
+	if g.asleep() {
+		if !g.resignIfDeposed() {
 			if tick != nil {
 				g.releaseFiles() // it just fell asleep
 			}
 			g.inbox.release() // an idle group keeps no slots
 			g.props.release()
 			g.reads.release()
-			tick = nil
 			g.sleeping.Store(true)
-		} else if tick == nil {
-			tick = g.srv.raftClock.next()
-			g.sleeping.Store(false)
+			return nil, nil
+		}
+		if err := g.settle(); err != nil {
+			return tick, err
 		}
 	}
+	if tick == nil {
+		tick = g.srv.raftClock.next()
+		g.sleeping.Store(false)
+	}
+	return tick, nil
 }
 
 // raftCommitDelay is how long a leader holds back a commit index that

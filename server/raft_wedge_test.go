@@ -20,6 +20,7 @@ import (
 type stallFS struct {
 	vfs.FS
 	match string
+	syncs bool // only syncs block (writes reach the page cache)
 	mu    sync.Mutex
 	gate  chan struct{} // nil: no stall; closed when the stall is lifted
 	hits  int           // operations that blocked
@@ -51,9 +52,10 @@ func (f *stallFS) blocked() int {
 	return f.hits
 }
 
-// wait blocks while the stall is on, for a file of the stream.
-func (f *stallFS) wait(name string) {
-	if !strings.Contains(name, f.match) {
+// wait blocks while the stall is on, for a file of the stream (only for
+// a sync when f.syncs).
+func (f *stallFS) wait(name string, sync bool) {
+	if !strings.Contains(name, f.match) || f.syncs && !sync {
 		return
 	}
 	f.mu.Lock()
@@ -68,7 +70,7 @@ func (f *stallFS) wait(name string) {
 }
 
 func (f *stallFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	f.wait(name)
+	f.wait(name, false)
 	file, err := f.FS.OpenFile(name, flag, perm)
 	if err != nil || !strings.Contains(name, f.match) {
 		return file, err
@@ -82,17 +84,17 @@ type stallFile struct {
 }
 
 func (h *stallFile) Write(p []byte) (int, error) {
-	h.fs.wait(h.Name())
+	h.fs.wait(h.Name(), false)
 	return h.File.Write(p)
 }
 
 func (h *stallFile) WriteAt(p []byte, off int64) (int, error) {
-	h.fs.wait(h.Name())
+	h.fs.wait(h.Name(), false)
 	return h.File.WriteAt(p, off)
 }
 
 func (h *stallFile) Sync() error {
-	h.fs.wait(h.Name())
+	h.fs.wait(h.Name(), true)
 	return h.File.Sync()
 }
 
@@ -107,7 +109,9 @@ func (h *stallFile) Sync() error {
 // leader follows the new one, the replicas agree and every acknowledged
 // message is stored. "short": the stall ends as soon as the leadership
 // was deposed, before the followers' election timeout: the old leader,
-// still leading its term, resigns.
+// still leading its term, resigns. "idle sync": with a sync_interval,
+// only the disk's syncs stall: a publish is taken, and the group blocks
+// in the fsync of its log as it falls asleep (raftGroup.asleep).
 func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
 	disk := func(fs *stallFS, _ *raftGroup) { fs.stall() }
 	goroutine := func(fs *stallFS, g *raftGroup) {
@@ -117,17 +121,21 @@ func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
 		fs.mu.Unlock()
 		g.control(func(*raft.Node) { <-gate })
 	}
-	t.Run("disk", func(t *testing.T) { testWedgedQuietLeader(t, disk, false) })
-	t.Run("goroutine", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, false) })
-	t.Run("short", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, true) })
+	t.Run("disk", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, false) })
+	t.Run("goroutine", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, false, false) })
+	t.Run("short", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, true, false) })
+	t.Run("idle sync", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, true) })
 }
 
-func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), short bool) {
+func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), short, syncs bool) {
 	const name = "WEDGE"
 	fss := make([]*stallFS, 3)
 	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		fss[i] = &stallFS{FS: vfs.Default, match: name}
+		fss[i] = &stallFS{FS: vfs.Default, match: name, syncs: syncs}
 		o.fsys = fss[i]
+		if syncs {
+			o.SyncInterval = time.Minute // writes are fsynced later, or as the group falls asleep
+		}
 	})
 	t.Cleanup(func() {
 		for _, f := range fss {
@@ -171,6 +179,10 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 	})
 
 	wedge(fss[victim], old.groupNow())
+	if syncs {
+		pubRetry(js, "d0") // written, not synced: the leader's log is dirty
+		waitFor(t, 20*time.Second, "a sync blocked", func() bool { return fss[victim].blocked() > 0 })
+	}
 	start := time.Now()
 	_, js2 := jsClient(t, c.servers[(victim+1)%3])
 	if short {
