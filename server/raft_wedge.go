@@ -21,7 +21,10 @@ import (
 // So the raft clock (raft_clock.go), one goroutine per server, looks at
 // the groups this server leads every raftWedgeScanEvery: a group whose
 // goroutine has been inside one pass (raftGroup.beat odd and unchanged)
-// for raftWedgeAfter is wedged. No goroutine or timer per group: two
+// for raftWedgeAfter is wedged. A pass runs from the event that woke the
+// goroutine until it waits again, falling asleep included (maybeSleep:
+// with a sync_interval, the fsync of the log of a group going quiet, the
+// likeliest write to meet a stalled disk, and the WAL's sync turn). No goroutine or timer per group: two
 // atomic adds per pass, and per scan an atomic load per group (two for
 // a leader). The server then deposes the leadership on its own (depose,
 // on a goroutine started for that wedge, as it may wait on the stalled

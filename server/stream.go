@@ -64,7 +64,7 @@ type stream struct {
 	replicated bool            // set at creation, never changes: read without mu
 	leader     bool            // leads its group and applied its whole log
 	resign     resignWindow    // the last time it stopped leading (jetstream_resign.go)
-	supersedes supersedeMemo   // what leaderChanged last told the leader map (group goroutine only)
+	supersedes supersedeMemo   // what leaderChanged last told the leader map (one leaderChanged at a time: raftGroup.tell)
 	lastIndex  uint64          // last raft index applied (replicated)
 	snapIndex  uint64          // raft index of the last snapshot taken or installed
 	snapEvery  uint64          // entries between snapshots, beyond snapshotEvery (the last one's cost)

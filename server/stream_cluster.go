@@ -438,7 +438,9 @@ func (mset *stream) subscribeDirect() {
 // A replica serves only once it leads and has applied its whole log.
 //
 // It runs at every change of the group's soft state (role, leader, term),
-// on the group goroutine. After a kill -9 thousands of groups change at
+// one call at a time (raftGroup.tell): on the group goroutine, but for a
+// stop the wedge's deposal tells from its own goroutine (raft_wedge.go)
+// while the group's goroutine may still apply. After a kill -9 thousands of groups change at
 // once (issue 20: 10,000 streams), so a follower takes the routes' lock
 // only when it stops leading (the peers a resignation waits for), and
 // the leader map's only to tell it something new (supersedes).

@@ -9,9 +9,11 @@ import (
 // the queue group streamIngestQueue (jetstream_routes.go) while it leads:
 // startServing subscribes them, stopServing drops them, and a new
 // configuration applied from the log brings them in line (syncIngest).
-// All three run on the stream's group goroutine, one after the other;
-// only stop (a deleted stream) runs elsewhere, and it marks the stream
-// closed first, so what is added after it is dropped again.
+// All three run on the stream's group goroutine, one after the other,
+// but for stop (a deleted stream), which marks the stream closed first,
+// and stopServing told by a wedged group's deposal (raft_wedge.go), which
+// clears mset.leader first: syncIngest looks at both again under mu after
+// it subscribed, so what is added after either is dropped again.
 
 // syncIngest makes the leader's ingest subscriptions match the stream's
 // subjects: missing ones are added before the ones no longer wanted are
