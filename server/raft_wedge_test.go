@@ -217,6 +217,12 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 		pubRetry(js2, fmt.Sprintf("u%d", i))
 	}
 	checkWedgeReplicas(t, c, name, acked)
+	// /jsz?raft=true counts them (asked once nothing is stalled: it
+	// reads every stream's state)
+	j := c.servers[victim].jszWith(true)
+	if j.RaftDeposed != 1 || short && j.RaftResigned != 1 {
+		t.Fatalf("/jsz?raft=true: raft_deposed %d raft_resigned %d", j.RaftDeposed, j.RaftResigned)
+	}
 }
 
 // checkWedgeReplicas waits until every replica of the stream applied the
