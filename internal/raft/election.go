@@ -83,7 +83,7 @@ func (r *raft) handleVoteRequest(m Message) {
 		r.send(Message{Type: respType, To: m.From, Term: m.Term})
 		if m.Type == MsgVote {
 			r.t.electionElapsed = 0
-			r.vote = m.From
+			r.vote, r.voteTransfer = m.From, m.Transfer
 		} else {
 			r.rankGranted()
 		}

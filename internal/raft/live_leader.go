@@ -23,10 +23,32 @@ package raft
 // on) is not waited for either. A leader stuck while its server lives is
 // replaced LiveLeaderWait ticks later than without the wait.
 
+//
+// A leadership transfer's target is waited for the same way. The leader
+// balancer hands leaderships to a server restarted on a saturated machine
+// (issue 20); the target campaigns when it reads the leader's order, and
+// its votes may come back to it late. A follower that granted its vote to
+// a transfer's candidate (Message.Transfer) knows no leader until the
+// candidate's first heartbeat, and campaigned at its election timeout:
+// it and the busy target then contended, election after election. So
+// while the candidate's server is live it waits LiveLeaderWait ticks more,
+// as for a leader. The old leader's resignation (LeaderStopped in a later
+// term than it led) does not cut the wait short either (quiesce.go).
+
 // liveLeaderWaits reports whether a follower whose election timeout ran
-// out waits before campaigning: its leader's server is live, the leader
-// did not say it stopped, and the wait has not run out.
+// out waits before campaigning: its leader's server (or, with no leader,
+// that of the transfer candidate it voted for) is live, the leader did not
+// say it stopped, and the wait has not run out.
 func (r *raft) liveLeaderWaits() bool {
-	return r.liveLeaderWait > 0 && r.role == Follower && !r.t.ranked && r.lead != None && !r.leadStopped &&
-		r.t.electionElapsed < r.t.randomizedTimeout+r.liveLeaderWait && r.health(r.lead).Live
+	if r.liveLeaderWait <= 0 || r.role != Follower || r.t.ranked ||
+		r.t.electionElapsed >= r.t.randomizedTimeout+r.liveLeaderWait {
+		return false
+	}
+	switch {
+	case r.lead != None:
+		return !r.leadStopped && r.health(r.lead).Live
+	case r.voteTransfer && r.vote != None:
+		return r.health(r.vote).Live
+	}
+	return false
 }

@@ -136,7 +136,9 @@ func (n *Node) LivenessChanged() { n.r.livenessChanged() }
 // election clock runs: with no heartbeat from that leader it campaigns
 // after an election timeout, as an awake follower would. The leader is
 // not forgotten, so no lease it may hold is cut short (lease.go). An awake
-// follower of it no longer waits for its live server (Config.LiveLeaderWait).
+// follower of it no longer waits for its live server (Config.LiveLeaderWait)
+// if it stopped in the term it led; if it stopped in a later term, a
+// candidate (a transfer's target) displaced it, and the wait holds.
 func (n *Node) LeaderStopped(lead ID, term uint64) { n.r.leaderStopped(lead, term) }
 
 // Resign ends this node's leadership in its term, if it leads: it tells a

@@ -206,12 +206,17 @@ func (r *raft) quiesceRefused(pr *progress) {
 }
 
 // leaderStopped wakes a quiet follower whose leader said it stopped
-// leading (Node.LeaderStopped), and has any follower of it campaign at its
-// election timeout without waiting for the leader's live server
-// (live_leader.go).
+// leading (Node.LeaderStopped). If it stopped in the term it led (its
+// group halted, it was removed, it lost its quorum), nobody else
+// campaigns: any follower of it campaigns at its election timeout
+// without waiting for the leader's live server (live_leader.go). If it
+// stopped in a later term, a candidate's request made it step down (a
+// leadership transfer, most often): that candidate asks this follower
+// too, so the follower waits for it as it would for its leader, instead
+// of contending with a transfer target still busy with its election.
 func (r *raft) leaderStopped(lead ID, term uint64) {
 	if r.role == Follower && r.lead == lead && r.term <= term {
-		r.leadStopped = true // no wait for its live server (live_leader.go)
+		r.leadStopped = r.term == term // no wait for its live server (live_leader.go)
 		r.unquiet()
 	}
 }

@@ -83,6 +83,7 @@ type raft struct {
 	liveLeaderWait int                      // Config.LiveLeaderWait (live_leader.go)
 	onCampaign     func(CampaignReason, ID) // Config.OnCampaign (campaign_reason.go)
 	leadStopped    bool                     // our leader said it stopped leading (Node.LeaderStopped)
+	voteTransfer   bool                     // our vote of this term went to a transfer's candidate (live_leader.go)
 }
 
 func newRaft(cfg Config, st Storage) (*raft, error) {
@@ -230,6 +231,7 @@ func (r *raft) reset(term uint64) {
 	r.quiet = false
 	r.leadQuiet = false
 	r.leadStopped = false
+	r.voteTransfer = false
 	r.heldPreVote = nil
 }
 

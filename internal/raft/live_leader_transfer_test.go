@@ -1,0 +1,70 @@
+package raft
+
+import "testing"
+
+// A leader that says it stopped in a later term than it led was made to
+// step down by a candidate (a leadership transfer): its followers wait for
+// the candidate as for a live leader instead of campaigning at their
+// election timeout (issue 20: the third member of a group handed to a busy
+// restarted server contended with it). Without the term check in
+// leaderStopped, follower 2 campaigned within 2 election timeouts.
+func TestLiveLeaderStoppedInLaterTermWaits(t *testing.T) {
+	n, _ := liveLeaderNet(t, 20)
+	et := n.raft(2).t.electionTimeout
+	n.node(2).LeaderStopped(1, n.raft(2).term+1)
+	tickOnly(n, 2, 2*et)
+	if c := campaignsOf(n, 2); c != 0 {
+		t.Fatalf("follower told its leader stepped down for a later term campaigned (%d requests) within its wait", c)
+	}
+	tickOnly(n, 2, 4*et)
+	if campaignsOf(n, 2) == 0 {
+		t.Fatal("the wait did not end: a follower must campaign once it ran out")
+	}
+}
+
+// transferStalled hands 1's leadership to 3, whose vote answers never
+// reach it (its server is saturated): 1 and 2 voted for 3 and know no
+// leader.
+func transferStalled(t *testing.T) (*testNet, map[ID]bool) {
+	n, live := liveLeaderNet(t, 20)
+	n.drop = func(m Message) bool { return m.To == 3 && m.Type == MsgVoteResp }
+	if err := n.node(1).TransferLeadership(3); err != nil {
+		t.Fatal(err)
+	}
+	n.settle()
+	for _, id := range []ID{1, 2} {
+		if r := n.raft(id); r.role != Follower || r.lead != None || r.vote != 3 {
+			t.Fatalf("node %d: %s lead %d vote %d", id, r.role, r.lead, r.vote)
+		}
+	}
+	return n, live
+}
+
+// A follower that voted for a transfer's candidate whose server is live
+// waits LiveLeaderWait ticks more for it before campaigning; without the
+// wait (voteTransfer in liveLeaderWaits) it campaigned at its election
+// timeout, with no leader known.
+func TestLiveLeaderWaitsForTransferCandidate(t *testing.T) {
+	n, _ := transferStalled(t)
+	et := n.raft(2).t.electionTimeout
+	before := campaignsOf(n, 2)
+	tickOnly(n, 2, 2*et)
+	if c := campaignsOf(n, 2) - before; c != 0 {
+		t.Fatalf("voter of a live transfer candidate campaigned (%d requests) within its wait", c)
+	}
+	tickOnly(n, 2, 4*et)
+	if campaignsOf(n, 2) == before {
+		t.Fatal("the wait did not end: a stuck candidate must be replaced")
+	}
+}
+
+// A transfer candidate whose server is down is not waited for.
+func TestLiveLeaderTransferCandidateDownNoWait(t *testing.T) {
+	n, live := transferStalled(t)
+	live[3] = false
+	before := campaignsOf(n, 2)
+	tickOnly(n, 2, 2*n.raft(2).t.electionTimeout)
+	if campaignsOf(n, 2) == before {
+		t.Fatal("voter of a dead transfer candidate waited past its election timeout")
+	}
+}
