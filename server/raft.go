@@ -215,7 +215,6 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	if host != nil {
 		tr = host.transport(s, name)
 		cfg.PeerHealth = func(id raft.ID) raft.PeerHealth { return host.peerHealth(s, id) }
-		cfg.LiveLeaderWait = 0 // the simulator's timing stays as it was (not simulated yet)
 		if wl, ok := log.(*walLog); ok {
 			wl.inline = true
 		}
