@@ -21,7 +21,8 @@ import (
 // So the raft clock (raft_clock.go), one goroutine per server, looks at
 // the groups this server leads every raftWedgeScanEvery: a group whose
 // goroutine has been inside one pass (raftGroup.beat odd and unchanged)
-// for raftWedgeAfter is wedged. A pass runs from the event that woke the
+// for raftWedgeAfter, of the time this server's clock ticked on time (a
+// pause of the whole process is no wedge: wedgeWatch.stuck), is wedged. A pass runs from the event that woke the
 // goroutine until it waits again, falling asleep included (maybeSleep:
 // with a sync_interval, the fsync of the log of a group going quiet, the
 // likeliest write to meet a stalled disk, and the WAL's sync turn). No goroutine or timer per group: two
@@ -76,6 +77,7 @@ var raftWedgeScanEvery = 3 * raftLivePingEvery
 type wedgeWatch struct {
 	beat  uint64    // the group's beat at the last scan
 	since time.Time // when the scan first saw that beat
+	lag   int64     // the raft clock's lateness summed until since (raftLag.total)
 	told  bool      // deposed for this beat
 }
 
@@ -87,17 +89,38 @@ func (g *raftGroup) enter() { g.beat.Add(1) }
 func (g *raftGroup) leave() { g.beat.Add(1) }
 
 // wedged reports whether a group whose beat is now beat has been inside
-// the same pass for raftWedgeAfter, once per pass.
-func (w *wedgeWatch) wedged(beat uint64, now time.Time) bool {
+// the same pass for raftWedgeAfter, once per pass. lag is the raft
+// clock's lateness summed so far (raftLag.total): only the time the clock
+// ticked on time counts (stuck).
+func (w *wedgeWatch) wedged(beat uint64, now time.Time, lag int64) bool {
 	if beat%2 == 0 || beat != w.beat {
-		*w = wedgeWatch{beat: beat, since: now}
+		*w = wedgeWatch{beat: beat, since: now, lag: lag}
 		return false
 	}
-	if w.told || now.Sub(w.since) < raftWedgeAfter {
+	if w.told || w.stuck(now, lag) < raftWedgeAfter {
 		return false
 	}
 	w.told = true
 	return true
+}
+
+// A pause is not a wedge. A process stopped (SIGSTOP, a frozen VM) or
+// starved of CPU stops every goroutine alike: a pass under way when the
+// scan saw it last is still under way when the scan comes back, late, as
+// the raft clock's first tick after the resume may run before the group's
+// goroutine does. Measured on the wall clock, every such pass looked
+// stuck for the whole pause and was deposed (a leader change each, the
+// kind of election wave issue 20 was about). So, as node liveness does
+// with a peer's silence (raft_live_lag.go), the scan excuses the clock's
+// own lateness meanwhile: a pass is stuck for the time this server ticked
+// on time, raftWedgeAfter of it, that is 40 ticks of its raft clock
+// however late they come. A stalled disk or a blocked call stops one
+// group, not the clock, and is deposed as fast as before.
+
+// stuck is how long the pass has been stuck on this server's clock: the
+// wall time since the scan first saw it, less the clock's lateness since.
+func (w *wedgeWatch) stuck(now time.Time, lag int64) time.Duration {
+	return now.Sub(w.since) - time.Duration(lag-w.lag)
 }
 
 // deposable is a state machine whose server can tell everyone its
@@ -132,14 +155,14 @@ func (s *Server) checkWedged(now time.Time) {
 			}
 			continue
 		}
-		if _, ok := g.sm.(deposable); ok && g.wd.wedged(g.beat.Load(), now) {
+		if _, ok := g.sm.(deposable); ok && g.wd.wedged(g.beat.Load(), now, c.lag.total) {
 			wedged = append(wedged, g)
 		}
 	}
 	s.raft.mu.Unlock()
 	for _, g := range wedged {
 		s.wg.Add(1) // the clock's goroutine is counted: Shutdown's Wait has not returned
-		go g.depose(now.Sub(g.wd.since))
+		go g.depose(g.wd.stuck(now, c.lag.total))
 	}
 }
 

@@ -281,20 +281,20 @@ func TestRaftWedgeWatch(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	step := raftWedgeScanEvery
 	for i := range 100 {
-		if w.wedged(4, t0.Add(time.Duration(i)*step)) {
+		if w.wedged(4, t0.Add(time.Duration(i)*step), 0) {
 			t.Fatal("a group waiting for work found wedged")
 		}
 	}
 	w = wedgeWatch{}
 	for i := range 100 { // a busy group: a new pass at every scan
-		if w.wedged(uint64(2*i+1), t0.Add(time.Duration(i)*step)) {
+		if w.wedged(uint64(2*i+1), t0.Add(time.Duration(i)*step), 0) {
 			t.Fatal("a group making passes found wedged")
 		}
 	}
 	w = wedgeWatch{}
 	verdicts := 0
 	for at := time.Duration(0); at <= 3*raftWedgeAfter; at += step {
-		if w.wedged(7, t0.Add(at)) {
+		if w.wedged(7, t0.Add(at), 0) {
 			verdicts++
 			if at < raftWedgeAfter {
 				t.Fatalf("wedged after %v, before %v", at, raftWedgeAfter)
@@ -304,7 +304,7 @@ func TestRaftWedgeWatch(t *testing.T) {
 	if verdicts != 1 {
 		t.Fatalf("%d verdicts for one stuck pass, want 1", verdicts)
 	}
-	if w.wedged(9, t0.Add(4*raftWedgeAfter)) || !w.wedged(9, t0.Add(5*raftWedgeAfter+step)) {
+	if w.wedged(9, t0.Add(4*raftWedgeAfter), 0) || !w.wedged(9, t0.Add(5*raftWedgeAfter+step), 0) {
 		t.Fatal("the next stuck pass is judged afresh")
 	}
 }
