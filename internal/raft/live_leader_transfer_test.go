@@ -68,3 +68,23 @@ func TestLiveLeaderTransferCandidateDownNoWait(t *testing.T) {
 		t.Fatal("voter of a dead transfer candidate waited past its election timeout")
 	}
 }
+
+// Granting another member's pre-vote does not end the wait for a live
+// transfer candidate (a pre-vote changes neither term nor vote), and
+// neither does the candidate's request heard again in the same term.
+func TestLiveLeaderTransferWaitSurvivesPreVote(t *testing.T) {
+	n, _ := transferStalled(t)
+	r := n.raft(2)
+	last, lastTerm := r.log.lastIndex(), r.log.lastTerm()
+	r.step(Message{Type: MsgVote, From: 3, To: 2, Term: r.term, Index: last, LogTerm: lastTerm, Transfer: true})
+	r.step(Message{Type: MsgPreVote, From: 1, To: 2, Term: r.term + 1, Index: last, LogTerm: lastTerm})
+	if !r.voteTransfer || r.vote != 3 {
+		t.Fatalf("after a pre-vote and a repeated request: vote %d, transfer %v", r.vote, r.voteTransfer)
+	}
+	n.settle()
+	before := campaignsOf(n, 2)
+	tickOnly(n, 2, 2*r.t.electionTimeout)
+	if c := campaignsOf(n, 2) - before; c != 0 {
+		t.Fatalf("voter of a live transfer candidate campaigned (%d requests) within its wait after granting a pre-vote", c)
+	}
+}
