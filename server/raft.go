@@ -168,6 +168,10 @@ type raftGroups struct {
 	notRunning atomic.Uint64
 	msgs       raftMsgCounts      // raft_msgcount.go
 	elections  raftElectionCounts // raft_campaigns.go
+	// inPass counts the groups whose goroutine is inside a pass of its
+	// loop (raft_wedge.go enter/leave): the wedge scan walks the groups
+	// only when some are.
+	inPass atomic.Int64
 }
 
 var errGroupStopped = errors.New("raft group stopped")

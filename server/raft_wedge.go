@@ -82,11 +82,17 @@ type wedgeWatch struct {
 }
 
 // enter marks the start of a pass of the group's loop (group goroutine).
-func (g *raftGroup) enter() { g.beat.Add(1) }
+func (g *raftGroup) enter() {
+	g.beat.Add(1)
+	g.srv.raft.inPass.Add(1)
+}
 
 // leave marks the end of a pass (group goroutine): the beat is even while
 // the goroutine waits for work, odd while it works.
-func (g *raftGroup) leave() { g.beat.Add(1) }
+func (g *raftGroup) leave() {
+	g.beat.Add(1)
+	g.srv.raft.inPass.Add(-1)
+}
 
 // wedged reports whether a group whose beat is now beat has been inside
 // the same pass for raftWedgeAfter, once per pass. lag is the raft
@@ -146,6 +152,13 @@ func (s *Server) checkWedged(now time.Time) {
 		return
 	}
 	c.wedgeScan = now
+	if s.raft.inPass.Load() == 0 {
+		// No group is inside a pass (an idle server: every group asleep
+		// or waiting): nothing can be wedged, and the walk over every
+		// group (0.3-0.45 ms per 10,000) is skipped. A watch whose group
+		// left its pass resets itself at the next walk (its beat moved).
+		return
+	}
 	var wedged []*raftGroup
 	s.raft.mu.Lock()
 	for _, g := range s.raft.groups {
