@@ -24,11 +24,7 @@ func wedgeScanAt(s *Server, g *raftGroup, now time.Time, late time.Duration) boo
 // a pass that stays stuck that long after the resume is still deposed.
 // Without the discount the first scan after the pause deposed the group.
 func TestRaftWedgeScanDiscountsOwnPause(t *testing.T) {
-	s := &Server{}
-	g := &raftGroup{name: "G", srv: s, sm: (*streamSM)(nil)} // deposable; depose finds no leading soft state
-	g.leads.Store(true)
-	s.raft.groups = map[string]*raftGroup{g.name: g}
-	t.Cleanup(s.wg.Wait) // depose goroutines
+	s, g := wedgeScanServer(t)
 
 	now := time.Unix(1_000_000, 0)
 	g.enter() // the pass starts
@@ -61,11 +57,7 @@ func TestRaftWedgeScanDiscountsOwnPause(t *testing.T) {
 // Without a pause, a pass stuck raftWedgeAfter is deemed wedged at the
 // first scan past it, as before.
 func TestRaftWedgeScanOnTime(t *testing.T) {
-	s := &Server{}
-	g := &raftGroup{name: "G", srv: s, sm: (*streamSM)(nil)}
-	g.leads.Store(true)
-	s.raft.groups = map[string]*raftGroup{g.name: g}
-	t.Cleanup(s.wg.Wait)
+	s, g := wedgeScanServer(t)
 
 	now := time.Unix(1_000_000, 0)
 	g.enter()
@@ -87,11 +79,7 @@ func TestRaftWedgeScanOnTime(t *testing.T) {
 // Without the skip the first scan below walked the group (its watch got
 // a time).
 func TestRaftWedgeScanSkipsIdleServer(t *testing.T) {
-	s := &Server{}
-	g := &raftGroup{name: "G", srv: s, sm: (*streamSM)(nil)}
-	g.leads.Store(true)
-	s.raft.groups = map[string]*raftGroup{g.name: g}
-	t.Cleanup(s.wg.Wait)
+	s, g := wedgeScanServer(t)
 
 	now := time.Unix(1_000_000, 0)
 	wedgeScanAt(s, g, now, 0)
@@ -108,4 +96,16 @@ func TestRaftWedgeScanSkipsIdleServer(t *testing.T) {
 	if s.raft.inPass.Load() != 0 {
 		t.Fatalf("inPass %d after the pass ended", s.raft.inPass.Load())
 	}
+}
+
+// wedgeScanServer is a bare server with one leading group "G" for the
+// wedge scan (its state machine is deposable; depose finds no leading
+// soft state, so it only counts).
+func wedgeScanServer(t *testing.T) (*Server, *raftGroup) {
+	s := &Server{}
+	g := &raftGroup{name: "G", srv: s, sm: (*streamSM)(nil)}
+	g.leads.Store(true)
+	s.raft.groups = map[string]*raftGroup{g.name: g}
+	t.Cleanup(s.wg.Wait) // depose goroutines
+	return s, g
 }

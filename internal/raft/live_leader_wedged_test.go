@@ -9,13 +9,7 @@ import "testing"
 // answers it once its lease for the wedged leader ran out. A new leader
 // is elected within a bounded number of ticks.
 func TestLiveLeaderWedgedQuietLeaderReplaced(t *testing.T) {
-	n := quietNet(t, nil)
-	for _, id := range n.ids {
-		n.raft(id).liveLeaderWait = 2 * n.raft(id).t.electionTimeout
-	}
-	n.elect(1)
-	n.propose(1, "a")
-	n.quietAll(40)
+	n := quietLedByOne(t)
 	// 1's group is wedged: it sends and takes nothing
 	n.drop = func(m Message) bool { return m.From == 1 || m.To == 1 }
 	// 2 is woken (say, by another member's message)
@@ -35,4 +29,18 @@ func TestLiveLeaderWedgedQuietLeaderReplaced(t *testing.T) {
 	}
 	t.Fatalf("no new leader %d ticks after the wedged leader's follower woke: 2 %s (lead %d, quiet %v, campaigns %d), 3 %s (lead %d, quiet %v)",
 		limit, n.raft(2).role, n.raft(2).lead, n.raft(2).quiet, campaignsOf(n, 2), n.raft(3).role, n.raft(3).lead, n.raft(3).quiet)
+}
+
+// quietLedByOne is a quiet three-member group led by 1, one entry
+// committed, its followers waiting LiveLeaderWait (two election timeouts)
+// for a live leader.
+func quietLedByOne(t *testing.T) *testNet {
+	n := quietNet(t, nil)
+	for _, id := range n.ids {
+		n.raft(id).liveLeaderWait = 2 * n.raft(id).t.electionTimeout
+	}
+	n.elect(1)
+	n.propose(1, "a")
+	n.quietAll(40)
+	return n
 }

@@ -12,13 +12,7 @@ import (
 // next term takes writes, and the old one follows it with the same log.
 // A node that does not lead ignores Resign.
 func TestResignHandsOverAtOnce(t *testing.T) {
-	n := quietNet(t, nil)
-	for _, id := range n.ids {
-		n.raft(id).liveLeaderWait = 2 * n.raft(id).t.electionTimeout
-	}
-	n.elect(1)
-	n.propose(1, "a")
-	n.quietAll(40)
+	n := quietLedByOne(t)
 	term := n.raft(1).term
 	n.node(2).LeaderStopped(1, term)
 	n.node(3).LeaderStopped(1, term)
