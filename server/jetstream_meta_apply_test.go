@@ -33,6 +33,12 @@ func TestJetStreamClusterMetaHaltsOnUndecodableEntry(t *testing.T) {
 			jc.mu.Unlock()
 			return g.healthy() != nil
 		})
+		// A halted member knows no leader: a server that still named one
+		// left a client's request to it, and the halted leader did not
+		// answer (the create below timed out instead of 10008).
+		if s.js.Load().cluster.metaLeaderKnown() {
+			t.Fatalf("%s's halted meta group still names a leader", s.Name())
+		}
 		req := httptest.NewRequest("GET", "/healthz?js-server-only=true", nil)
 		if h := s.jsHealth(req); h == nil || h.StatusCode != 503 || !strings.Contains(h.Error, "meta group halted") {
 			t.Fatalf("%s's health: %+v", s.Name(), h)

@@ -733,6 +733,13 @@ func (g *raftGroup) fail(err error) {
 func (g *raftGroup) failQuiet(err error) {
 	g.mu.Lock()
 	g.failure = err
+	if g.soft.Role != raft.Leader {
+		// A halted follower knows no leader: a server whose meta group
+		// halted must not take a leader for known (metaLeaderKnown) and
+		// leave a client's request to it unanswered. Its state machine is
+		// not told (as before the wedge's tell).
+		g.soft = raft.SoftState{Role: raft.Follower, Term: g.soft.Term}
+	}
 	g.mu.Unlock()
 	g.tell(true) // a leader stops serving and resigns
 	if h, ok := g.sm.(haltObserver); ok && !g.host {
