@@ -1,5 +1,7 @@
 package server
 
+import "github.com/nats-io/nats-server/v2/internal/raft"
+
 // A stream's API request reaches every server; the stream's leader
 // answers it. The server the client is connected to answers "temporarily
 // unavailable" (10008) when it knows no leader, but leader announcements
@@ -24,7 +26,12 @@ const maxGraceWaiters = 1024
 
 // unavailableLater is clusteredDispatch's answer "10008 unless the
 // leader's answer passes within leaderGrace".
-type unavailableLater struct{ prefix, account, stream string }
+// meta: a meta call (jetstream_meta_wedge.go), left to a meta leader
+// known by then.
+type unavailableLater struct {
+	prefix, account, stream string
+	meta                    bool
+}
 
 // answerUnavailableLater watches r's reply subject for leaderGrace and
 // answers 10008 if nothing passed. The watch is in place microseconds
@@ -48,7 +55,8 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 		case <-seen:
 		case <-s.quit:
 		case <-t.C():
-			if readOnly(ul.prefix) || jc.streamLeader(ul.account, ul.stream) == "" {
+			if readOnly(ul.prefix) || !ul.meta && jc.streamLeader(ul.account, ul.stream) == "" ||
+				ul.meta && jc.metaLead() == raft.None {
 				answer()
 			}
 		}

@@ -7,8 +7,12 @@ import "github.com/nats-io/nats-server/v2/internal/raft"
 // term it led, so their meta followers wake (raft.Node.LeaderStopped)
 // and elect even if they sleep, and it stops acting as the meta leader
 // (raftGroup.tell: its soft state is a follower's, knowing no leader, so
-// isMetaLeader is false and a meta call reaching it is answered as by a
-// server that knows no leader, or left to the others).
+// isMetaLeader is false, and a meta call reaching it is left to the
+// others). A call from a client connected to it gets 10008 only if no
+// answer passed within leaderGrace (jetstream_leader_grace.go): its
+// stalled group learns of no new leader, but one elected elsewhere hears
+// the call too and answers it; an immediate 10008, as a server that knows
+// no leader gives, beat that answer to the client.
 //
 // The announcement goes on the stream leaders' channel, with the group's
 // name as the only token after the prefix: $JSC.LEADER._meta_, payload
@@ -44,4 +48,12 @@ func (jc *jsCluster) metaLeaderAnnounced(msg []byte) {
 	}
 	lead := raftID(name)
 	g.tryControl(func(n *raft.Node) { n.LeaderStopped(lead, term) })
+}
+
+// metaDeposed reports whether this server's meta group still leads, as
+// far as its stalled goroutine knows, a term whose leadership its server
+// deposed (raft_wedge.go).
+func (jc *jsCluster) metaDeposed() bool {
+	g, _ := jc.metaGroup()
+	return g != nil && g.deposedNow()
 }

@@ -216,6 +216,14 @@ func (g *raftGroup) depose(stuck time.Duration) {
 	g.tell(false)
 }
 
+// deposedNow reports whether the group last observed itself leading a
+// term its server deposed (the state machine is told it follows).
+func (g *raftGroup) deposedNow() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.last.Role == raft.Leader && g.last.Term <= g.deposed.Load()
+}
+
 // resignIfDeposed makes a node that still leads in a deposed term resign
 // (group goroutine, after a pass); it reports whether it did.
 func (g *raftGroup) resignIfDeposed() bool {
