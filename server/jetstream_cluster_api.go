@@ -36,6 +36,9 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 			if local && lead == raft.None && jc.metaDeposed() {
 				// A new leader, unknown here while this server's wedged
 				// meta group stalls, may answer (jetstream_meta_wedge.go).
+				if !metaReadOnly(route.prefix) {
+					return "", nil, false
+				}
 				return route.typ, &unavailableLater{prefix: route.prefix, meta: true}, true
 			}
 			if local && lead == raft.None {

@@ -1,7 +1,5 @@
 package server
 
-import "github.com/nats-io/nats-server/v2/internal/raft"
-
 // A stream's API request reaches every server; the stream's leader
 // answers it. The server the client is connected to answers "temporarily
 // unavailable" (10008) when it knows no leader, but leader announcements
@@ -26,8 +24,7 @@ const maxGraceWaiters = 1024
 
 // unavailableLater is clusteredDispatch's answer "10008 unless the
 // leader's answer passes within leaderGrace".
-// meta: a meta call (jetstream_meta_wedge.go), left to a meta leader
-// known by then.
+// meta: a meta call that changes nothing (jetstream_meta_wedge.go).
 type unavailableLater struct {
 	prefix, account, stream string
 	meta                    bool
@@ -55,8 +52,7 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 		case <-seen:
 		case <-s.quit:
 		case <-t.C():
-			if readOnly(ul.prefix) || !ul.meta && jc.streamLeader(ul.account, ul.stream) == "" ||
-				ul.meta && jc.metaLead() == raft.None {
+			if ul.meta || readOnly(ul.prefix) || jc.streamLeader(ul.account, ul.stream) == "" {
 				answer()
 			}
 		}

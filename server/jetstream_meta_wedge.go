@@ -8,11 +8,16 @@ import "github.com/nats-io/nats-server/v2/internal/raft"
 // and elect even if they sleep, and it stops acting as the meta leader
 // (raftGroup.tell: its soft state is a follower's, knowing no leader, so
 // isMetaLeader is false, and a meta call reaching it is left to the
-// others). A call from a client connected to it gets 10008 only if no
-// answer passed within leaderGrace (jetstream_leader_grace.go): its
-// stalled group learns of no new leader, but one elected elsewhere hears
-// the call too and answers it; an immediate 10008, as a server that knows
-// no leader gives, beat that answer to the client.
+// others). Its stalled group learns of no new leader, but one elected
+// elsewhere hears every call too and answers it: the immediate 10008 of a
+// server that knows no leader beat that answer to a client connected
+// here. So a call from such a client that changes nothing gets 10008
+// only if no answer passed within leaderGrace (jetstream_leader_grace.go),
+// and one that changes something is left to the new leader, as a resigned
+// stream leader leaves it (jetstream_api_read.go, readOnlyRoutes): a
+// stream create is answered once its stream has a leader, often after
+// that grace, and a 10008 first would say "not done" for a change done.
+// With no leader elected yet the client times out and retries.
 //
 // The announcement goes on the stream leaders' channel, with the group's
 // name as the only token after the prefix: $JSC.LEADER._meta_, payload
@@ -57,3 +62,6 @@ func (jc *jsCluster) metaDeposed() bool {
 	g, _ := jc.metaGroup()
 	return g != nil && g.deposedNow()
 }
+
+// metaReadOnly reports whether the meta call under prefix changes nothing.
+func metaReadOnly(prefix string) bool { return heldMeta(prefix) && !heldWrite(prefix) }

@@ -79,7 +79,7 @@ func testWedgedMetaLeader(t *testing.T, wedge func(fs *faultfs.StallFS, g *raftG
 	// leader, which hears it too: the wedged server, knowing no leader
 	// (its stalled group heard of none), does not answer it 10008 first.
 	_, jsv := jsClient(t, vs)
-	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	_, err := jsv.CreateStream(cctx, jetstream.StreamConfig{Name: "VIA", Replicas: 3})
 	cancel()
 	if err != nil {
