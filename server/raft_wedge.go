@@ -50,8 +50,9 @@ import (
 // announces the resignation on $JSC.LEADER._meta_ (the other servers'
 // meta members wake and elect), and the meta state machine is told it
 // follows, knowing no leader: isMetaLeader is false, so a meta call
-// reaching this server is answered as by a server that knows no leader,
-// or left to the new leader, and no meta leader's duty runs here. The
+// reaching this server is left to the new leader (a read from a client
+// connected here gets 10008 if no answer passed within leaderGrace), and
+// no meta leader's duty runs here. The
 // safety argument below holds for it unchanged: a meta entry is applied,
 // and its call answered, once committed.
 //
