@@ -33,6 +33,14 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 				return route.typ, route.handler(r), true
 			}
 			lead := jc.metaLead()
+			if local && lead == raft.None && jc.metaDeposed() {
+				// A new leader, unknown here while this server's wedged
+				// meta group stalls, may answer (jetstream_meta_wedge.go).
+				if !metaReadOnly(route.prefix) {
+					return "", nil, false
+				}
+				return route.typ, &unavailableLater{prefix: route.prefix, meta: true}, true
+			}
 			if local && lead == raft.None {
 				return route.typ, &apiResponse{Error: errClusterNotAvail()}, true
 			}

@@ -24,7 +24,11 @@ const maxGraceWaiters = 1024
 
 // unavailableLater is clusteredDispatch's answer "10008 unless the
 // leader's answer passes within leaderGrace".
-type unavailableLater struct{ prefix, account, stream string }
+// meta: a meta call that changes nothing (jetstream_meta_wedge.go).
+type unavailableLater struct {
+	prefix, account, stream string
+	meta                    bool
+}
 
 // answerUnavailableLater watches r's reply subject for leaderGrace and
 // answers 10008 if nothing passed. The watch is in place microseconds
@@ -48,7 +52,7 @@ func (r *apiRequest) answerUnavailableLater(typ string, ul *unavailableLater) {
 		case <-seen:
 		case <-s.quit:
 		case <-t.C():
-			if readOnly(ul.prefix) || jc.streamLeader(ul.account, ul.stream) == "" {
+			if ul.meta || readOnly(ul.prefix) || jc.streamLeader(ul.account, ul.stream) == "" {
 				answer()
 			}
 		}

@@ -297,8 +297,13 @@ func decodeLeaderAnnouncement(p string) (name string, term uint64, resigned, ok 
 }
 
 // leaderAnnounced handles $JSC.LEADER.<account>.<stream> (the stream is
-// the last token: stream names have no dots, account names may).
+// the last token: stream names have no dots, account names may), and the
+// meta group's $JSC.LEADER._meta_ (jetstream_meta_wedge.go).
 func (jc *jsCluster) leaderAnnounced(_ *subscription, _ *client, _ *Account, subject, _ string, _, msg []byte) {
+	if subject == metaLeaderSubject {
+		jc.metaLeaderAnnounced(msg) // jetstream_meta_wedge.go
+		return
+	}
 	rest := subject[len("$JSC.LEADER."):]
 	i := strings.LastIndexByte(rest, '.')
 	if i <= 0 {

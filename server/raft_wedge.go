@@ -42,6 +42,20 @@ import (
 // once) and the state machine is not told it leads in that term again
 // (wantLocked); a node that heard of a later term follows as usual.
 //
+// The meta group is deposed the same way (jetstream_meta_wedge.go). A
+// wedged meta leader kept every meta call waiting: a create or delete
+// through any server was proposed to its stalled group and answered by
+// nobody while the stall lasted (with the meta group asleep), or, once
+// awake followers elected, through its own server still. Its server
+// announces the resignation on $JSC.LEADER._meta_ (the other servers'
+// meta members wake and elect), and the meta state machine is told it
+// follows, knowing no leader: isMetaLeader is false, so a meta call
+// reaching this server is left to the new leader (a read from a client
+// connected here gets 10008 if no answer passed within leaderGrace), and
+// no meta leader's duty runs here. The
+// safety argument below holds for it unchanged: a meta entry is applied,
+// and its call answered, once committed.
+//
 // Why this is safe. Raft's safety never rests on who campaigns when: an
 // election needs a quorum of votes in a new term, the wedged node's log
 // entries count only once a quorum holds them, and the wedged node, when
@@ -130,7 +144,8 @@ func (w *wedgeWatch) stuck(now time.Time, lag int64) time.Duration {
 }
 
 // deposable is a state machine whose server can tell everyone its
-// leadership ended without its group's goroutine (a stream's).
+// leadership ended without its group's goroutine (a stream's, the meta
+// group's: jetstream_meta_wedge.go).
 type deposable interface {
 	// deposed announces that this server stopped leading in term.
 	deposed(term uint64)
@@ -200,6 +215,14 @@ func (g *raftGroup) depose(stuck time.Duration) {
 	g.srv.raft.elections.deposed.Add(1)
 	g.sm.(deposable).deposed(st.Term)
 	g.tell(false)
+}
+
+// deposedNow reports whether the group last observed itself leading a
+// term its server deposed (the state machine is told it follows).
+func (g *raftGroup) deposedNow() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.last.Role == raft.Leader && g.last.Term <= g.deposed.Load()
 }
 
 // resignIfDeposed makes a node that still leads in a deposed term resign

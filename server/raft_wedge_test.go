@@ -3,100 +3,15 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
+	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
 	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// stallFS is the OS file system whose opens, writes and syncs of any file
-// whose path holds match block while the stall is on (a disk that stops
-// answering for one stream's files), until it is lifted.
-type stallFS struct {
-	vfs.FS
-	match string
-	syncs bool // only syncs block (writes reach the page cache)
-	mu    sync.Mutex
-	gate  chan struct{} // nil: no stall; closed when the stall is lifted
-	hits  int           // operations that blocked
-}
-
-// stall blocks the stream's file operations from now on.
-func (f *stallFS) stall() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate == nil {
-		f.gate = make(chan struct{})
-	}
-}
-
-// lift lets every blocked operation go on and blocks no more.
-func (f *stallFS) lift() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.gate != nil {
-		close(f.gate)
-		f.gate = nil
-	}
-}
-
-// blocked reports how many operations blocked so far.
-func (f *stallFS) blocked() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.hits
-}
-
-// wait blocks while the stall is on, for a file of the stream (only for
-// a sync when f.syncs).
-func (f *stallFS) wait(name string, sync bool) {
-	if !strings.Contains(name, f.match) || f.syncs && !sync {
-		return
-	}
-	f.mu.Lock()
-	gate := f.gate
-	if gate != nil {
-		f.hits++
-	}
-	f.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-}
-
-func (f *stallFS) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
-	f.wait(name, false)
-	file, err := f.FS.OpenFile(name, flag, perm)
-	if err != nil || !strings.Contains(name, f.match) {
-		return file, err
-	}
-	return &stallFile{File: file, fs: f}, nil
-}
-
-type stallFile struct {
-	vfs.File
-	fs *stallFS
-}
-
-func (h *stallFile) Write(p []byte) (int, error) {
-	h.fs.wait(h.Name(), false)
-	return h.File.Write(p)
-}
-
-func (h *stallFile) WriteAt(p []byte, off int64) (int, error) {
-	h.fs.wait(h.Name(), false)
-	return h.File.WriteAt(p, off)
-}
-
-func (h *stallFile) Sync() error {
-	h.fs.wait(h.Name(), true)
-	return h.File.Sync()
-}
 
 // TestJetStreamClusterWedgedQuietLeaderReplaced: a quiet R3 stream whose
 // leader's group wedges while the leader's server stays up and answers
@@ -113,12 +28,10 @@ func (h *stallFile) Sync() error {
 // only the disk's syncs stall: a publish is taken, and the group blocks
 // in the fsync of its log as it falls asleep (raftGroup.asleep).
 func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
-	disk := func(fs *stallFS, _ *raftGroup) { fs.stall() }
-	goroutine := func(fs *stallFS, g *raftGroup) {
-		fs.stall() // its gate: the group waits for the stall's end
-		fs.mu.Lock()
-		gate := fs.gate
-		fs.mu.Unlock()
+	disk := func(fs *faultfs.StallFS, _ *raftGroup) { fs.Stall() }
+	goroutine := func(fs *faultfs.StallFS, g *raftGroup) {
+		fs.Stall() // its gate: the group waits for the stall's end
+		gate := fs.Gate()
 		g.control(func(*raft.Node) { <-gate })
 	}
 	t.Run("disk", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, false) })
@@ -127,11 +40,11 @@ func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
 	t.Run("idle sync", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, true) })
 }
 
-func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), short, syncs bool) {
+func testWedgedQuietLeader(t *testing.T, wedge func(fs *faultfs.StallFS, g *raftGroup), short, syncs bool) {
 	const name = "WEDGE"
-	fss := make([]*stallFS, 3)
+	fss := make([]*faultfs.StallFS, 3)
 	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		fss[i] = &stallFS{FS: vfs.Default, match: name, syncs: syncs}
+		fss[i] = &faultfs.StallFS{FS: vfs.Default, Match: name, SyncsOnly: syncs}
 		o.fsys = fss[i]
 		if syncs {
 			o.SyncInterval = time.Minute // writes are fsynced later, or as the group falls asleep
@@ -139,7 +52,7 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 	})
 	t.Cleanup(func() {
 		for _, f := range fss {
-			f.lift() // before the servers shut down
+			f.Lift() // before the servers shut down
 		}
 	})
 	_, js := jsClient(t, c.servers[0])
@@ -181,13 +94,13 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 	wedge(fss[victim], old.groupNow())
 	if syncs {
 		pubRetry(js, "d0") // written, not synced: the leader's log is dirty
-		waitFor(t, 20*time.Second, "a sync blocked", func() bool { return fss[victim].blocked() > 0 })
+		waitFor(t, 20*time.Second, "a sync blocked", func() bool { return fss[victim].Blocked() > 0 })
 	}
 	start := time.Now()
 	_, js2 := jsClient(t, c.servers[(victim+1)%3])
 	if short {
 		waitFor(t, 20*time.Second, "the wedged leader deposed", func() bool { return !old.isLeader() })
-		fss[victim].lift()
+		fss[victim].Lift()
 	}
 	k := 0
 	waitFor(t, 20*time.Second, "a publish through a follower's server accepted", func() bool {
@@ -205,7 +118,7 @@ func testWedgedQuietLeader(t *testing.T, wedge func(fs *stallFS, g *raftGroup), 
 	}
 	t.Logf("after the stall: a publish accepted %v (%d tries), the old leader serving no more %v", accepted, k, stopped)
 
-	fss[victim].lift()
+	fss[victim].Lift()
 	waitFor(t, 20*time.Second, "the old leader follows in a later term", func() bool {
 		st := old.groupNow().softState()
 		return !old.isLeader() && st.Role == raft.Follower && st.Term > oldTerm && st.Lead != raft.None
