@@ -110,6 +110,13 @@ type RouteInfo struct {
 	OutMsgs    int64  `json:"out_msgs"`
 	InBytes    int64  `json:"in_bytes"`
 	OutBytes   int64  `json:"out_bytes"`
+	// Writes counts the route's socket writes; RaftFramesOut the raft
+	// frames (RAFT, RAFTB) and RaftRecordsOut the raft messages queued
+	// on it (raft_batch.go): records per frame is how well the raft
+	// traffic of many groups is coalesced.
+	Writes         int64  `json:"writes"`
+	RaftFramesOut  uint64 `json:"raft_frames_out"`
+	RaftRecordsOut uint64 `json:"raft_records_out"`
 }
 
 func (s *Server) routez() *Routez {
@@ -117,7 +124,8 @@ func (s *Server) routez() *Routez {
 	for _, r := range s.routeList() {
 		ri := &RouteInfo{Rid: r.c.cid, RemoteID: r.remote.ID, RemoteName: r.remote.Name, DidSolicit: r.solicited,
 			IP: r.c.host, Port: r.c.port, InMsgs: r.c.stats.inMsgs.Load(), OutMsgs: r.c.stats.outMsgs.Load(),
-			InBytes: r.c.stats.inBytes.Load(), OutBytes: r.c.stats.outBytes.Load()}
+			InBytes: r.c.stats.inBytes.Load(), OutBytes: r.c.stats.outBytes.Load(), Writes: r.c.out.writes.Load(),
+			RaftFramesOut: r.raftOut.frames.Load(), RaftRecordsOut: r.raftOut.records.Load()}
 		r.c.mu.Lock()
 		ri.Pending = r.c.out.pending
 		r.c.mu.Unlock()

@@ -957,6 +957,8 @@ func (t *raftTransport) Send(msgs []raft.Message) {
 		line := append(full[start:32+len(payload)], "\r\n"...)
 		r.c.queueProto(line)
 		t.s.raft.msgs.noteFrameSent(frameRAFT)
+		r.raftOut.frames.Add(1)
+		r.raftOut.records.Add(1)
 		t.s.raft.msgs.noteSent(msgs[i].Type)
 		lattrace.Mark("send", int(msgs[i].Type)*1000+len(msgs[i].Entries))
 		if cap(t.buf) > 256<<10 {

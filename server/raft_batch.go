@@ -69,7 +69,9 @@ func (t *raftTransport) sendBatched(r *route, m *raft.Message) bool {
 	c.out.signal()
 	if opened {
 		t.s.raft.msgs.noteFrameSent(frameRAFTB)
+		r.raftOut.frames.Add(1)
 	}
+	r.raftOut.records.Add(1)
 	t.s.raft.msgs.noteSent(m.Type)
 	lattrace.Mark("send", int(m.Type)*1000+len(m.Entries))
 	return true

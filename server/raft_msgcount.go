@@ -67,3 +67,9 @@ func byName(counts *[16]atomic.Uint64) map[string]uint64 {
 	}
 	return m
 }
+
+// routeRaftCounts counts the raft frames and records queued on one route
+// (/routez raft_frames_out, raft_records_out).
+type routeRaftCounts struct {
+	frames, records atomic.Uint64
+}

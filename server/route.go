@@ -116,6 +116,9 @@ type route struct {
 	rid       uint64       // registration order (routes.rid when registered)
 	heard     atomic.Int64 // wall clock (ns) of the last line read (raft_live.go)
 	busy      atomic.Bool  // the reader works on what it read, not waiting for more (raft_live_lag.go)
+	// raftOut counts the raft frames and records queued on this route
+	// (/routez raft_frames_out, raft_records_out: raft_batch.go).
+	raftOut routeRaftCounts
 	// subs are the peer's interests inserted in the accounts' sublists,
 	// by interestKey (routeSub, on the read loop only).
 	subs map[string][]*subscription

@@ -13,6 +13,7 @@
 //	jsbench streams -s URL -n N -limit D [-parallel P]
 //	jsbench streamsup -s URL -n N -since UNIXNS -limit D
 //	jsbench streamsin -s URL -n N -server NAME -since UNIXNS -limit D
+//	jsbench trickle -s URL -n N -rate R -dur D -warm W -window K
 package main
 
 import (
@@ -35,7 +36,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch|push|streams|streamsup|streamsin [flags]")
+		fatal("usage: jsbench sync|async|kvhot|consumers|kvwatch|push|streams|streamsup|streamsin|trickle [flags]")
 	}
 	mode := os.Args[1]
 	fs := flag.NewFlagSet(mode, flag.ExitOnError)
@@ -48,7 +49,7 @@ func main() {
 	window := fs.Int("window", 256, "async publishes in flight")
 	bucket := fs.String("bucket", "hot", "KV bucket")
 	clients := fs.Int("clients", 8, "KV clients")
-	dur := fs.Duration("dur", 5*time.Second, "kvhot duration")
+	dur := fs.Duration("dur", 5*time.Second, "kvhot, trickle: duration")
 	stream := fs.String("stream", "scale", "consumers: the stream (created if missing)")
 	workers := fs.Int("workers", 8, "consumers: parallel creators")
 	parallelCreates := fs.Int("parallel", 1, "streams: creates in flight at once (1: one after another)")
@@ -56,6 +57,8 @@ func main() {
 	rounds := fs.Int("rounds", 1, "kvwatch: watches timed (the fastest is reported)")
 	server := fs.String("server", "", "streamsin: the server that must be current in every stream")
 	since := fs.Int64("since", 0, "streamsup, streamsin: times count from this Unix time in ns (default: now)")
+	rate := fs.Int("rate", 500, "trickle: publishes per second over all streams")
+	warm := fs.Duration("warm", 2*time.Second, "trickle: latencies of this first stretch left out")
 	cpuprofile := fs.String("cpuprofile", "", "write the client's CPU profile here")
 	_ = fs.Parse(os.Args[2:])
 	if *cpuprofile != "" {
@@ -93,6 +96,8 @@ func main() {
 		} else {
 			runStreamsIn(strings.Split(*urls, ",")[0], *n, *server, *since, *limit)
 		}
+	case "trickle":
+		runTrickle(strings.Split(*urls, ",")[0], *n, *rate, *dur, *warm, *window, payload)
 	default:
 		fatal("unknown mode " + mode)
 	}
