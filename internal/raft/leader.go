@@ -172,6 +172,11 @@ func (r *raft) tickLeader() {
 	if r.t.electionElapsed >= r.t.electionTimeout {
 		r.t.electionElapsed = 0
 		if r.checkQuorum && !r.quorumActive() {
+			if r.quorumLive() {
+				r.noteCheckQuorum(CheckQuorumStepDownLive)
+			} else {
+				r.noteCheckQuorum(CheckQuorumStepDown)
+			}
 			r.becomeFollower(r.term, None)
 			return
 		}

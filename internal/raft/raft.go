@@ -82,6 +82,7 @@ type raft struct {
 
 	liveLeaderWait int                      // Config.LiveLeaderWait (live_leader.go)
 	onCampaign     func(CampaignReason, ID) // Config.OnCampaign (campaign_reason.go)
+	onCheckQuorum  func(CheckQuorumOutcome) // Config.OnCheckQuorum (check_quorum.go)
 	leadStopped    bool                     // our leader said it stopped leading (Node.LeaderStopped)
 	voteTransfer   bool                     // our vote of this term went to a transfer's candidate (live_leader.go)
 }
@@ -113,6 +114,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		now:            cfg.Now,
 		liveLeaderWait: cfg.LiveLeaderWait,
 		onCampaign:     cfg.OnCampaign,
+		onCheckQuorum:  cfg.OnCheckQuorum,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
