@@ -52,8 +52,9 @@ type JSInfo struct {
 	RaftResigned uint64 `json:"raft_resigned,omitempty"`
 	// RaftCheckQuorum counts this server's leaders that stepped down as
 	// their check-quorum heard from no quorum, by whether node liveness
-	// said a quorum was live then (step_down_live) or not (step_down):
-	// internal/raft check_quorum.go.
+	// said a quorum was live then (step_down_live) or not (step_down),
+	// and the election timeouts they led on meanwhile as liveness said a
+	// quorum was live (wait): internal/raft check_quorum.go.
 	RaftCheckQuorum map[string]uint64 `json:"raft_check_quorum,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and

@@ -26,7 +26,7 @@ type raftElectionCounts struct {
 	deposed, resigned atomic.Uint64
 	// checkQuorum counts this server's leaders' check-quorum step-downs
 	// by raft.CheckQuorumOutcome (/jsz?raft=true raft_check_quorum).
-	checkQuorum [2]atomic.Uint64
+	checkQuorum [3]atomic.Uint64
 }
 
 type campaignKey struct {

@@ -34,6 +34,7 @@ type leaderState struct {
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
 	idleTicks   int // ticks since the leader last appended an entry or took a read
+	cqWaited    int // ticks its check-quorum waited for live followers (check_quorum.go)
 	// firstTerm: the leader of term 1 (Config.LeadsFirstTerm), which took
 	// its term without hearing from anyone (quorumActive); graceRounds
 	// counts the check-quorum rounds it was granted so.
