@@ -50,6 +50,12 @@ type JSInfo struct {
 	// (raft_wedge.go).
 	RaftDeposed  uint64 `json:"raft_deposed,omitempty"`
 	RaftResigned uint64 `json:"raft_resigned,omitempty"`
+	// RaftCheckQuorum counts this server's leaders that stepped down as
+	// their check-quorum heard from no quorum, by whether node liveness
+	// said a quorum was live then (step_down_live) or not (step_down),
+	// and the election timeouts they led on meanwhile as liveness said a
+	// quorum was live (wait): internal/raft check_quorum.go.
+	RaftCheckQuorum map[string]uint64 `json:"raft_check_quorum,omitempty"`
 	// MaxOpenFiles is the stores' open-file budget (jetstream {
 	// max_open_files }), OpenFiles the files open under it and
 	// FileReopens how often a file it closed was opened again; Tern only.
@@ -153,6 +159,7 @@ func (s *Server) jszWith(raft bool) *JSInfo {
 		info.RaftClockLateMaxMs = float64(s.raft.elections.lateMax.Load()) / 1e6
 		info.RaftDeposed = s.raft.elections.deposed.Load()
 		info.RaftResigned = s.raft.elections.resigned.Load()
+		info.RaftCheckQuorum = s.checkQuorumByName()
 	}
 	info.StoresBroken = int(js.brokenStores.Load())
 	info.RaftGroupsHalted = s.haltedGroups()

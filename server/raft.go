@@ -193,6 +193,7 @@ func (s *Server) startRaftGroup(name string, peers []raft.ID, log raft.LogStore,
 	cfg.Quiesce, cfg.PeerHealth = s.raftQuiesces(), s.raftPeerHealth
 	cfg.LiveLeaderWait = raftLiveLeaderWait
 	cfg.OnCampaign = s.noteCampaign
+	cfg.OnCheckQuorum = s.noteCheckQuorum
 	// A stream group sends a commit index no append carries within
 	// raftCommitDelay (run), or at the next tick. The meta group sends it
 	// at once: every server applies a create before its replica starts

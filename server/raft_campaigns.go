@@ -24,6 +24,9 @@ type raftElectionCounts struct {
 	// deposed counts the leaderships this server deposed as their group
 	// wedged, resigned those its groups resigned once back (raft_wedge.go).
 	deposed, resigned atomic.Uint64
+	// checkQuorum counts this server's leaders' check-quorum step-downs
+	// by raft.CheckQuorumOutcome (/jsz?raft=true raft_check_quorum).
+	checkQuorum [3]atomic.Uint64
 }
 
 type campaignKey struct {
@@ -47,6 +50,27 @@ func storeMax(a *atomic.Int64, v int64) {
 // noteCampaign is Config.OnCampaign.
 func (s *Server) noteCampaign(reason raft.CampaignReason, lead raft.ID) {
 	countIn(&s.raft.elections.campaigns, campaignKey{reason, lead})
+}
+
+// noteCheckQuorum is Config.OnCheckQuorum.
+func (s *Server) noteCheckQuorum(c raft.CheckQuorumOutcome) {
+	if int(c) < len(s.raft.elections.checkQuorum) {
+		s.raft.elections.checkQuorum[c].Add(1)
+	}
+}
+
+// checkQuorumByName is the check-quorum counts by outcome (none: nil).
+func (s *Server) checkQuorumByName() map[string]uint64 {
+	var out map[string]uint64
+	for i := range s.raft.elections.checkQuorum {
+		if n := s.raft.elections.checkQuorum[i].Load(); n > 0 {
+			if out == nil {
+				out = map[string]uint64{}
+			}
+			out[raft.CheckQuorumOutcome(i).String()] = n
+		}
+	}
+	return out
 }
 
 // notePeerDown counts liveness deeming peer down after silence ns.

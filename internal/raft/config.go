@@ -95,6 +95,11 @@ type Config struct {
 	// counts for monitoring (campaign_reason.go). Called on the node's
 	// goroutine; it must not block.
 	OnCampaign func(reason CampaignReason, lead ID)
+	// OnCheckQuorum, if set, is told when a leader's check-quorum found
+	// no quorum heard from within an election timeout, and what it did
+	// (check_quorum.go). Called on the node's goroutine; it must not
+	// block.
+	OnCheckQuorum func(CheckQuorumOutcome)
 	// Lease lets a leader answer reads at once, without a heartbeat round,
 	// for Lease after sending a heartbeat round that a quorum acknowledged
 	// (lease.go). 0: every read waits for a round. It needs CheckQuorum and

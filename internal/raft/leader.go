@@ -171,7 +171,17 @@ func (r *raft) tickLeader() {
 	r.dropRemoved()
 	if r.t.electionElapsed >= r.t.electionTimeout {
 		r.t.electionElapsed = 0
-		if r.checkQuorum && !r.quorumActive() {
+		switch {
+		case !r.checkQuorum || r.quorumActive():
+			r.ls.cqWaited = 0
+		case r.checkQuorumWaits():
+			r.noteCheckQuorum(CheckQuorumWait) // its followers may answer late only (check_quorum.go)
+		default:
+			if r.quorumLive() {
+				r.noteCheckQuorum(CheckQuorumStepDownLive)
+			} else {
+				r.noteCheckQuorum(CheckQuorumStepDown)
+			}
 			r.becomeFollower(r.term, None)
 			return
 		}

@@ -34,6 +34,7 @@ type leaderState struct {
 	lease       lease            // reads answered without a round (lease.go)
 	scratch     []uint64
 	idleTicks   int // ticks since the leader last appended an entry or took a read
+	cqWaited    int // ticks its check-quorum waited for live followers (check_quorum.go)
 	// firstTerm: the leader of term 1 (Config.LeadsFirstTerm), which took
 	// its term without hearing from anyone (quorumActive); graceRounds
 	// counts the check-quorum rounds it was granted so.
@@ -82,6 +83,7 @@ type raft struct {
 
 	liveLeaderWait int                      // Config.LiveLeaderWait (live_leader.go)
 	onCampaign     func(CampaignReason, ID) // Config.OnCampaign (campaign_reason.go)
+	onCheckQuorum  func(CheckQuorumOutcome) // Config.OnCheckQuorum (check_quorum.go)
 	leadStopped    bool                     // our leader said it stopped leading (Node.LeaderStopped)
 	voteTransfer   bool                     // our vote of this term went to a transfer's candidate (live_leader.go)
 }
@@ -113,6 +115,7 @@ func newRaft(cfg Config, st Storage) (*raft, error) {
 		now:            cfg.Now,
 		liveLeaderWait: cfg.LiveLeaderWait,
 		onCampaign:     cfg.OnCampaign,
+		onCheckQuorum:  cfg.OnCheckQuorum,
 		t:              timers{electionTimeout: cfg.ElectionTicks, heartbeatTimeout: cfg.HeartbeatTicks},
 	}
 	r.conf.reset(r.log.firstIndex()-1, peers)
