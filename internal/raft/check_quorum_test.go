@@ -161,9 +161,7 @@ func TestCheckQuorumWaitingLeaderDoesNotQuiesce(t *testing.T) {
 	n.propose(1, "a") // every member answers: fresh, and holding the whole log
 	n.isolate(1)
 	et := n.raft(1).t.electionTimeout
-	for k := 0; k < 4*et+20 && n.raft(1).role == Leader; k++ {
-		n.tick(1)
-	}
+	n.tick(6*et + 40) // election timeout + wait for 1, randomized timeout + wait and an election for 2 and 3
 	if r := n.raft(1); r.role == Leader {
 		t.Fatalf("leader cut off while its peers' servers are live leads on (quiet %v)", r.quiet)
 	}
