@@ -144,3 +144,28 @@ func TestCheckQuorumNoWaitWithoutLiveQuorum(t *testing.T) {
 		t.Fatalf("liveness says no quorum is live: %s, seen %v; want a step-down", r.role, seen)
 	}
 }
+
+// A leader cut off from its quorum while node liveness still says the
+// members' servers are live (the route up, the group's messages lost)
+// must not fall asleep in its check-quorum wait: a quiet leader never
+// checks again, and it led on, quiet, after the others elected. Its
+// followers' answers from before the cut (progress.fresh) are no answer
+// in the current check-quorum round.
+func TestCheckQuorumWaitingLeaderDoesNotQuiesce(t *testing.T) {
+	n := newTestNet(t, func(c *Config) {
+		c.Quiesce = true
+		c.LiveLeaderWait = 20
+		c.PeerHealth = func(ID) PeerHealth { return PeerHealth{Live: true, Quiesces: true} }
+	}, 1, 2, 3)
+	n.elect(1)
+	n.propose(1, "a") // every member answers: fresh, and holding the whole log
+	n.isolate(1)
+	et := n.raft(1).t.electionTimeout
+	n.tick(6*et + 40) // election timeout + wait for 1, randomized timeout + wait and an election for 2 and 3
+	if r := n.raft(1); r.role == Leader {
+		t.Fatalf("leader cut off while its peers' servers are live leads on (quiet %v)", r.quiet)
+	}
+	if l := n.leader(); l != 2 && l != 3 {
+		t.Fatalf("no leader among the members that hear each other (%d)", l)
+	}
+}

@@ -99,9 +99,12 @@ func (r *raft) idle() bool {
 
 // peersQuiet reports whether every member whose server is live knows
 // quiescence, holds the whole log and answered since the leader last
-// woke, and whether those make a quorum (a leader cut off from its
-// quorum must keep ticking, so that check-quorum deposes it). It notes
-// which peers are down, so that LivenessChanged sees them come back.
+// woke and in the current check-quorum round (recentActive), and whether
+// those make a quorum (a leader cut off from its quorum must keep
+// ticking, so that check-quorum deposes it: answers from before the cut
+// leave fresh set in an awake leader, and node liveness, over the route,
+// may call the cut-off members live). It notes which peers are down, so
+// that LivenessChanged sees them come back.
 func (r *raft) peersQuiet() bool {
 	members := r.conf.current()
 	last, ok := r.log.lastIndex(), 0
@@ -119,7 +122,7 @@ func (r *raft) peersQuiet() bool {
 		if pr.down {
 			continue
 		}
-		if !h.Quiesces || pr.match != last || !pr.fresh {
+		if !h.Quiesces || pr.match != last || !pr.fresh || !pr.recentActive {
 			return false
 		}
 		ok++
