@@ -86,6 +86,9 @@ func (r *apiRequest) clusteredDispatch() (string, any, bool) {
 				return route.typ, routeErr(route.prefix, errStreamNotFound()), true
 			}
 			if local && !jc.metaLeaderKnown() {
+				if jc.metaDeposed() { // jetstream_meta_wedge.go
+					return r.unknownStreamDeposed(route.typ, route.prefix, name)
+				}
 				return route.typ, routeErr(route.prefix, errClusterNotAvail()), true
 			}
 			return "", nil, false

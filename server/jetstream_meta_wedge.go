@@ -65,3 +65,18 @@ func (jc *jsCluster) metaDeposed() bool {
 
 // metaReadOnly reports whether the meta call under prefix changes nothing.
 func metaReadOnly(prefix string) bool { return heldMeta(prefix) && !heldWrite(prefix) }
+
+// unknownStreamDeposed answers a local client's call on a stream this
+// server does not know while its meta group is deposed. Its stalled group
+// applies nothing, so a stream created through the new meta leader is
+// unknown here, and that stream's leader (or the new meta leader, for a
+// stream that does not exist) answers the call: a 10008 first would beat
+// that answer, and say "not done" for a consumer created. A call that
+// changes nothing gets 10008 if no answer passed within leaderGrace; one
+// that changes something is left to the others.
+func (r *apiRequest) unknownStreamDeposed(typ, prefix, stream string) (string, any, bool) {
+	if !readOnly(prefix) {
+		return "", nil, false
+	}
+	return typ, &unavailableLater{prefix: prefix, account: r.jsa.acc.Name, stream: stream}, true
+}

@@ -106,7 +106,10 @@ func (js *jetStream) sysMetaStepdown(local bool) any {
 			return metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}})
 		}
 		return metaStepdownResponse(stepdownAnswer(transferLeadership(g)))
-	case local && !jc.metaLeaderKnown():
+	case local && !jc.metaLeaderKnown() && !jc.metaDeposed():
+		// A deposed server leaves it to the new leader, unknown here, which
+		// hears it too (jetstream_meta_wedge.go): a 10008 first would say
+		// "not done" for a stepdown done.
 		return metaStepdownResponse(&successResponse{apiResponse: apiResponse{Error: errClusterNotAvail()}})
 	}
 	return nil
