@@ -274,35 +274,3 @@ func TestLeaseReadsKeepTheGroupAwake(t *testing.T) {
 		t.Fatal("leader did not quiesce once reads stopped")
 	}
 }
-
-// An idle leader quiesces two heartbeat intervals after its last write,
-// not an election timeout later (each extra interval is a heartbeat
-// round to every follower), and a read asked at the tick it went quiet
-// finds no lease: it waits for a round sent after the leader woke.
-func TestLeaseQuiesceSoonThenReadTakesARound(t *testing.T) {
-	n, reads, clk := newLeaseNet(t, func(c *Config) {
-		c.Quiesce, c.HeartbeatTicks, c.ElectionTicks = true, 2, 10
-	})
-	n.propose(1, "c")
-	k := 0
-	for ; !n.node(1).Quiescent() && k < 3*n.cfgs[1].ElectionTicks; k++ {
-		tickClock(n, clk, 1)
-	}
-	if hb := n.cfgs[1].HeartbeatTicks; k > 3*hb || k >= n.cfgs[1].ElectionTicks {
-		t.Fatalf("leader quiesced %d ticks after its last write, want at most %d", k, 3*hb)
-	}
-	if _, ok := n.node(1).LeaseRead(); ok {
-		t.Fatal("a leader that just went quiet holds a lease")
-	}
-	n.sent = nil
-	if err := n.node(1).ReadIndex([]byte("q")); err != nil {
-		t.Fatal(err)
-	}
-	n.settle()
-	for i := 0; i < 2 && len(reads[1]) == 0; i++ {
-		tickClock(n, clk, 1)
-	}
-	if len(reads[1]) != 1 || countType(n.sent, MsgHeartbeat) == 0 {
-		t.Fatalf("read states %+v after %d heartbeats", reads[1], countType(n.sent, MsgHeartbeat))
-	}
-}

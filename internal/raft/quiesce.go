@@ -2,10 +2,10 @@ package raft
 
 // Quiescence: an idle group costs nothing. A leader whose log is
 // committed, applied and held by every live member, and to which nothing
-// was proposed for two heartbeat intervals (quiesceIdleTicks), sends one
-// last heartbeat marked Quiesce (carrying its commit index) and stops
-// ticking; a follower that receives it and holds the whole log committed
-// stops ticking too, so it never campaigns. Whether the leader's server is alive is then the
+// was proposed for an election timeout, sends one last heartbeat marked
+// Quiesce (carrying its commit index) and stops ticking; a follower that
+// receives it and holds the whole log committed stops ticking too, so
+// it never campaigns. Whether the leader's server is alive is then the
 // embedding server's business (one liveness signal per pair of servers,
 // Config.PeerHealth): when it changes, the server calls LivenessChanged,
 // and followers whose leader's server died wake and elect as usual.
@@ -86,28 +86,15 @@ func (r *raft) maybeQuiesce() bool {
 }
 
 // idle reports whether nothing is under way in the leader's log: no
-// proposal or read for quiesceIdleTicks, everything committed and applied,
+// proposal or read for an election timeout, everything committed and applied,
 // no read, transfer or removed peer waiting.
 func (r *raft) idle() bool {
 	ls, last := r.ls, r.log.lastIndex()
-	return ls.idleTicks >= r.quiesceIdleTicks() && ls.transferee == None &&
+	return ls.idleTicks >= r.t.electionTimeout && ls.transferee == None &&
 		len(ls.reads.pending) == 0 && !ls.reads.dirty && !ls.commitDirty && !ls.commitOwed &&
 		r.log.committed == last && r.log.applied == last &&
 		r.log.u.snap == nil && len(r.log.u.ents) == 0 &&
 		len(ls.ids) == len(r.conf.current())
-}
-
-// quiesceIdleTicks is how long a leader waits without proposals or reads
-// before it quiesces: two heartbeat intervals, at most an election
-// timeout. Safety does not hang on it (a quiet leader holds no lease, and
-// a read after it wakes waits for a round sent since: lease.go); it only
-// trades the heartbeats of a group that goes on idling against the wakes
-// of one that is written to again soon. With many streams each written
-// to every few seconds, groups awake an election timeout after each
-// write sent three heartbeats for each append (1,000 streams at 500
-// publishes/s: 6,000 heartbeats/s against 2,000 appends/s).
-func (r *raft) quiesceIdleTicks() int {
-	return min(2*r.t.heartbeatTimeout, r.t.electionTimeout)
 }
 
 // peersQuiet reports whether every member whose server is live knows

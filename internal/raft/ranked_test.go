@@ -122,7 +122,7 @@ func TestRankedElectionAwakeGroupAfterLease(t *testing.T) {
 		n := quietNetSeed(t, nil, uint64(g)*0x2545f4914f6cdd1d+3)
 		n.elect(1)
 		n.propose(1, "a") // the group is awake: a heartbeat round per tick
-		n.tick(1)         // (it quiesces two heartbeat intervals after the write)
+		n.tick(2)
 		if n.node(2).Quiescent() || n.node(3).Quiescent() {
 			t.Fatalf("group %d: followers quiet already", g)
 		}
@@ -164,7 +164,7 @@ func TestRankedElectionAwakeHeldPreVote(t *testing.T) {
 		n := quietNetSeed(t, nil, seed)
 		n.elect(1)
 		n.propose(1, "a")
-		n.tick(1) // awake: it quiesces two heartbeat intervals after the write
+		n.tick(2)
 		term, timeout := n.raft(1).term, n.raft(2).t.electionTimeout
 		first := ID(2)
 		if rankKey(seed, 3) < rankKey(seed, 2) {
