@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/internal/raft"
-	"github.com/nats-io/nats-server/v2/internal/testutil/faultfs"
-	"github.com/nats-io/nats-server/v2/internal/vfs"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -69,20 +66,7 @@ func TestJetStreamClusterWedgedMetaLeaderStreamCalls(t *testing.T) {
 // server deposed it; it returns the cluster and the wedged server's index.
 func wedgeMetaLeaderDeposed(t *testing.T, tweak func(i int, o *Options)) (*jsTestCluster, int) {
 	t.Helper()
-	sep := string(os.PathSeparator)
-	fss := make([]*faultfs.StallFS, 3)
-	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		if tweak != nil {
-			tweak(i, o)
-		}
-		fss[i] = &faultfs.StallFS{FS: vfs.Default, Match: sep + metaGroupName + sep}
-		o.fsys = fss[i]
-	})
-	t.Cleanup(func() {
-		for _, f := range fss {
-			f.Lift() // before the servers shut down
-		}
-	})
+	c, fss := metaStallCluster(t, tweak)
 	victim := c.metaLeaderIndex()
 	waitFor(t, 15*time.Second, "every group asleep", func() bool { return c.groupsAwake() == "" })
 	if c.metaLeaderIndex() != victim {

@@ -23,28 +23,12 @@ import (
 // because it knows no leader; once the stall ends it follows the new
 // leader in a later term, and every server holds the streams created.
 func TestJetStreamClusterWedgedMetaLeaderReplaced(t *testing.T) {
-	disk := func(fs *faultfs.StallFS, _ *raftGroup) { fs.Stall() }
-	goroutine := func(fs *faultfs.StallFS, g *raftGroup) {
-		fs.Stall() // its gate: the group waits for the stall's end
-		gate := fs.Gate()
-		g.control(func(*raft.Node) { <-gate })
-	}
-	t.Run("disk", func(t *testing.T) { testWedgedMetaLeader(t, disk) })
-	t.Run("goroutine", func(t *testing.T) { testWedgedMetaLeader(t, goroutine) })
+	t.Run("disk", func(t *testing.T) { testWedgedMetaLeader(t, wedgeDisk) })
+	t.Run("goroutine", func(t *testing.T) { testWedgedMetaLeader(t, wedgeGoroutine) })
 }
 
 func testWedgedMetaLeader(t *testing.T, wedge func(fs *faultfs.StallFS, g *raftGroup)) {
-	sep := string(os.PathSeparator)
-	fss := make([]*faultfs.StallFS, 3)
-	c := runJSClusterWith(t, 3, func(i int, o *Options) {
-		fss[i] = &faultfs.StallFS{FS: vfs.Default, Match: sep + metaGroupName + sep}
-		o.fsys = fss[i]
-	})
-	t.Cleanup(func() {
-		for _, f := range fss {
-			f.Lift() // before the servers shut down
-		}
-	})
+	c, fss := metaStallCluster(t, nil)
 	victim := c.metaLeaderIndex()
 	vs := c.servers[victim]
 	via := c.servers[(victim+1)%3]
@@ -109,4 +93,25 @@ func testWedgedMetaLeader(t *testing.T, wedge func(fs *faultfs.StallFS, g *raftG
 	if j := vs.jszWith(true); j.RaftDeposed != 1 {
 		t.Fatalf("/jsz?raft=true: raft_deposed %d", j.RaftDeposed)
 	}
+}
+
+// metaStallCluster starts a 3-server cluster (tweak: more options) whose
+// servers' meta logs sit on a StallFS each, lifted before they shut down.
+func metaStallCluster(t *testing.T, tweak func(i int, o *Options)) (*jsTestCluster, []*faultfs.StallFS) {
+	t.Helper()
+	sep := string(os.PathSeparator)
+	fss := make([]*faultfs.StallFS, 3)
+	c := runJSClusterWith(t, 3, func(i int, o *Options) {
+		if tweak != nil {
+			tweak(i, o)
+		}
+		fss[i] = &faultfs.StallFS{FS: vfs.Default, Match: sep + metaGroupName + sep}
+		o.fsys = fss[i]
+	})
+	t.Cleanup(func() {
+		for _, f := range fss {
+			f.Lift() // before the servers shut down
+		}
+	})
+	return c, fss
 }

@@ -28,16 +28,22 @@ import (
 // only the disk's syncs stall: a publish is taken, and the group blocks
 // in the fsync of its log as it falls asleep (raftGroup.asleep).
 func TestJetStreamClusterWedgedQuietLeaderReplaced(t *testing.T) {
-	disk := func(fs *faultfs.StallFS, _ *raftGroup) { fs.Stall() }
-	goroutine := func(fs *faultfs.StallFS, g *raftGroup) {
-		fs.Stall() // its gate: the group waits for the stall's end
-		gate := fs.Gate()
-		g.control(func(*raft.Node) { <-gate })
-	}
+	disk, goroutine := wedgeDisk, wedgeGoroutine
 	t.Run("disk", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, false) })
 	t.Run("goroutine", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, false, false) })
 	t.Run("short", func(t *testing.T) { testWedgedQuietLeader(t, goroutine, true, false) })
 	t.Run("idle sync", func(t *testing.T) { testWedgedQuietLeader(t, disk, false, true) })
+}
+
+// wedgeDisk wedges a group by stalling its files' disk; wedgeGoroutine
+// by blocking its goroutine in a control call until the stall is lifted
+// (fs's gate), before it sends anything.
+func wedgeDisk(fs *faultfs.StallFS, _ *raftGroup) { fs.Stall() }
+
+func wedgeGoroutine(fs *faultfs.StallFS, g *raftGroup) {
+	fs.Stall()
+	gate := fs.Gate()
+	g.control(func(*raft.Node) { <-gate })
 }
 
 func testWedgedQuietLeader(t *testing.T, wedge func(fs *faultfs.StallFS, g *raftGroup), short, syncs bool) {
