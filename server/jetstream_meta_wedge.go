@@ -1,7 +1,5 @@
 package server
 
-import "github.com/nats-io/nats-server/v2/internal/raft"
-
 // A wedged meta leader (raft_wedge.go) is deposed as a stream's is: its
 // server tells the others that it resigned from the meta group in the
 // term it led, so their meta followers wake (raft.Node.LeaderStopped)
@@ -40,19 +38,16 @@ func (m *metaSM) deposed(term uint64) {
 
 // metaLeaderAnnounced handles the meta group's announcement from another
 // server: a resignation wakes the local meta member if it follows that
-// leader in that term asleep (it never blocks: a group whose control
-// queue is full is busy, not asleep). Nothing else is sent on it.
+// leader in that term asleep (raftGroup.leaderStopped). Nothing else is
+// sent on it.
 func (jc *jsCluster) metaLeaderAnnounced(msg []byte) {
 	name, term, resigned, ok := decodeLeaderAnnouncement(string(msg))
 	if !ok || !resigned || name == jc.js.srv.Name() {
 		return
 	}
-	g, _ := jc.metaGroup()
-	if g == nil {
-		return
+	if g, _ := jc.metaGroup(); g != nil {
+		g.leaderStopped(name, term)
 	}
-	lead := raftID(name)
-	g.tryControl(func(n *raft.Node) { n.LeaderStopped(lead, term) })
 }
 
 // metaDeposed reports whether this server's meta group still leads, as

@@ -26,10 +26,15 @@ func (jc *jsCluster) wakeFollowerOf(account, stream, name string, term uint64) {
 	if mset == nil {
 		return
 	}
-	g := mset.groupNow()
-	if g == nil {
-		return
+	if g := mset.groupNow(); g != nil {
+		g.leaderStopped(name, term)
 	}
+}
+
+// leaderStopped wakes the group's node if it follows server name's
+// leadership in term asleep (raft.Node.LeaderStopped). It never blocks:
+// a group whose control queue is full is busy, not asleep.
+func (g *raftGroup) leaderStopped(name string, term uint64) {
 	lead := raftID(name)
 	g.tryControl(func(n *raft.Node) { n.LeaderStopped(lead, term) })
 }
